@@ -1,0 +1,68 @@
+# attnprof: the two commands of the README.
+#   make demo   set everything up, profile built-in models on this machine, write attnprof-demo/
+#   make test   set everything up, build, run every C++ and Python test
+# Both install what they need (Debian packages, a virtualenv with PyTorch) and are safe to rerun.
+
+SHELL := /bin/bash
+VENV  ?= .venv
+PY    := $(VENV)/bin/python
+PIP   := $(VENV)/bin/pip
+BUILD ?= build/dev
+JOBS  ?= $(shell nproc)
+CMAKE ?= cmake
+
+APT_PACKAGES := g++ cmake ninja-build pkg-config libsimdjson-dev libdeflate-dev zlib1g-dev \
+                libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
+                libbenchmark-dev libprotobuf-dev protobuf-compiler libopenblas-dev \
+                chromium clang libclang-rt-14-dev
+PY_PACKAGES  := torch==2.13.0 transformers tensorboard pytest safetensors numpy \
+                nanobind scikit-build-core ninja
+
+.PHONY: demo test deps apt venv build ctest pytest install bench fuzz clean
+
+demo: deps install
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m attnprof.demo --out attnprof-demo
+
+test: deps build ctest install pytest
+
+deps: apt venv
+
+# Debian packages: installed only when one is missing (apt-get update once first).
+apt:
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:" $$missing; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+$(VENV)/.installed: Makefile
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q $(PY_PACKAGES)
+	touch $@
+
+venv: $(VENV)/.installed
+
+build:
+	$(CMAKE) -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNPROF_WERROR=ON \
+	  -DATTNPROF_BUILD_TESTS=ON -DCMAKE_MAKE_PROGRAM=$$(command -v ninja || echo $(CURDIR)/$(VENV)/bin/ninja)
+	$(CMAKE) --build $(BUILD) -j $(JOBS)
+
+ctest:
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# pip install . : the nanobind module and the `attnprof` command into the virtualenv.
+install: venv
+	$(PIP) install -q --no-build-isolation .
+
+pytest:
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m pytest -q tests
+
+bench: deps install
+	$(CMAKE) -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNPROF_BUILD_BENCH=ON -DATTNPROF_BUILD_TESTS=OFF
+	$(CMAKE) --build build/bench -j $(JOBS)
+	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) bench/run_all.py
+
+clean:
+	rm -rf build attnprof-demo

@@ -1,0 +1,84 @@
+// attnprof: the command-line entry point. Subcommands register themselves (command.h).
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <vector>
+
+#include "command.h"
+
+namespace attnprof::cli {
+namespace {
+
+struct Entry {
+  int order;
+  CommandFactory factory;
+};
+
+std::vector<Entry>& registry() {
+  static std::vector<Entry> entries;
+  return entries;
+}
+
+}  // namespace
+
+Registration::Registration(int order, CommandFactory factory) {
+  registry().push_back({order, std::move(factory)});
+}
+
+void fail(const std::string& command, const Error& error) {
+  std::fprintf(stderr, "attnprof %s: error: %s\n", command.c_str(), error.message.c_str());
+  throw CLI::RuntimeError(kExitBadInput);
+}
+
+void exit_with(int code) {
+  if (code == 0) throw CLI::Success();
+  throw CLI::RuntimeError(code);
+}
+
+std::function<void(size_t, size_t)> progress_bar(const std::string& label) {
+  if (!::isatty(STDERR_FILENO)) return {};
+  return [label, last = -1](size_t done, size_t total) mutable {
+    if (total == 0) return;
+    const int pct = static_cast<int>(100.0 * static_cast<double>(done) / static_cast<double>(total));
+    if (pct == last) return;
+    last = pct;
+    const int width = 30;
+    const int filled = pct * width / 100;
+    std::fprintf(stderr, "\r%s [%.*s%*s] %3d%%", label.c_str(), filled,
+                 "##############################", width - filled, "", pct);
+    if (done >= total) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  };
+}
+
+}  // namespace attnprof::cli
+
+int main(int argc, char** argv) {
+  using namespace attnprof::cli;
+  CLI::App app{
+      "attnprof: which attention kernel really ran, why a faster one did not, and what it costs.\n"
+      "Reads torch.profiler (Kineto) traces from NVIDIA, AMD and CPU runs."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string(ATTNPROF_VERSION));
+  auto& entries = registry();
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+  for (const auto& e : entries) e.factory(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::RuntimeError& e) {
+    return e.get_exit_code();
+  } catch (const CLI::ParseError& e) {
+    // Usage errors: one line and exit 2, same as any other bad input.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "attnprof: error: %s (see attnprof --help)\n", e.what());
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnprof: internal error: %s\n", e.what());
+    return kExitBadInput;
+  }
+  return kExitOk;
+}

@@ -1,0 +1,30 @@
+// Ingest: a Kineto / Chrome trace file (.json or .json.gz) -> Trace.
+// Streams traceEvents through a reused on-demand parser (see docs/performance.md);
+// never builds a DOM of the whole file.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "attnprof/error.h"
+#include "attnprof/trace.h"
+
+namespace attnprof {
+
+struct IngestOptions {
+  // Called with (bytes consumed, total bytes or 0 when unknown) as ingest advances.
+  std::function<void(size_t, size_t)> progress;
+  size_t chunk_bytes = size_t{32} << 20;  // events are parsed in chunks of about this size
+};
+
+// Reads a trace file. Errors: kFileNotFound, kEmptyInput, kCorruptGzip, kMalformedJson,
+// kNotATrace. Problems that leave the trace usable are counted in Trace::issues.
+Result<Trace> load_trace(const std::string& path, const IngestOptions& options = {});
+
+// Same, from JSON text already in memory (tests, fuzzing, Python bindings).
+Result<Trace> parse_trace(std::string_view json_text, const std::string& label,
+                          const IngestOptions& options = {});
+
+}  // namespace attnprof

@@ -1,0 +1,159 @@
+// The Report: the one versioned document every analysis fills and every renderer reads.
+// Schema documented in docs/report-schema.md; bump kReportSchemaVersion on any change that
+// removes or renames a field (adding an optional field is a minor bump).
+//
+// Sections that belong to later features are optional members whose types live in their
+// own headers (report_sections.h); a renderer shows a section only when it is present.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnprof/report_sections.h"
+
+namespace attnprof {
+
+inline constexpr const char* kReportSchemaVersion = "1.0";
+
+// Backend vocabulary (issue 2): flash, efficient, cudnn, math, cpu_flash, flex, eager,
+// external. Kept as strings in the document; these constants are the only spellings.
+namespace backend {
+inline constexpr const char* kFlash = "flash";
+inline constexpr const char* kEfficient = "efficient";
+inline constexpr const char* kCudnn = "cudnn";
+inline constexpr const char* kMath = "math";
+inline constexpr const char* kCpuFlash = "cpu_flash";
+inline constexpr const char* kFlex = "flex";
+inline constexpr const char* kEager = "eager";
+inline constexpr const char* kExternal = "external";
+}  // namespace backend
+
+// Component of an attention call a kernel belongs to (for eager/math calls several kernels
+// make one call; a fused call has one "fused" component).
+namespace component {
+inline constexpr const char* kQK = "qk";            // Q @ K^T (bmm/matmul/gemm)
+inline constexpr const char* kScale = "scale";      // mul/div by sqrt(d)
+inline constexpr const char* kMask = "mask";        // add/masked_fill/where
+inline constexpr const char* kSoftmax = "softmax";
+inline constexpr const char* kDropout = "dropout";
+inline constexpr const char* kAV = "av";            // P @ V
+inline constexpr const char* kFused = "fused";      // one fused attention kernel
+inline constexpr const char* kOther = "other";      // copies, casts, layout changes
+}  // namespace component
+
+struct KernelRef {
+  std::string name;
+  std::string component;  // one of component::*
+  int64_t ts_ns = 0;      // start on the device clock of the trace
+  double device_time_us = 0;
+  int64_t stream = -1;
+  int64_t correlation = -1;
+};
+
+struct Shape {
+  int64_t B = 0, Hq = 0, Hkv = 0, Sq = 0, Skv = 0, D = 0, Dv = 0;
+  std::string dtype;  // "bf16", "fp16", "fp32", "fp8_e4m3", ... ("" when unknown)
+};
+
+struct MaskInfo {
+  bool present = false;
+  std::string kind;         // "none", "bool", "float", "causal_flag", "block_mask", "unknown"
+  std::vector<int64_t> dims;  // shape of the mask tensor when known
+};
+
+struct Call {
+  int64_t id = 0;            // index in Report::calls
+  int64_t layer = -1;        // attention layer index (execution order within a step)
+  std::string module;        // nn.Module path ("model.layers.3.self_attn") or ""
+  int64_t step = 0;          // profiler step / forward pass index
+  std::string phase;         // "", "prefill", "decode" (generate loops)
+  std::string direction;     // "forward" or "backward"
+  int64_t pair_id = -1;      // forward <-> backward partner call id, -1 when none
+  std::string backend;       // backend::*
+  std::string library;       // pytorch_flash, aotriton, cutlass_fmha, cudnn, flash_attn_3, ...
+  bool fused = false;
+  std::string op;            // top attention op name (aten::scaled_dot_product_attention, ...)
+  std::string backend_op;    // the dispatched op (aten::_scaled_dot_product_cudnn_attention)
+  int64_t cpu_ts_ns = 0;     // start of the top op on the CPU
+  int64_t cpu_dur_ns = 0;
+  std::vector<KernelRef> kernels;
+  double device_time_us = 0;  // sum of kernels' durations
+  Shape shape;
+  MaskInfo mask;
+  bool causal = false;
+  double dropout = 0;
+  bool gqa = false;
+  bool cross = false;        // Sq != Skv and not decode
+  bool decode = false;       // Sq == 1
+  double scale = 0;          // softmax scale when known, else 0
+  double flops = 0;          // 4*B*Hq*Sq*Skv*D (causal halved, backward x2.5); see docs
+  double tflops = 0;         // flops / device time
+  std::string source = "trace";  // "trace", or "trace+capture" when merged with a sidecar
+
+  // Filled by later stages (see report_sections.h).
+  std::optional<Explanation> explanation;  // rules: why this backend, what would be faster
+  std::optional<CaptureInfo> capture;      // live capture: PyTorch's own choice, exact args
+  std::optional<CallCost> cost;            // roofline + memory during the call
+};
+
+struct Layer {
+  int64_t index = 0;
+  std::string module;
+  std::vector<std::string> backends;  // distinct backends seen, in first-seen order
+  std::vector<int64_t> call_ids;
+  double fused_time_fraction = 0;
+  double device_time_us = 0;
+  std::optional<LayerCost> cost;
+};
+
+struct Finding {
+  std::string severity;  // "high", "medium", "low", "info"
+  std::string title;     // one line
+  std::string detail;    // how it was reached and what to do
+  std::string rule;      // id of the rule/analyzer that produced it ("" for core)
+  std::vector<int64_t> layers;
+  double expected_gain = 0;  // e.g. 3.5 for "~3.5x faster", 0 when not estimated
+};
+
+struct Summary {
+  int64_t call_count = 0;
+  int64_t fused_call_count = 0;
+  double fused_time_fraction = 0;
+  double fused_call_fraction = 0;
+  double attention_device_time_us = 0;
+  double gpu_time_us = 0;        // union of all kernel/memcpy/memset time on all devices
+  double attention_share = 0;    // attention_device_time_us / gpu_time_us
+  bool has_gpu = false;          // false for CPU-only traces (device time = CPU op time)
+};
+
+struct SourceInfo {
+  std::vector<std::string> files;
+  std::string device_name;       // from deviceProperties, "" when none
+  std::string arch;              // "sm90", "gfx942", "cpu"
+  int64_t device_memory_bytes = 0;
+  std::vector<std::pair<std::string, std::string>> versions;  // torch, cuda, cudnn, ... as known
+  std::vector<std::string> assumptions;  // what attnprof assumed because the trace lacked it
+  std::vector<std::string> missing;      // data absent from the trace and what it weakens
+  std::optional<CodeInfo> code;          // git commit of the profiled project, config hash
+  int64_t event_count = 0;
+};
+
+struct Report {
+  std::string schema_version = kReportSchemaVersion;
+  std::string tool_version;
+  SourceInfo source;
+  std::vector<Call> calls;
+  std::vector<Layer> layers;
+  Summary summary;
+  std::vector<Finding> findings;
+
+  // Optional sections added by later features.
+  std::optional<ScalingSection> scaling;   // attnprof scale / sweep
+  std::optional<AdviceSection> advice;     // backend advice from forced-backend runs
+  std::optional<HeadsSection> heads;       // head utilisation and sparsity
+  std::optional<RanksSection> ranks;       // multi-rank comparison
+};
+
+}  // namespace attnprof

@@ -1,0 +1,23 @@
+// Report <-> JSON text. The JSON form is the document users keep, diff and feed back in.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "attnprof/error.h"
+#include "attnprof/report.h"
+
+namespace attnprof {
+
+// Pretty-printed (indent 2) when `pretty`, else compact.
+std::string report_to_json(const Report& report, bool pretty = true);
+
+// Parses a Report written by report_to_json. Unknown fields are ignored; a missing
+// schema_version or a newer major version is an error.
+Result<Report> report_from_json(std::string_view text);
+
+// True when the text looks like a Report rather than a trace (has "schema_version" and
+// "calls" at top level). Cheap check for commands that accept both.
+bool looks_like_report(std::string_view text);
+
+}  // namespace attnprof

@@ -1,0 +1,183 @@
+// The Trace: what ingest produces and every analysis reads. Columnar-ish tables of plain
+// structs, strings interned once. No JSON types leak out of ingest; nothing here computes
+// a metric (see cpp/src/attention and cpp/src/analysis for that).
+//
+// Times are int64 nanoseconds on the trace's own clock (Kineto writes microseconds with
+// three decimals relative to baseTimeNanoseconds; older traces write integer microseconds
+// since the epoch). Converting to ns keeps ordering exact and fits int64 either way.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace attnprof {
+
+using StrId = uint32_t;
+inline constexpr StrId kNoStr = 0;  // id 0 is always the empty string
+
+// Interns strings; ids are stable and dense. string_views returned stay valid for the
+// pool's lifetime (storage is a deque of strings, never moved).
+class StringPool {
+ public:
+  StringPool();
+  StrId intern(std::string_view s);
+  std::string_view get(StrId id) const { return strings_[id]; }
+  size_t size() const { return strings_.size(); }
+  // Looks a string up without interning it; nullopt when it was never seen.
+  std::optional<StrId> find(std::string_view s) const;
+
+ private:
+  std::deque<std::string> strings_;
+  std::unordered_map<std::string_view, StrId> index_;
+};
+
+// Kineto `cat` values that matter to attnprof; everything else is kOther.
+enum class Category : uint8_t {
+  kCpuOp,              // cpu_op (ATen ops, record_function FUNCTION scope)
+  kUserAnnotation,     // user_annotation (record_function USER_SCOPE, ProfilerStep#N)
+  kGpuUserAnnotation,  // gpu_user_annotation
+  kPythonFunction,     // python_function (with_stack=True)
+  kRuntime,            // cuda_runtime (also hip* launches on ROCm)
+  kDriver,             // cuda_driver
+  kKernel,             // kernel
+  kMemcpy,             // gpu_memcpy
+  kMemset,             // gpu_memset
+  kOther,
+};
+const char* category_name(Category c);
+
+inline constexpr int64_t kNoId = -1;
+
+// One complete ('X') event. Arguments that only some categories carry live in side
+// tables indexed by `args` (kNoArgs when the event has none that attnprof keeps).
+struct Slice {
+  StrId name = kNoStr;
+  Category cat = Category::kOther;
+  int64_t pid = 0;  // string pids/tids ("Spans", "Traces") are mapped to negative ids
+  int64_t tid = 0;
+  int64_t ts_ns = 0;
+  int64_t dur_ns = 0;
+  int64_t external_id = kNoId;  // args["External id"]
+  int64_t correlation = kNoId;  // args["correlation"] (runtime/driver and GPU events)
+  uint32_t args = UINT32_MAX;   // index into Trace::op_args / python_args / gpu_args by cat
+  int64_t end_ns() const { return ts_ns + dur_ns; }
+};
+inline constexpr uint32_t kNoArgs = UINT32_MAX;
+
+// One positional argument of a cpu_op, from "Input Dims", "Input type", "Input Strides"
+// and "Concrete Inputs" (all four are parallel lists in Kineto).
+struct OpInput {
+  std::vector<int64_t> dims;     // empty for scalars and None
+  std::vector<int64_t> strides;  // empty when the trace has no "Input Strides"
+  StrId type = kNoStr;           // e.g. "c10::BFloat16", "float", "Scalar", "" for None
+  StrId concrete = kNoStr;       // e.g. "0.", "True", "" when not recorded
+};
+
+struct OpArgs {  // for kCpuOp and kUserAnnotation slices
+  std::vector<OpInput> inputs;
+  int64_t sequence_number = kNoId;  // autograd "Sequence number" (pairs fwd and bwd)
+  int64_t fwd_thread_id = kNoId;    // "Fwd thread id" on backward ops
+};
+
+struct PythonArgs {  // for kPythonFunction slices
+  int64_t python_id = kNoId;
+  int64_t parent_id = kNoId;   // "Python parent id"; kNoId for roots
+  int64_t module_id = kNoId;   // "Python module id"; set only for nn.Module calls
+};
+
+struct GpuArgs {  // for kKernel, kMemcpy, kMemset slices
+  int64_t device = kNoId;
+  int64_t stream = kNoId;
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  int64_t bytes = 0;  // memcpy/memset only
+};
+
+// `[memory]` instant events (profile_memory=True). Bytes < 0 is a free.
+struct MemoryEvent {
+  int64_t ts_ns = 0;
+  int64_t pid = 0;
+  int64_t tid = 0;
+  int32_t device_type = 0;  // 0 = CPU, 1 = CUDA (also ROCm), others as Kineto writes them
+  int32_t device_id = -1;
+  int64_t addr = 0;
+  int64_t bytes = 0;
+  int64_t total_allocated = -1;  // -1 when absent
+  int64_t total_reserved = -1;
+};
+
+struct FlowEvent {  // 's' and 'f' events (ac2g, fwdbwd, older async_gpu)
+  int64_t id = 0;
+  char phase = 's';
+  StrId cat = kNoStr;
+  int64_t pid = 0;
+  int64_t tid = 0;
+  int64_t ts_ns = 0;
+};
+
+struct DeviceProperties {  // one entry of top-level "deviceProperties"
+  int64_t id = 0;
+  std::string name;             // "NVIDIA H200", "AMD Instinct MI300X"
+  int64_t total_global_mem = 0; // bytes
+  int compute_major = 0;
+  int compute_minor = 0;
+  int num_sms = 0;
+};
+
+struct DistributedInfo {
+  std::string backend;
+  int rank = -1;
+  int world_size = -1;
+};
+
+// Top-level keys other than traceEvents.
+struct TraceMetadata {
+  int schema_version = 0;
+  std::string display_time_unit;  // "ms", "ns", or "" when absent
+  int64_t base_time_ns = 0;
+  std::vector<DeviceProperties> devices;
+  std::optional<DistributedInfo> distributed;
+  // Version-ish keys as written (cuda_runtime_version, cuda_driver_version, cupti_version,
+  // hip_version, pytorch version when a user added it, ...). Key -> value text.
+  std::vector<std::pair<std::string, std::string>> versions;
+  bool record_shapes = false, profile_memory = false, with_stack = false;
+  // Process / thread names from 'M' events, e.g. pid 0 -> "GPU 0", tid 7 -> "stream 7 ".
+  std::unordered_map<int64_t, std::string> process_names;
+};
+
+// Problems found while reading: counted, with a few samples, never thrown (errors that make
+// the whole file unusable are returned as an Error by ingest instead).
+struct IngestIssue {
+  std::string kind;       // stable snake_case key, e.g. "negative_duration", "duplicate_correlation"
+  int64_t count = 0;
+  std::vector<std::string> samples;  // at most a few, for the user
+};
+
+struct Trace {
+  std::string path;  // file the trace came from
+  TraceMetadata meta;
+  StringPool strings;
+
+  std::vector<Slice> slices;  // all 'X' events, in file order
+  std::vector<OpArgs> op_args;
+  std::vector<PythonArgs> python_args;
+  std::vector<GpuArgs> gpu_args;
+  std::vector<MemoryEvent> memory;  // in file order
+  std::vector<FlowEvent> flows;
+  std::vector<IngestIssue> issues;
+  int64_t event_count = 0;  // all events in traceEvents, including ignored ones
+
+  // Convenience accessors (nullptr when the slice carries no such args).
+  const OpArgs* op_args_of(const Slice& s) const;
+  const PythonArgs* python_args_of(const Slice& s) const;
+  const GpuArgs* gpu_args_of(const Slice& s) const;
+  std::string_view name_of(const Slice& s) const { return strings.get(s.name); }
+  void add_issue(std::string_view kind, std::string sample);
+};
+
+}  // namespace attnprof

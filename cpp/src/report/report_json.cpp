@@ -1,0 +1,107 @@
+#include "attnprof/report_json.h"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+
+// std::optional <-> null/absent. nlohmann 3.11 does not ship this.
+NLOHMANN_JSON_NAMESPACE_BEGIN
+template <typename T>
+struct adl_serializer<std::optional<T>> {
+  static void to_json(json& j, const std::optional<T>& v) {
+    if (v) j = *v; else j = nullptr;
+  }
+  static void from_json(const json& j, std::optional<T>& v) {
+    if (j.is_null()) v.reset(); else v = j.get<T>();
+  }
+};
+NLOHMANN_JSON_NAMESPACE_END
+
+namespace attnprof {
+
+// One line per type: adding a field to a struct means adding its name here.
+// Sections (owned by their stages).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RuleCheck, rule, message, value, fix)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BackendVerdict, backend, eligible, failed)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Explanation, predicted_backend, consistent,
+                                                consistency_note, backends, assumptions, fix,
+                                                expected_speedup, expected_memory_ratio, gain_basis)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CaptureInfo, pytorch_choice, module_path, interface,
+                                                requires_grad, enable_gqa, last_dim_contiguous)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CodeInfo, git_commit, git_dirty, git_root, config_hash)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CallCost, peak_tflops, peak_fraction, bytes_moved,
+                                                bandwidth_gbs, peak_bytes_during, allocated_bytes,
+                                                analytic_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LayerCost, achieved_tflops, peak_fraction, peak_bytes,
+                                                bytes_per_q_head, bytes_per_kv_head, disproportionate)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FitTerm, c0, c1, c2, rel_rms_error, residuals, growth,
+                                                quadratic_dominates_from)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ScalingSeries, backend, lengths, time_us, peak_bytes,
+                                                time_fit, memory_fit, oom_threshold_tokens)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ScalingSection, memory_budget_bytes, budget_source,
+                                                baseline_bytes, allocator_overhead, series)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AdviceRow, shape, fastest_backend, heuristic_backend,
+                                                gain, code, times_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AdviceSection, rows)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HeadStats, layer, head, entropy, max_weight, sink_mass,
+                                                output_share, window_mass, block_coverage_90,
+                                                block_coverage_95, sink_window_recall, kind)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HeadsSection, block_size, sink_tokens,
+                                                weights_look_trained, sampling_note, heads, notes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankSummary, rank, file, attention_device_time_us,
+                                                fused_time_fraction, layer_time_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RanksSection, ranks, slowest_rank, slowest_over_median)
+
+// Core.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelRef, name, component, ts_ns, device_time_us,
+                                                stream, correlation)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Shape, B, Hq, Hkv, Sq, Skv, D, Dv, dtype)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MaskInfo, present, kind, dims)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, phase, direction, pair_id,
+                                                backend, library, fused, op, backend_op, cpu_ts_ns,
+                                                cpu_dur_ns, kernels, device_time_us, shape, mask, causal,
+                                                dropout, gqa, cross, decode, scale, flops, tflops, source,
+                                                explanation, capture, cost)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Layer, index, module, backends, call_ids,
+                                                fused_time_fraction, device_time_us, cost)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Finding, severity, title, detail, rule, layers,
+                                                expected_gain)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Summary, call_count, fused_call_count,
+                                                fused_time_fraction, fused_call_fraction,
+                                                attention_device_time_us, gpu_time_us, attention_share,
+                                                has_gpu)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SourceInfo, files, device_name, arch,
+                                                device_memory_bytes, versions, assumptions, missing,
+                                                code, event_count)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Report, schema_version, tool_version, source, calls,
+                                                layers, summary, findings, scaling, advice, heads, ranks)
+
+std::string report_to_json(const Report& report, bool pretty) {
+  nlohmann::json j = report;
+  // Replace invalid UTF-8 (kernel names from hostile traces) instead of throwing.
+  return j.dump(pretty ? 2 : -1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Result<Report> report_from_json(std::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return make_error(ErrorCode::kMalformedJson, "report is not valid JSON");
+  if (!j.is_object() || !j.contains("schema_version") || !j["schema_version"].is_string())
+    return make_error(ErrorCode::kNotATrace, "not an attnprof report (no schema_version)");
+  const std::string version = j["schema_version"].get<std::string>();
+  const std::string ours = kReportSchemaVersion;
+  if (version.substr(0, version.find('.')) != ours.substr(0, ours.find('.')))
+    return make_error(ErrorCode::kUnsupported,
+                      "report schema " + version + " is not readable by this attnprof (reads " + ours + ")");
+  try {
+    return j.get<Report>();
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(ErrorCode::kMalformedJson, std::string("report has a field of the wrong type: ") + e.what());
+  }
+}
+
+bool looks_like_report(std::string_view text) {
+  // The writer puts schema_version first; look in the first bytes only.
+  const std::string_view head = text.substr(0, 256);
+  return head.find("\"schema_version\"") != std::string_view::npos;
+}
+
+}  // namespace attnprof

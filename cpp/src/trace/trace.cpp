@@ -1,0 +1,65 @@
+#include "attnprof/trace.h"
+
+namespace attnprof {
+
+StringPool::StringPool() { intern(""); }
+
+StrId StringPool::intern(std::string_view s) {
+  if (auto it = index_.find(s); it != index_.end()) return it->second;
+  const auto id = static_cast<StrId>(strings_.size());
+  strings_.emplace_back(s);
+  index_.emplace(std::string_view(strings_.back()), id);  // view into deque storage: stable
+  return id;
+}
+
+std::optional<StrId> StringPool::find(std::string_view s) const {
+  if (auto it = index_.find(s); it != index_.end()) return it->second;
+  return std::nullopt;
+}
+
+const char* category_name(Category c) {
+  switch (c) {
+    case Category::kCpuOp: return "cpu_op";
+    case Category::kUserAnnotation: return "user_annotation";
+    case Category::kGpuUserAnnotation: return "gpu_user_annotation";
+    case Category::kPythonFunction: return "python_function";
+    case Category::kRuntime: return "cuda_runtime";
+    case Category::kDriver: return "cuda_driver";
+    case Category::kKernel: return "kernel";
+    case Category::kMemcpy: return "gpu_memcpy";
+    case Category::kMemset: return "gpu_memset";
+    case Category::kOther: return "other";
+  }
+  return "other";
+}
+
+const OpArgs* Trace::op_args_of(const Slice& s) const {
+  if (s.args == kNoArgs) return nullptr;
+  if (s.cat != Category::kCpuOp && s.cat != Category::kUserAnnotation) return nullptr;
+  return s.args < op_args.size() ? &op_args[s.args] : nullptr;
+}
+
+const PythonArgs* Trace::python_args_of(const Slice& s) const {
+  if (s.args == kNoArgs || s.cat != Category::kPythonFunction) return nullptr;
+  return s.args < python_args.size() ? &python_args[s.args] : nullptr;
+}
+
+const GpuArgs* Trace::gpu_args_of(const Slice& s) const {
+  if (s.args == kNoArgs) return nullptr;
+  if (s.cat != Category::kKernel && s.cat != Category::kMemcpy && s.cat != Category::kMemset) return nullptr;
+  return s.args < gpu_args.size() ? &gpu_args[s.args] : nullptr;
+}
+
+void Trace::add_issue(std::string_view kind, std::string sample) {
+  constexpr size_t kMaxSamples = 3;
+  for (auto& issue : issues) {
+    if (issue.kind == kind) {
+      ++issue.count;
+      if (issue.samples.size() < kMaxSamples) issue.samples.push_back(std::move(sample));
+      return;
+    }
+  }
+  issues.push_back(IngestIssue{std::string(kind), 1, {std::move(sample)}});
+}
+
+}  // namespace attnprof
