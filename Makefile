@@ -11,7 +11,7 @@ BUILD ?= build/dev
 JOBS  ?= $(shell nproc)
 CMAKE ?= cmake
 
-APT_PACKAGES := g++ cmake ninja-build pkg-config libsimdjson-dev libdeflate-dev zlib1g-dev \
+APT_PACKAGES := g++ cmake ccache ninja-build pkg-config libsimdjson-dev libdeflate-dev zlib1g-dev \
                 libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
                 libbenchmark-dev libprotobuf-dev protobuf-compiler libopenblas-dev \
                 chromium clang libclang-rt-14-dev
