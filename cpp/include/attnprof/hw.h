@@ -1,0 +1,52 @@
+// The GPU spec table: peak dense TFLOP/s per dtype, memory bandwidth, memory size and
+// architecture of the accelerators attnprof knows. ONE place for these facts (data in
+// cpp/src/hw/gpu_specs.cpp, sources in docs/cost.md). Used by the roofline (peaks), the
+// OOM threshold (--gpu NAME budgets) and the rules (device name -> arch).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace attnprof {
+
+struct GpuSpec {
+  const char* name;            // canonical name, also accepted by --gpu: "A100-80GB", "H200"
+  const char* vendor;          // "nvidia", "amd", "cpu"
+  const char* arch;            // "sm80", "sm90", "gfx942", "cpu"
+  int64_t memory_bytes;        // datasheet memory (GB = 1e9 bytes); 0 when not applicable
+  double bandwidth_gbs;        // HBM/GDDR bandwidth, GB/s; 0 when unknown
+  double bf16_tflops;          // dense tensor-core peaks, TFLOP/s; 0 = not known/not supported
+  double fp16_tflops;
+  double fp8_tflops;
+  double tf32_tflops;
+  double fp32_tflops;          // non-tensor FP32
+  // Matching: every entry of `require` must occur in the device name (as one token or as
+  // adjacent tokens joined, case-insensitive), none of `exclude` may. Entries are disjoint:
+  // a name matches at most one spec (tested).
+  const char* require[3];
+  const char* exclude[3];
+};
+
+// All known specs, in table order (the last one is the CPU entry).
+std::span<const GpuSpec> gpu_specs();
+
+// The spec whose pattern matches a device name as written in deviceProperties
+// ("NVIDIA H200", "NVIDIA A100-SXM4-80GB", "AMD Instinct MI300X") or given on the command
+// line ("H200", "a100-80gb", "RTX4090", "cpu"). nullptr when none matches.
+const GpuSpec* find_gpu_spec(std::string_view device_name);
+
+// Architecture string for a device: from the spec table when the name matches, else from
+// the CUDA compute capability ("sm" + major + minor) when one is given, else from a "gfxNNN"
+// token in the name. "" when nothing is known.
+std::string gpu_arch(std::string_view device_name, int compute_major = 0, int compute_minor = 0);
+
+// Dense peak TFLOP/s of the spec for a Shape::dtype spelling ("bf16", "fp16", "fp32",
+// "tf32", "fp8_e4m3", "fp8_e5m2"); 0 when unknown.
+double peak_tflops(const GpuSpec& spec, std::string_view dtype);
+
+// Bytes per element of a Shape::dtype spelling; 0 when unknown.
+int dtype_bytes(std::string_view dtype);
+
+}  // namespace attnprof

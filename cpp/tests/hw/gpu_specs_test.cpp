@@ -1,0 +1,76 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "attnprof/hw.h"
+
+namespace attnprof {
+namespace {
+
+struct NameCase {
+  const char* device_name;
+  const char* spec;
+};
+
+// deviceProperties names as CUDA/ROCm write them, and the short names users type.
+constexpr NameCase kNames[] = {
+    {"NVIDIA A100-SXM4-40GB", "A100-40GB"},   {"NVIDIA A100-PCIE-40GB", "A100-40GB"},
+    {"NVIDIA A100-SXM4-80GB", "A100-80GB"},   {"NVIDIA A100 80GB PCIe", "A100-80GB-PCIe"},
+    {"A100-80GB", "A100-80GB"},               {"NVIDIA H100 80GB HBM3", "H100-SXM"},
+    {"H100-SXM", "H100-SXM"},                 {"NVIDIA H100 PCIe", "H100-PCIe"},
+    {"NVIDIA H200", "H200"},                  {"h200", "H200"},
+    {"NVIDIA B200", "B200"},                  {"NVIDIA L4", "L4"},
+    {"NVIDIA L40S", "L40S"},                  {"NVIDIA GeForce RTX 4090", "RTX4090"},
+    {"RTX4090", "RTX4090"},                   {"AMD Instinct MI300X", "MI300X"},
+    {"AMD Instinct MI325X", "MI325X"},        {"AMD Instinct MI350X", "MI350X"},
+    {"AMD Instinct MI355X", "MI355X"},        {"cpu", "CPU"},
+};
+
+TEST(GpuSpecs, EverySampleNameMatchesExactlyItsIntendedSpec) {
+  for (const auto& c : kNames) {
+    const GpuSpec* spec = find_gpu_spec(c.device_name);
+    ASSERT_NE(spec, nullptr) << c.device_name;
+    EXPECT_STREQ(spec->name, c.spec) << c.device_name;
+    // Entries are disjoint: no second spec also claims the name.
+    int claims = 0;
+    for (const GpuSpec& other : gpu_specs())
+      if (find_gpu_spec(other.name) == spec) ++claims;
+    EXPECT_EQ(claims, 1) << "canonical names resolving to " << spec->name;
+  }
+}
+
+TEST(GpuSpecs, CanonicalNamesResolveToThemselves) {
+  for (const GpuSpec& spec : gpu_specs()) EXPECT_EQ(find_gpu_spec(spec.name), &spec) << spec.name;
+}
+
+TEST(GpuSpecs, L4DoesNotSwallowL40S) {
+  EXPECT_STREQ(find_gpu_spec("NVIDIA L40S")->name, "L40S");
+  EXPECT_STREQ(find_gpu_spec("NVIDIA L4")->name, "L4");
+}
+
+TEST(GpuSpecs, UnknownNamesMatchNothing) {
+  EXPECT_EQ(find_gpu_spec("NVIDIA GH200 480GB"), nullptr);
+  EXPECT_EQ(find_gpu_spec("Tesla V100-SXM2-16GB"), nullptr);
+  EXPECT_EQ(find_gpu_spec(""), nullptr);
+}
+
+TEST(GpuSpecs, ArchComesFromTableThenComputeCapabilityThenGfxToken) {
+  EXPECT_EQ(gpu_arch("NVIDIA H200"), "sm90");
+  EXPECT_EQ(gpu_arch("AMD Instinct MI300X"), "gfx942");
+  EXPECT_EQ(gpu_arch("Tesla V100-SXM2-16GB", 7, 0), "sm70");
+  EXPECT_EQ(gpu_arch("AMD Radeon gfx1100"), "gfx1100");
+  EXPECT_EQ(gpu_arch("mystery"), "");
+}
+
+TEST(GpuSpecs, PeakPerDtypeIsDenseDatasheetValue) {
+  const GpuSpec& h200 = *find_gpu_spec("NVIDIA H200");
+  EXPECT_DOUBLE_EQ(peak_tflops(h200, "bf16"), 989);
+  EXPECT_DOUBLE_EQ(peak_tflops(h200, "fp8_e4m3"), 1979);
+  EXPECT_DOUBLE_EQ(peak_tflops(h200, "fp32"), 67);
+  EXPECT_DOUBLE_EQ(peak_tflops(h200, "int4"), 0);
+  // Ridge point bf16 H200 = 989e12 / 4.8e12 = 206 FLOP/B (reference §4).
+  EXPECT_NEAR(h200.bf16_tflops * 1e12 / (h200.bandwidth_gbs * 1e9), 206, 0.5);
+}
+
+}  // namespace
+}  // namespace attnprof
