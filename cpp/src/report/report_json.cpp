@@ -27,7 +27,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Explanation, predicted_backend, 
                                                 expected_speedup, expected_memory_ratio, gain_basis)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CaptureInfo, pytorch_choice, module_path, interface,
                                                 requires_grad, enable_gqa, last_dim_contiguous)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CodeInfo, git_commit, git_dirty, git_root, config_hash)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CodeInfo, git_commit, git_dirty, git_root, config_hash,
+                                                source_files)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CallCost, peak_tflops, peak_fraction, bytes_moved,
                                                 bandwidth_gbs, peak_bytes_during, allocated_bytes,
                                                 analytic_bytes)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace attnprof {
 
@@ -10,6 +11,10 @@ struct CodeInfo {
   bool git_dirty = false;
   std::string git_root;
   std::string config_hash;  // hash of the model config when the capture knows it
+  // Source files of the Python frames enclosing attention calls (with_stack traces), as the
+  // profiler names them ("model.py", "transformers/models/llama/modeling_llama.py"). `diff`
+  // lists only the commits that touched these files.
+  std::vector<std::string> source_files;
 };
 
 }  // namespace attnprof
