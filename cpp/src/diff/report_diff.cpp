@@ -1,0 +1,437 @@
+// compare_reports: the pure part of `attnprof diff` (docs/diff.md says how each number is
+// reached). Samples are (run, step) pairs: every step of every run of a side is one sample,
+// so a side with several steps or runs carries its own measure of noise.
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+
+#include "attnprof/diff.h"
+#include "diff/layer_ranges.h"
+
+namespace attnprof {
+
+const char* const kNoiseRule =
+    "Each side's samples are its (run, step) pairs. A metric's value is the median of its "
+    "samples; its spread is max - min over them (0 with one sample). noise = max(baseline "
+    "spread, candidate spread). A gated metric regresses when its worsening exceeds both the "
+    "threshold (time and memory: threshold x baseline median; fused share: percentage points) "
+    "and the noise.";
+
+namespace {
+
+// Which way is worse for a metric, and whether it gates the verdict.
+enum class Worse { kUp, kDown };
+
+struct Sample {
+  double time_us = 0;
+  double fused_time_us = 0;
+  int64_t calls = 0;
+  int64_t fused_calls = 0;
+  double flops = 0;
+  int64_t peak_bytes = -1;
+};
+
+// Samples of one scope (a layer, or the whole run), keyed by (run index, step).
+using SampleMap = std::map<std::pair<size_t, int64_t>, Sample>;
+
+void add_call(Sample& s, const Call& call) {
+  s.time_us += call.device_time_us;
+  s.calls += 1;
+  if (call.fused) {
+    s.fused_time_us += call.device_time_us;
+    s.fused_calls += 1;
+  }
+  s.flops += call.flops;
+  if (call.cost && call.cost->peak_bytes_during >= 0)
+    s.peak_bytes = std::max(s.peak_bytes, call.cost->peak_bytes_during);
+}
+
+struct SideSamples {
+  SampleMap total;
+  std::map<int64_t, SampleMap> per_layer;
+};
+
+SideSamples collect_samples(const DiffSide& side) {
+  SideSamples out;
+  for (size_t run = 0; run < side.runs.size(); ++run) {
+    const Report& report = side.runs[run];
+    for (const Call& call : report.calls) {
+      const auto key = std::make_pair(run, call.step);
+      add_call(out.total[key], call);
+      add_call(out.per_layer[call.layer][key], call);
+    }
+    // The cost stage's per-layer peak is one number per run: use it where calls carry none.
+    for (const Layer& layer : report.layers) {
+      if (!layer.cost || layer.cost->peak_bytes < 0) continue;
+      for (auto& [key, sample] : out.per_layer[layer.index]) {
+        if (key.first == run && sample.peak_bytes < 0) sample.peak_bytes = layer.cost->peak_bytes;
+      }
+    }
+  }
+  // The run's peak is the largest of its layers' peaks in the same step.
+  for (auto& [layer, samples] : out.per_layer) {
+    for (auto& [key, sample] : samples) {
+      auto it = out.total.find(key);
+      if (it != out.total.end()) it->second.peak_bytes = std::max(it->second.peak_bytes, sample.peak_bytes);
+    }
+  }
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double spread(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  return *hi - *lo;
+}
+
+// One metric: a function of a sample that returns nullopt when the sample lacks it.
+template <typename F>
+std::vector<double> values(const SampleMap& samples, F metric) {
+  std::vector<double> out;
+  for (const auto& [key, sample] : samples) {
+    if (auto v = metric(sample)) out.push_back(*v);
+  }
+  return out;
+}
+
+// limit_of(before) gives the allowed worsening in the metric's unit.
+template <typename F, typename L>
+MetricDelta delta(const SampleMap* before, const SampleMap* after, F metric, Worse worse,
+                  bool gated, L limit_of) {
+  MetricDelta d;
+  const std::vector<double> b = before ? values(*before, metric) : std::vector<double>{};
+  const std::vector<double> a = after ? values(*after, metric) : std::vector<double>{};
+  d.before_samples = static_cast<int64_t>(b.size());
+  d.after_samples = static_cast<int64_t>(a.size());
+  if (b.empty() || a.empty()) return d;
+  d.known = true;
+  d.before = median(b);
+  d.after = median(a);
+  d.noise = std::max(spread(b), spread(a));
+  d.worsening = worse == Worse::kUp ? d.after - d.before : d.before - d.after;
+  d.limit = limit_of(d.before);
+  d.gated = gated;
+  d.regression = gated && d.worsening > d.limit && d.worsening > d.noise;
+  return d;
+}
+
+std::optional<double> time_of(const Sample& s) { return s.time_us; }
+std::optional<double> fused_time_pct_of(const Sample& s) {
+  if (s.time_us <= 0) return std::nullopt;
+  return 100.0 * s.fused_time_us / s.time_us;
+}
+std::optional<double> fused_calls_pct_of(const Sample& s) {
+  if (s.calls == 0) return std::nullopt;
+  return 100.0 * static_cast<double>(s.fused_calls) / static_cast<double>(s.calls);
+}
+std::optional<double> tflops_of(const Sample& s) {
+  if (s.time_us <= 0 || s.flops <= 0) return std::nullopt;
+  return s.flops / (s.time_us * 1e-6) / 1e12;
+}
+std::optional<double> peak_bytes_of(const Sample& s) {
+  if (s.peak_bytes < 0) return std::nullopt;
+  return static_cast<double>(s.peak_bytes);
+}
+
+struct Deltas {
+  MetricDelta time_us, fused_time_pct, fused_calls_pct, tflops, peak_bytes;
+};
+
+// Totals are gated; per-layer metrics are reported but never gate (one layer of many that
+// is 10% slower is noise in the step, and a backend change shows in the totals).
+Deltas compute_deltas(const SampleMap* before, const SampleMap* after, const DiffThresholds& t,
+                      bool gated) {
+  Deltas d;
+  d.time_us = delta(before, after, time_of, Worse::kUp, gated,
+                    [&](double b) { return t.max_time_increase * b; });
+  d.fused_time_pct = delta(before, after, fused_time_pct_of, Worse::kDown, gated,
+                           [&](double) { return t.max_fused_drop_pp; });
+  d.fused_calls_pct = delta(before, after, fused_calls_pct_of, Worse::kDown, gated,
+                            [&](double) { return t.max_fused_drop_pp; });
+  d.tflops = delta(before, after, tflops_of, Worse::kDown, /*gated=*/false,
+                   [&](double b) { return t.max_time_increase * b; });
+  d.peak_bytes = delta(before, after, peak_bytes_of, Worse::kUp, gated,
+                       [&](double b) { return t.max_memory_increase * b; });
+  return d;
+}
+
+// Distinct backends of a layer's calls in first-seen order, joined by '+'.
+std::string backends_of(const Report& report, int64_t layer) {
+  std::vector<std::string> seen;
+  for (const Call& call : report.calls) {
+    if (call.layer != layer || call.backend.empty()) continue;
+    if (std::find(seen.begin(), seen.end(), call.backend) == seen.end()) seen.push_back(call.backend);
+  }
+  std::string out;
+  for (const auto& b : seen) out += (out.empty() ? "" : "+") + b;
+  return out;
+}
+
+// The call that stands for a layer when comparing inputs: its first forward call.
+const Call* representative_call(const Report& report, int64_t layer) {
+  const Call* first = nullptr;
+  for (const Call& call : report.calls) {
+    if (call.layer != layer) continue;
+    if (call.direction != "backward") return &call;
+    if (!first) first = &call;
+  }
+  return first;
+}
+
+std::string module_of(const Report& report, int64_t layer) {
+  for (const Layer& l : report.layers)
+    if (l.index == layer && !l.module.empty()) return l.module;
+  const Call* call = representative_call(report, layer);
+  return call ? call->module : "";
+}
+
+std::string on_off(bool b) { return b ? "on" : "off"; }
+
+std::string mask_text(const MaskInfo& m) {
+  if (!m.present) return "none";
+  std::string s = m.kind.empty() ? "unknown" : m.kind;
+  if (!m.dims.empty()) s += fmt::format(" [{}]", fmt::join(m.dims, ","));
+  return s;
+}
+
+// What differs between the inputs of two calls, in words ("head_dim 128 -> 96").
+std::vector<std::string> input_changes(const Call& b, const Call& a) {
+  std::vector<std::string> out;
+  auto num = [&](const char* what, int64_t x, int64_t y) {
+    if (x != y && x > 0 && y > 0) out.push_back(fmt::format("{} {} -> {}", what, x, y));
+  };
+  num("head_dim", b.shape.D, a.shape.D);
+  if (b.shape.Dv != b.shape.D || a.shape.Dv != a.shape.D) num("value head_dim", b.shape.Dv, a.shape.Dv);
+  if (b.shape.dtype != a.shape.dtype && !b.shape.dtype.empty() && !a.shape.dtype.empty())
+    out.push_back(fmt::format("dtype {} -> {}", b.shape.dtype, a.shape.dtype));
+  num("query heads", b.shape.Hq, a.shape.Hq);
+  num("key/value heads", b.shape.Hkv, a.shape.Hkv);
+  if (b.gqa != a.gqa) out.push_back(fmt::format("GQA {} -> {}", on_off(b.gqa), on_off(a.gqa)));
+  num("batch", b.shape.B, a.shape.B);
+  num("query length", b.shape.Sq, a.shape.Sq);
+  num("key length", b.shape.Skv, a.shape.Skv);
+  if (!b.mask.present && a.mask.present) {
+    out.push_back("mask appeared (" + mask_text(a.mask) + ")");
+  } else if (b.mask.present && !a.mask.present) {
+    out.push_back("mask removed (was " + mask_text(b.mask) + ")");
+  } else if (b.mask.present && b.mask.kind != a.mask.kind) {
+    out.push_back(fmt::format("mask {} -> {}", mask_text(b.mask), mask_text(a.mask)));
+  }
+  if (b.causal != a.causal) out.push_back(fmt::format("causal flag {} -> {}", on_off(b.causal), on_off(a.causal)));
+  if (b.dropout != a.dropout) out.push_back(fmt::format("dropout {:g} -> {:g}", b.dropout, a.dropout));
+  if (b.op != a.op && !b.op.empty() && !a.op.empty())
+    out.push_back(fmt::format("attention op {} -> {}", b.op, a.op));
+  return out;
+}
+
+// The rules' account of why the candidate runs `after` instead of `before`.
+std::string fallback_explanation(const Call& call, const std::string& before) {
+  if (!call.explanation) return "";
+  const Explanation& e = *call.explanation;
+  std::vector<std::string> parts;
+  for (const BackendVerdict& v : e.backends) {
+    if (before.find(v.backend) == std::string::npos || v.eligible) continue;
+    for (const RuleCheck& r : v.failed) {
+      std::string s = fmt::format("{} not eligible: {}", v.backend, r.message.empty() ? r.rule : r.message);
+      if (!r.value.empty()) s += " (" + r.value + ")";
+      if (!r.fix.empty()) s += "; fix: " + r.fix;
+      parts.push_back(s);
+    }
+  }
+  if (parts.empty() && !e.consistency_note.empty()) parts.push_back(e.consistency_note);
+  if (parts.empty() && !e.fix.empty()) parts.push_back("fix: " + e.fix);
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+std::set<int64_t> layer_indices(const Report& r) {
+  std::set<int64_t> out;
+  for (const Call& c : r.calls) out.insert(c.layer);
+  for (const Layer& l : r.layers) out.insert(l.index);
+  return out;
+}
+
+void fill_backend_changes(DiffVerdict& v) {
+  for (const LayerDelta& l : v.layers) {
+    if (!l.in_baseline || !l.in_candidate || !l.backend_changed()) continue;
+    BackendChange* last = v.backend_changes.empty() ? nullptr : &v.backend_changes.back();
+    if (last && last->before == l.backend_before && last->after == l.backend_after &&
+        last->explanation == l.fallback_explanation && last->layers.back() + 1 == l.layer) {
+      last->layers.push_back(l.layer);
+    } else {
+      v.backend_changes.push_back({{l.layer}, l.backend_before, l.backend_after, l.fallback_explanation});
+    }
+  }
+}
+
+// "head_dim 128 -> 96 (layers 0-3)": one line per distinct change, with the layers it hit.
+std::vector<std::string> summarize_input_changes(const std::vector<LayerDelta>& layers) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> grouped;
+  for (const LayerDelta& l : layers) {
+    for (const std::string& change : l.input_changes) {
+      auto it = std::find_if(grouped.begin(), grouped.end(), [&](const auto& g) { return g.first == change; });
+      if (it == grouped.end()) grouped.push_back({change, {l.layer}});
+      else it->second.push_back(l.layer);
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [change, ls] : grouped) out.push_back(change + " (" + format_layer_ranges(ls) + ")");
+  return out;
+}
+
+std::vector<std::string> environment_changes(const SourceInfo& b, const SourceInfo& a) {
+  std::vector<std::string> out;
+  auto cmp = [&](const std::string& what, const std::string& x, const std::string& y) {
+    if (x == y || (x.empty() && y.empty())) return;
+    out.push_back(fmt::format("{} {} -> {}", what, x.empty() ? "(unknown)" : x, y.empty() ? "(unknown)" : y));
+  };
+  cmp("GPU", b.device_name, a.device_name);
+  cmp("arch", b.arch, a.arch);
+  std::vector<std::string> keys;
+  for (const auto& [k, val] : b.versions) keys.push_back(k);
+  for (const auto& [k, val] : a.versions)
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  auto lookup = [](const SourceInfo& s, const std::string& k) {
+    for (const auto& [key, val] : s.versions)
+      if (key == k) return val;
+    return std::string();
+  };
+  for (const auto& k : keys) cmp(k, lookup(b, k), lookup(a, k));
+  return out;
+}
+
+std::optional<CodeChange> code_change(const SourceInfo& b, const SourceInfo& a) {
+  if (!b.code && !a.code) return std::nullopt;
+  CodeChange c;
+  if (b.code) {
+    c.before_commit = b.code->git_commit;
+    c.before_dirty = b.code->git_dirty;
+    c.config_hash_before = b.code->config_hash;
+  }
+  if (a.code) {
+    c.after_commit = a.code->git_commit;
+    c.after_dirty = a.code->git_dirty;
+    c.config_hash_after = a.code->config_hash;
+  }
+  // The candidate's work tree is the likelier one to still exist and to hold both commits.
+  c.repo = a.code && !a.code->git_root.empty() ? a.code->git_root : (b.code ? b.code->git_root : "");
+  if (!b.code || !a.code) c.note = "only one of the Reports records its code (git commit)";
+  return c;
+}
+
+std::string pct(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
+
+void add_reasons(DiffVerdict& v, const DiffThresholds& t) {
+  auto noise_text = [](const MetricDelta& d, auto fmt_value) {
+    return d.noise > 0 ? ", noise " + fmt_value(d.noise) : std::string();
+  };
+  if (v.fused_time_pct.regression) {
+    const auto& d = v.fused_time_pct;
+    v.reasons.push_back(fmt::format("fused share by time {:.1f}% -> {:.1f}% ({:+.1f} pp, limit -{:g} pp{})",
+                                    d.before, d.after, d.after - d.before, t.max_fused_drop_pp,
+                                    noise_text(d, [](double n) { return fmt::format("{:.1f} pp", n); })));
+  }
+  if (v.fused_calls_pct.regression) {
+    const auto& d = v.fused_calls_pct;
+    v.reasons.push_back(fmt::format("fused share by calls {:.1f}% -> {:.1f}% ({:+.1f} pp, limit -{:g} pp)",
+                                    d.before, d.after, d.after - d.before, t.max_fused_drop_pp));
+  }
+  if (v.attention_time_us.regression) {
+    const auto& d = v.attention_time_us;
+    v.reasons.push_back(fmt::format("attention device time {:.1f} us -> {:.1f} us ({:+.1f}%, limit +{}{})",
+                                    d.before, d.after, 100 * d.relative(), pct(t.max_time_increase),
+                                    noise_text(d, [](double n) { return fmt::format("{:.1f} us", n); })));
+  }
+  if (v.peak_bytes.regression) {
+    const auto& d = v.peak_bytes;
+    v.reasons.push_back(fmt::format("peak memory during attention {:.0f} B -> {:.0f} B ({:+.1f}%, limit +{})",
+                                    d.before, d.after, 100 * d.relative(), pct(t.max_memory_increase)));
+  }
+}
+
+}  // namespace
+
+bool DiffResult::regression() const {
+  return std::any_of(pairs.begin(), pairs.end(), [](const DiffVerdict& v) { return v.regression; });
+}
+
+DiffVerdict compare_reports(const DiffSide& baseline, const DiffSide& candidate,
+                            const DiffThresholds& thresholds) {
+  DiffVerdict v;
+  v.baseline = baseline.label;
+  v.candidate = candidate.label;
+  v.baseline_runs = static_cast<int64_t>(baseline.runs.size());
+  v.candidate_runs = static_cast<int64_t>(candidate.runs.size());
+  if (baseline.runs.empty() || candidate.runs.empty()) {
+    v.notes.push_back("one side has no run to compare");
+    return v;
+  }
+  const Report& base = baseline.runs.front();
+  const Report& cand = candidate.runs.front();
+  v.calls_before = static_cast<int64_t>(base.calls.size());
+  v.calls_after = static_cast<int64_t>(cand.calls.size());
+
+  const SideSamples bs = collect_samples(baseline);
+  const SideSamples cs = collect_samples(candidate);
+  const Deltas total = compute_deltas(&bs.total, &cs.total, thresholds, /*gated=*/true);
+  v.attention_time_us = total.time_us;
+  v.fused_time_pct = total.fused_time_pct;
+  v.fused_calls_pct = total.fused_calls_pct;
+  v.tflops = total.tflops;
+  v.peak_bytes = total.peak_bytes;
+
+  std::set<int64_t> layers = layer_indices(base);
+  for (int64_t l : layer_indices(cand)) layers.insert(l);
+  for (int64_t index : layers) {
+    LayerDelta l;
+    l.layer = index;
+    const auto b_it = bs.per_layer.find(index);
+    const auto c_it = cs.per_layer.find(index);
+    l.in_baseline = b_it != bs.per_layer.end();
+    l.in_candidate = c_it != cs.per_layer.end();
+    l.module = module_of(cand, index);
+    if (l.module.empty()) l.module = module_of(base, index);
+    l.backend_before = backends_of(base, index);
+    l.backend_after = backends_of(cand, index);
+    const Deltas d = compute_deltas(l.in_baseline ? &b_it->second : nullptr,
+                                    l.in_candidate ? &c_it->second : nullptr, thresholds, false);
+    l.time_us = d.time_us;
+    l.fused_time_pct = d.fused_time_pct;
+    l.fused_calls_pct = d.fused_calls_pct;
+    l.tflops = d.tflops;
+    l.peak_bytes = d.peak_bytes;
+    const Call* bc = representative_call(base, index);
+    const Call* cc = representative_call(cand, index);
+    if (bc && cc) {
+      l.input_changes = input_changes(*bc, *cc);
+      if (l.backend_changed()) l.fallback_explanation = fallback_explanation(*cc, l.backend_before);
+    }
+    v.layers.push_back(std::move(l));
+  }
+  fill_backend_changes(v);
+
+  v.causes.inputs = summarize_input_changes(v.layers);
+  v.causes.environment = environment_changes(base.source, cand.source);
+  v.causes.code = code_change(base.source, cand.source);
+
+  if (base.calls.empty() && cand.calls.empty()) v.notes.push_back("no attention calls on either side");
+  else if (base.calls.empty()) v.notes.push_back("the baseline has no attention calls");
+  else if (cand.calls.empty()) v.notes.push_back("the candidate has no attention calls");
+  if (base.summary.has_gpu != cand.summary.has_gpu && !base.calls.empty() && !cand.calls.empty())
+    v.notes.push_back("one side is a CPU-only trace: device times are not comparable");
+  if (!v.peak_bytes.known)
+    v.notes.push_back("peak memory not compared: a side has no memory data (profile_memory=False?)");
+
+  add_reasons(v, thresholds);
+  v.regression = !v.reasons.empty();
+  return v;
+}
+
+}  // namespace attnprof
