@@ -1,0 +1,86 @@
+// Live capture (python/attnprof) -> Report. The Python side intercepts every attention call
+// inside the user's process and writes a sidecar JSON next to the trace (format in
+// docs/capture-sidecar.md); this stage reads it and merges it into the Report built from the
+// trace: module paths, layer names, PyTorch's own backend choice and the exact arguments.
+//
+// Calls are matched by time: the capture wraps each intercepted call in a record_function
+// range named kCallAnnotationPrefix + id, and each non-torch module in a range named
+// kModuleAnnotationPrefix + path; both land in the trace as user_annotation slices.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnprof/error.h"
+#include "attnprof/report.h"
+#include "attnprof/trace.h"
+
+namespace attnprof {
+
+inline constexpr int kSidecarFormatVersion = 1;
+inline constexpr std::string_view kCallAnnotationPrefix = "attnprof.call#";
+inline constexpr std::string_view kModuleAnnotationPrefix = "attnprof.module ";
+inline constexpr std::string_view kSidecarSuffix = ".attnprof-capture.json";
+
+struct CapturedTensor {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> stride;
+  std::string dtype;  // torch spelling: "float32", "bfloat16", ...
+  bool requires_grad = false;
+};
+
+struct CapturedCall {
+  int64_t id = 0;              // the N of "attnprof.call#N"
+  std::string module;          // nn.Module path ("model.layers.0.self_attn"), "" when none
+  std::string module_class;    // "LlamaAttention"
+  std::string interface;       // "F.scaled_dot_product_attention", "transformers.sdpa", ...
+  std::string device;          // "cpu", "cuda", ...
+  int64_t step = 0;            // profiler step when the call ran
+  std::string phase;           // "", "prefill", "decode"
+  CapturedTensor query, key, value;
+  MaskInfo mask;
+  bool is_causal = false;
+  double dropout_p = 0;
+  std::optional<double> scale;  // None in Python = 1/sqrt(D)
+  bool enable_gqa = false;
+  bool grad_enabled = false;
+  std::string pytorch_choice;  // SDPBackend name from torch._fused_sdp_choice, "" when no SDPA
+};
+
+struct CaptureSidecar {
+  int format_version = kSidecarFormatVersion;
+  std::string torch_version;
+  std::string transformers_version;
+  std::vector<CapturedCall> calls;
+  std::vector<std::string> warnings;  // hook errors the capture caught (run went on)
+};
+
+// Where the sidecar of a trace lives: the trace path + kSidecarSuffix.
+std::string sidecar_path_for(const std::string& trace_path);
+
+Result<CaptureSidecar> parse_sidecar(std::string_view json_text, const std::string& label);
+Result<CaptureSidecar> load_sidecar(const std::string& path);
+
+// The backend vocabulary (backend::*) for a torch SDPBackend name on a device;
+// "" for ERROR / unknown names.
+std::string backend_of_sdp_choice(std::string_view choice, std::string_view device);
+
+struct MergeStats {
+  int64_t matched_calls = 0;         // report calls that got a captured record
+  int64_t module_only_calls = 0;     // calls named only by an enclosing module range
+  int64_t unmatched_captured = 0;    // captured calls seen in the trace without a report call
+};
+
+// Merges the sidecar into the Report built from `trace` (same run). Call before the rules so
+// their consistency check sees PyTorch's choice.
+MergeStats merge_capture(Report& report, const Trace& trace, const CaptureSidecar& sidecar);
+
+// The facade's one call: loads `explicit_path` (error when it is missing or bad) or the
+// sidecar beside the trace (skipped when absent) and merges it.
+Status merge_capture_for_trace(Report& report, const Trace& trace,
+                               const std::string& explicit_path);
+
+}  // namespace attnprof
