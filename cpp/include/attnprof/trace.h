@@ -9,10 +9,12 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace attnprof {
@@ -72,7 +74,8 @@ inline constexpr uint32_t kNoArgs = UINT32_MAX;
 // One positional argument of a cpu_op, from "Input Dims", "Input type", "Input Strides"
 // and "Concrete Inputs" (all four are parallel lists in Kineto).
 struct OpInput {
-  std::vector<int64_t> dims;     // empty for scalars and None
+  std::vector<int64_t> dims;     // empty for scalars, None and TensorList
+  std::vector<std::vector<int64_t>> list_dims;  // TensorList only: one shape per tensor
   std::vector<int64_t> strides;  // empty when the trace has no "Input Strides"
   StrId type = kNoStr;           // e.g. "c10::BFloat16", "float", "Scalar", "" for None
   StrId concrete = kNoStr;       // e.g. "0.", "True", "" when not recorded
@@ -146,8 +149,15 @@ struct TraceMetadata {
   // hip_version, pytorch version when a user added it, ...). Key -> value text.
   std::vector<std::pair<std::string, std::string>> versions;
   bool record_shapes = false, profile_memory = false, with_stack = false;
-  // Process / thread names from 'M' events, e.g. pid 0 -> "GPU 0", tid 7 -> "stream 7 ".
+  bool with_modules = false, with_flops = false;
+  // Process / thread names from 'M' events: pid 418 -> "python3", (0, 7) -> "stream 7 ".
   std::unordered_map<int64_t, std::string> process_names;
+  std::unordered_map<int64_t, std::string> process_labels;  // pid 0 -> "GPU 0", pid 418 -> "CPU"
+  std::map<std::pair<int64_t, int64_t>, std::string> thread_names;  // (pid, tid) -> name
+  // String pids/tids ("Spans", "Traces", "") get ids -1, -2, ... in order of first
+  // appearance: string_ids[0] is the text of id -1.
+  std::vector<std::string> string_ids;
+  std::string trace_name;  // top-level "traceName" (the path Kineto wrote), "" when absent
 };
 
 // Problems found while reading: counted, with a few samples, never thrown (errors that make

@@ -1,0 +1,63 @@
+#include "ingest/numbers.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace attnprof::ingest {
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Rare forms (exponents): go through long double, which still holds 18+ digits on x86.
+std::optional<int64_t> micros_via_floating(std::string_view text) {
+  const std::string copy(text);
+  char* end = nullptr;
+  const long double us = std::strtold(copy.c_str(), &end);
+  if (end != copy.c_str() + copy.size() || !std::isfinite(us)) return std::nullopt;
+  const long double ns = std::nearbyint(us * 1000.0L);
+  if (ns >= 9.2e18L || ns <= -9.2e18L) return std::nullopt;
+  return static_cast<int64_t>(ns);
+}
+
+}  // namespace
+
+std::optional<int64_t> micros_text_to_ns(std::string_view text) {
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' ||
+                           text.back() == '\t'))
+    text.remove_suffix(1);
+  if (text.empty()) return std::nullopt;
+  size_t i = 0;
+  const bool negative = text[0] == '-';
+  if (negative) ++i;
+  if (i >= text.size() || !is_digit(text[i])) return std::nullopt;
+  int64_t whole = 0;
+  for (; i < text.size() && is_digit(text[i]); ++i) {
+    if (__builtin_mul_overflow(whole, 10, &whole) ||
+        __builtin_add_overflow(whole, text[i] - '0', &whole))
+      return std::nullopt;
+  }
+  int64_t frac_ns = 0;  // first three fraction digits, as ns
+  bool round_up = false;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    if (i >= text.size() || !is_digit(text[i])) return std::nullopt;
+    int digits = 0;
+    for (; i < text.size() && is_digit(text[i]); ++i, ++digits) {
+      if (digits < 3) frac_ns = frac_ns * 10 + (text[i] - '0');
+      else if (digits == 3) round_up = text[i] >= '5';
+    }
+    for (; digits < 3; ++digits) frac_ns *= 10;
+  }
+  if (i < text.size()) {
+    if (text[i] == 'e' || text[i] == 'E') return micros_via_floating(text);
+    return std::nullopt;
+  }
+  int64_t ns = 0;
+  if (__builtin_mul_overflow(whole, 1000, &ns) ||
+      __builtin_add_overflow(ns, frac_ns + (round_up ? 1 : 0), &ns))
+    return std::nullopt;
+  return negative ? -ns : ns;
+}
+
+}  // namespace attnprof::ingest

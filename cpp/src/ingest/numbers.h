@@ -1,0 +1,17 @@
+// Exact conversions of Kineto's numeric text. Timestamps are parsed from their JSON text,
+// not through a double: "1712195495505582.988" (µs since the epoch) has 19 significant
+// digits, more than a double holds, and must become 1712195495505582988 ns exactly.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace attnprof::ingest {
+
+// Microseconds written as JSON number text ("5136433169502.610", "1661938466265032",
+// "-3.5", "1.5e3") -> nanoseconds, rounded to the nearest ns. nullopt when the text is
+// not a number or the result does not fit int64.
+std::optional<int64_t> micros_text_to_ns(std::string_view text);
+
+}  // namespace attnprof::ingest

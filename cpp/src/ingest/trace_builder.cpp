@@ -1,0 +1,608 @@
+#include "ingest/trace_builder.h"
+
+#include <algorithm>
+#include <string>
+
+#include "ingest/numbers.h"
+
+namespace attnprof::ingest {
+
+using simdjson::error_code;
+using simdjson::SUCCESS;
+
+bool is_structural_error(error_code e) {
+  switch (e) {
+    case SUCCESS:
+    case simdjson::INCORRECT_TYPE:
+    case simdjson::NUMBER_OUT_OF_RANGE:
+    case simdjson::NUMBER_ERROR:
+    case simdjson::NO_SUCH_FIELD:
+      return false;
+    default:
+      return true;
+  }
+}
+
+namespace {
+
+// Kineto's `cat` strings (libkineto ActivityType.h). The capitalised forms are what
+// PyTorch 1.8-era traces wrote.
+Category category_of(std::string_view cat) {
+  if (cat == "cpu_op" || cat == "Operator") return Category::kCpuOp;
+  if (cat == "kernel" || cat == "Kernel") return Category::kKernel;
+  if (cat == "cuda_runtime" || cat == "Runtime") return Category::kRuntime;
+  if (cat == "python_function") return Category::kPythonFunction;
+  if (cat == "cuda_driver") return Category::kDriver;
+  if (cat == "user_annotation") return Category::kUserAnnotation;
+  if (cat == "gpu_user_annotation") return Category::kGpuUserAnnotation;
+  if (cat == "gpu_memcpy" || cat == "Memcpy") return Category::kMemcpy;
+  if (cat == "gpu_memset" || cat == "Memset") return Category::kMemset;
+  return Category::kOther;
+}
+
+bool has_op_args(Category c) { return c == Category::kCpuOp || c == Category::kUserAnnotation; }
+bool has_gpu_args(Category c) {
+  return c == Category::kKernel || c == Category::kMemcpy || c == Category::kMemset;
+}
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
+    s.remove_suffix(1);
+  constexpr size_t kMaxSample = 80;
+  return s.substr(0, kMaxSample);
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+enum class MetaKind : uint8_t { kNone, kProcessName, kProcessLabels, kThreadName };
+
+}  // namespace
+
+struct TraceBuilder::Event {
+  char ph = 0;
+  bool has_cat = false, has_name = false, has_ts = false, has_dur = false, has_id = false;
+  std::string_view cat;
+  std::string_view name;
+  int64_t pid = 0, tid = 0;
+  int64_t ts = 0, dur = 0;
+  int64_t flow_id = 0;
+  Slice slice;       // External id, correlation and the args row for 'X'
+  MemoryEvent mem;   // for `[memory]`
+  MetaKind meta = MetaKind::kNone;
+  std::string_view meta_text;
+  int64_t index = 0;  // position in traceEvents, for issue samples
+
+  bool ready_for_args() const {
+    if (ph == 0) return false;
+    if (ph == 'X') return has_cat;
+    if (ph == 'i' || ph == 'I' || ph == 'M') return has_name;
+    return true;
+  }
+};
+
+void TraceBuilder::issue(std::string_view kind, std::string_view detail) {
+  trace_.add_issue(kind, "event #" + std::to_string(trace_.event_count - 1) + ": " + std::string(detail));
+}
+
+int64_t TraceBuilder::string_id(std::string_view text) {
+  auto [it, inserted] = string_ids_.try_emplace(std::string(text), 0);
+  if (inserted) {
+    trace_.meta.string_ids.emplace_back(text);
+    it->second = -static_cast<int64_t>(trace_.meta.string_ids.size());
+  }
+  return it->second;
+}
+
+error_code TraceBuilder::read_int(od::value v, std::string_view key, int64_t& out) {
+  int64_t x = 0;
+  const error_code e = v.get_int64().get(x);
+  if (e == SUCCESS) {
+    out = x;
+    return SUCCESS;
+  }
+  if (is_structural_error(e)) return e;
+  const std::string_view token = trimmed(v.raw_json_token());
+  const bool integer_text = !token.empty() && token.find_first_not_of("-0123456789") == std::string_view::npos;
+  issue(integer_text ? "number_out_of_range" : "bad_value", std::string(key) + " = " + std::string(token));
+  return SUCCESS;
+}
+
+error_code TraceBuilder::read_id(od::value v, std::string_view key, int64_t& out) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return e;
+  if (t == od::json_type::string) {
+    std::string_view s;
+    if (auto e = v.get_string().get(s)) return is_structural_error(e) ? e : SUCCESS;
+    out = string_id(s);
+    return SUCCESS;
+  }
+  return read_int(v, key, out);
+}
+
+error_code TraceBuilder::read_time(od::value v, std::string_view key, int64_t& out, bool& present) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return e;
+  const std::string_view token = v.raw_json_token();
+  if (t == od::json_type::number) {
+    if (auto ns = micros_text_to_ns(token)) {
+      out = *ns;
+      present = true;
+      return SUCCESS;
+    }
+    issue("number_out_of_range", std::string(key) + " = " + std::string(trimmed(token)));
+    return SUCCESS;
+  }
+  issue("bad_value", std::string(key) + " = " + std::string(trimmed(token)));
+  return SUCCESS;
+}
+
+// ---- traceEvents ------------------------------------------------------------------------
+
+error_code TraceBuilder::add_event(od::value value) {
+  ++trace_.event_count;
+  od::object obj;
+  if (auto e = value.get_object().get(obj)) {
+    if (is_structural_error(e)) return e;
+    issue("event_not_object", trimmed(value.raw_json_token()));
+    return SUCCESS;
+  }
+  Event ev;
+  ev.index = trace_.event_count - 1;
+  bool args_deferred = false;
+  for (auto field_result : obj) {
+    std::string_view key;
+    if (auto e = field_result.unescaped_key().get(key)) return e;
+    od::value v;
+    if (auto e = field_result.value().get(v)) return e;
+    error_code e = SUCCESS;
+    if (key == "ph") {
+      std::string_view ph;
+      e = v.get_string().get(ph);
+      if (e == SUCCESS && ph.size() == 1) {
+        ev.ph = ph[0];
+      } else if (!is_structural_error(e)) {
+        issue("bad_value", "ph = " + std::string(trimmed(v.raw_json_token())));
+        e = SUCCESS;
+      }
+    } else if (key == "cat") {
+      e = v.get_string().get(ev.cat);
+      ev.has_cat = e == SUCCESS;
+    } else if (key == "name") {
+      e = v.get_string().get(ev.name);
+      ev.has_name = e == SUCCESS;
+    } else if (key == "pid") {
+      e = read_id(v, key, ev.pid);
+    } else if (key == "tid") {
+      e = read_id(v, key, ev.tid);
+    } else if (key == "ts") {
+      e = read_time(v, key, ev.ts, ev.has_ts);
+    } else if (key == "dur") {
+      e = read_time(v, key, ev.dur, ev.has_dur);
+    } else if (key == "id") {
+      e = read_id(v, key, ev.flow_id);
+      ev.has_id = true;
+    } else if (key == "args") {
+      if (ev.ready_for_args()) {
+        od::object args;
+        e = v.get_object().get(args);
+        if (e == SUCCESS) e = read_args(args, ev);
+      } else {
+        args_deferred = true;
+      }
+    }
+    if (e != SUCCESS && is_structural_error(e)) return e;
+  }
+  if (args_deferred && ev.ready_for_args()) {  // "args" came before "ph"/"cat"/"name"
+    if (auto e = obj.reset().error()) return e;
+    od::object args;
+    const error_code e = obj.find_field_unordered("args").get_object().get(args);
+    if (e == SUCCESS) {
+      if (auto e2 = read_args(args, ev)) return e2;
+    } else if (is_structural_error(e)) {
+      return e;
+    }
+  }
+  finish_event(ev);
+  return SUCCESS;
+}
+
+error_code TraceBuilder::read_args(od::object args, Event& ev) {
+  if (ev.ph == 'M') return read_metadata_args(args, ev);
+  const bool memory = (ev.ph == 'i' || ev.ph == 'I') && ev.name == "[memory]";
+  if (ev.ph != 'X' && !memory) return SUCCESS;
+  const Category cat = ev.ph == 'X' ? category_of(ev.cat) : Category::kOther;
+  if (has_op_args(cat)) {
+    ev.slice.args = static_cast<uint32_t>(trace_.op_args.size());
+    trace_.op_args.emplace_back();
+  } else if (cat == Category::kPythonFunction) {
+    ev.slice.args = static_cast<uint32_t>(trace_.python_args.size());
+    trace_.python_args.emplace_back();
+  } else if (has_gpu_args(cat)) {
+    ev.slice.args = static_cast<uint32_t>(trace_.gpu_args.size());
+    trace_.gpu_args.emplace_back();
+  }
+  for (auto field_result : args) {
+    std::string_view key;
+    if (auto e = field_result.unescaped_key().get(key)) return e;
+    od::value v;
+    if (auto e = field_result.value().get(v)) return e;
+    error_code e = SUCCESS;
+    if (memory) {
+      e = read_memory_args(key, v, ev.mem);
+    } else if (key == "External id") {
+      e = read_int(v, key, ev.slice.external_id);
+    } else if (key == "correlation") {
+      e = read_int(v, key, ev.slice.correlation);
+    } else if (has_op_args(cat)) {
+      e = read_op_args(key, v, trace_.op_args.back());
+    } else if (cat == Category::kPythonFunction) {
+      e = read_python_args(key, v, trace_.python_args.back());
+    } else if (has_gpu_args(cat)) {
+      e = read_gpu_args(key, v, trace_.gpu_args.back());
+    }
+    if (is_structural_error(e)) return e;
+  }
+  return SUCCESS;
+}
+
+error_code TraceBuilder::read_op_args(std::string_view key, od::value v, OpArgs& out) {
+  if (key == "Input Dims") return read_input_lists(v, out, false);
+  if (key == "Input Strides") return read_input_lists(v, out, true);
+  if (key == "Input type") return read_string_list(v, out, false);
+  if (key == "Concrete Inputs") return read_string_list(v, out, true);
+  if (key == "Sequence number") return read_int(v, key, out.sequence_number);
+  if (key == "Fwd thread id") return read_int(v, key, out.fwd_thread_id);
+  return SUCCESS;
+}
+
+// "Input Dims" / "Input Strides": one entry per positional input: [] for scalars and None,
+// [d0, d1, ...] for a tensor, [[...], [...]] for a TensorList.
+error_code TraceBuilder::read_input_lists(od::value v, OpArgs& out, bool strides) {
+  od::array inputs;
+  if (auto e = v.get_array().get(inputs)) return e;
+  size_t i = 0;
+  for (auto input_result : inputs) {
+    od::value input;
+    if (auto e = input_result.get(input)) return e;
+    if (out.inputs.size() <= i) out.inputs.resize(i + 1);
+    OpInput& slot = out.inputs[i++];
+    od::array items;
+    if (auto e = input.get_array().get(items)) {
+      if (is_structural_error(e)) return e;
+      continue;  // null or a scalar: no shape
+    }
+    for (auto item_result : items) {
+      od::value item;
+      if (auto e = item_result.get(item)) return e;
+      od::json_type t;
+      if (auto e = item.type().get(t)) return e;
+      if (t == od::json_type::array) {  // TensorList: one shape per tensor
+        od::array shape;
+        if (auto e = item.get_array().get(shape)) return e;
+        std::vector<int64_t> dims;
+        for (auto d : shape) {
+          int64_t x = 0;
+          od::value dv;
+          if (auto e = d.get(dv)) return e;
+          if (auto e = read_int(dv, strides ? "Input Strides" : "Input Dims", x)) return e;
+          dims.push_back(x);
+        }
+        if (!strides) slot.list_dims.push_back(std::move(dims));
+        continue;
+      }
+      int64_t x = 0;
+      if (auto e = read_int(item, strides ? "Input Strides" : "Input Dims", x)) return e;
+      (strides ? slot.strides : slot.dims).push_back(x);
+    }
+  }
+  return SUCCESS;
+}
+
+error_code TraceBuilder::read_string_list(od::value v, OpArgs& out, bool concrete) {
+  od::array items;
+  if (auto e = v.get_array().get(items)) return e;
+  size_t i = 0;
+  for (auto item_result : items) {
+    od::value item;
+    if (auto e = item_result.get(item)) return e;
+    if (out.inputs.size() <= i) out.inputs.resize(i + 1);
+    std::string_view s;
+    const error_code e = item.get_string().get(s);
+    if (is_structural_error(e)) return e;
+    if (e != SUCCESS) s = trimmed(item.raw_json_token());  // a number or null: keep its text
+    const StrId id = trace_.strings.intern(s);
+    (concrete ? out.inputs[i].concrete : out.inputs[i].type) = id;
+    ++i;
+  }
+  return SUCCESS;
+}
+
+error_code TraceBuilder::read_python_args(std::string_view key, od::value v, PythonArgs& out) {
+  if (key == "Python id") return read_int(v, key, out.python_id);
+  if (key == "Python parent id") {
+    bool null = false;
+    if (v.is_null().get(null) == SUCCESS && null) return SUCCESS;  // roots: parent stays kNoId
+    return read_int(v, key, out.parent_id);
+  }
+  if (key == "Python module id") return read_int(v, key, out.module_id);
+  return SUCCESS;
+}
+
+error_code TraceBuilder::read_gpu_args(std::string_view key, od::value v, GpuArgs& out) {
+  if (key == "device") return read_int(v, key, out.device);
+  if (key == "stream") return read_int(v, key, out.stream);
+  if (key == "bytes") return read_int(v, key, out.bytes);
+  if (key == "grid" || key == "block") {
+    int32_t* dst = key == "grid" ? out.grid : out.block;
+    od::array items;
+    if (auto e = v.get_array().get(items)) return e;
+    size_t i = 0;
+    for (auto item_result : items) {
+      od::value item;
+      if (auto e = item_result.get(item)) return e;
+      int64_t x = 0;
+      if (auto e = read_int(item, key, x)) return e;
+      if (x < INT32_MIN || x > INT32_MAX) {
+        issue("number_out_of_range", std::string(key) + " = " + std::to_string(x));
+        x = 0;
+      }
+      if (i < 3) dst[i] = static_cast<int32_t>(x);
+      ++i;
+    }
+  }
+  return SUCCESS;
+}
+
+error_code TraceBuilder::read_memory_args(std::string_view key, od::value v, MemoryEvent& out) {
+  int64_t x = 0;
+  if (key == "Device Type" || key == "Device Id") {
+    x = key == "Device Type" ? out.device_type : out.device_id;
+    if (auto e = read_int(v, key, x)) return e;
+    if (x < INT32_MIN || x > INT32_MAX) {
+      issue("number_out_of_range", std::string(key) + " = " + std::to_string(x));
+      return SUCCESS;
+    }
+    (key == "Device Type" ? out.device_type : out.device_id) = static_cast<int32_t>(x);
+    return SUCCESS;
+  }
+  if (key == "Addr") return read_int(v, key, out.addr);
+  if (key == "Bytes") return read_int(v, key, out.bytes);
+  if (key == "Total Allocated") return read_int(v, key, out.total_allocated);
+  if (key == "Total Reserved") return read_int(v, key, out.total_reserved);
+  return SUCCESS;
+}
+
+error_code TraceBuilder::read_metadata_args(od::object args, Event& ev) {
+  const char* wanted = nullptr;
+  if (ev.name == "process_name") ev.meta = MetaKind::kProcessName, wanted = "name";
+  else if (ev.name == "thread_name") ev.meta = MetaKind::kThreadName, wanted = "name";
+  else if (ev.name == "process_labels") ev.meta = MetaKind::kProcessLabels, wanted = "labels";
+  else return SUCCESS;
+  const error_code e = args.find_field_unordered(wanted).get_string().get(ev.meta_text);
+  if (e != SUCCESS) ev.meta = MetaKind::kNone;
+  return is_structural_error(e) ? e : SUCCESS;
+}
+
+void TraceBuilder::drop_args(const Event& ev) {
+  if (ev.slice.args == kNoArgs) return;
+  const Category cat = category_of(ev.cat);
+  if (has_op_args(cat)) trace_.op_args.pop_back();
+  else if (cat == Category::kPythonFunction) trace_.python_args.pop_back();
+  else if (has_gpu_args(cat)) trace_.gpu_args.pop_back();
+}
+
+void TraceBuilder::finish_event(Event& ev) {
+  switch (ev.ph) {
+    case 'X': {
+      if (!ev.has_ts) {
+        issue("missing_ts", std::string(ev.name));
+        drop_args(ev);
+        return;
+      }
+      if (!ev.has_dur) {
+        issue("missing_duration", std::string(ev.name));
+        ev.dur = 0;
+      } else if (ev.dur < 0) {
+        issue("negative_duration", std::string(ev.name) + " dur " + std::to_string(ev.dur) + " ns (set to 0)");
+        ev.dur = 0;
+      }
+      Slice& s = ev.slice;
+      s.name = trace_.strings.intern(ev.name);
+      s.cat = category_of(ev.cat);
+      s.pid = ev.pid;
+      s.tid = ev.tid;
+      s.ts_ns = ev.ts;
+      s.dur_ns = ev.dur;
+      if ((s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId &&
+          !launch_correlations_.insert(s.correlation).second)
+        issue("duplicate_correlation", std::string(ev.name) + " correlation " + std::to_string(s.correlation));
+      trace_.slices.push_back(s);
+      return;
+    }
+    case 'i':
+    case 'I':
+      if (ev.name != "[memory]") return;
+      if (!ev.has_ts) {
+        issue("missing_ts", "[memory]");
+        return;
+      }
+      ev.mem.ts_ns = ev.ts;
+      ev.mem.pid = ev.pid;
+      ev.mem.tid = ev.tid;
+      trace_.memory.push_back(ev.mem);
+      return;
+    case 's':
+    case 'f':
+    case 't':
+      if (!ev.has_ts || !ev.has_id) {
+        issue(ev.has_ts ? "flow_without_id" : "missing_ts", std::string("flow ") + ev.ph);
+        return;
+      }
+      trace_.flows.push_back(FlowEvent{ev.flow_id, ev.ph, trace_.strings.intern(ev.cat), ev.pid, ev.tid, ev.ts});
+      return;
+    case 'M':
+      switch (ev.meta) {
+        case MetaKind::kProcessName: trace_.meta.process_names[ev.pid] = std::string(ev.meta_text); break;
+        case MetaKind::kProcessLabels: trace_.meta.process_labels[ev.pid] = std::string(ev.meta_text); break;
+        case MetaKind::kThreadName: trace_.meta.thread_names[{ev.pid, ev.tid}] = std::string(ev.meta_text); break;
+        case MetaKind::kNone: break;
+      }
+      return;
+    case 'B':
+    case 'E':
+      issue("ignored_begin_end_event", std::string(ev.name));
+      return;
+    case 0:
+      issue("missing_ph", std::string(ev.name));
+      return;
+    default:
+      return;  // counters, async and other phases attnprof does not use
+  }
+}
+
+// ---- top-level keys ----------------------------------------------------------------------
+
+namespace {
+
+// Profiler flags are written as 1 by torch.profiler; accept true and "1" as well.
+bool truthy(od::value v) {
+  od::json_type t;
+  if (v.type().get(t) != SUCCESS) return false;
+  if (t == od::json_type::boolean) return v.get_bool().value_unsafe();
+  if (t == od::json_type::number) {
+    double d = 0;
+    return v.get_double().get(d) == SUCCESS && d != 0;
+  }
+  if (t == od::json_type::string) {
+    std::string_view s;
+    return v.get_string().get(s) == SUCCESS && (s == "1" || s == "true" || s == "True");
+  }
+  return false;
+}
+
+}  // namespace
+
+error_code TraceBuilder::add_top_level(std::string_view key, od::value v) {
+  TraceMetadata& meta = trace_.meta;
+  if (key == "schemaVersion") {
+    int64_t x = 0;
+    if (auto e = read_int(v, key, x)) return e;
+    meta.schema_version = static_cast<int>(x);
+  } else if (key == "deviceProperties") {
+    return read_device_properties(v);
+  } else if (key == "distributedInfo") {
+    return read_distributed_info(v);
+  } else if (key == "displayTimeUnit") {
+    std::string_view s;
+    const error_code e = v.get_string().get(s);
+    if (e == SUCCESS) meta.display_time_unit = std::string(s);
+    return is_structural_error(e) ? e : SUCCESS;
+  } else if (key == "baseTimeNanoseconds") {
+    return read_int(v, key, meta.base_time_ns);
+  } else if (key == "traceName") {
+    std::string_view s;
+    const error_code e = v.get_string().get(s);
+    if (e == SUCCESS) meta.trace_name = std::string(s);
+    return is_structural_error(e) ? e : SUCCESS;
+  } else if (ends_with(key, "_version")) {
+    od::json_type t;
+    if (auto e = v.type().get(t)) return e;
+    std::string_view s;
+    if (t == od::json_type::string) {
+      if (auto e = v.get_string().get(s)) return is_structural_error(e) ? e : SUCCESS;
+    } else if (t == od::json_type::number) {
+      s = trimmed(v.raw_json_token());
+    } else {
+      return SUCCESS;
+    }
+    meta.versions.emplace_back(std::string(key), std::string(s));
+  } else if (key == "record_shapes") {
+    meta.record_shapes = truthy(v);
+  } else if (key == "profile_memory") {
+    meta.profile_memory = truthy(v);
+  } else if (key == "with_stack") {
+    meta.with_stack = truthy(v);
+  } else if (key == "with_modules") {
+    meta.with_modules = truthy(v);
+  } else if (key == "with_flops") {
+    meta.with_flops = truthy(v);
+  }
+  return SUCCESS;
+}
+
+error_code TraceBuilder::read_device_properties(od::value v) {
+  od::array devices;
+  if (auto e = v.get_array().get(devices)) return is_structural_error(e) ? e : SUCCESS;
+  for (auto device_result : devices) {
+    od::object device;
+    if (auto e = device_result.get_object().get(device)) {
+      if (is_structural_error(e)) return e;
+      continue;
+    }
+    DeviceProperties props;
+    for (auto field_result : device) {
+      std::string_view key;
+      if (auto e = field_result.unescaped_key().get(key)) return e;
+      od::value fv;
+      if (auto e = field_result.value().get(fv)) return e;
+      int64_t x = 0;
+      error_code e = SUCCESS;
+      if (key == "name") {
+        std::string_view s;
+        e = fv.get_string().get(s);
+        if (e == SUCCESS) props.name = std::string(s);
+      } else if (key == "id") {
+        e = read_int(fv, key, props.id);
+      } else if (key == "totalGlobalMem") {
+        e = read_int(fv, key, props.total_global_mem);
+      } else if (key == "computeMajor") {
+        e = read_int(fv, key, x);
+        props.compute_major = static_cast<int>(x);
+      } else if (key == "computeMinor") {
+        e = read_int(fv, key, x);
+        props.compute_minor = static_cast<int>(x);
+      } else if (key == "numSms") {
+        e = read_int(fv, key, x);
+        props.num_sms = static_cast<int>(x);
+      }
+      if (is_structural_error(e)) return e;
+    }
+    trace_.meta.devices.push_back(std::move(props));
+  }
+  return SUCCESS;
+}
+
+error_code TraceBuilder::read_distributed_info(od::value v) {
+  od::object info;
+  if (auto e = v.get_object().get(info)) return is_structural_error(e) ? e : SUCCESS;
+  DistributedInfo dist;
+  for (auto field_result : info) {
+    std::string_view key;
+    if (auto e = field_result.unescaped_key().get(key)) return e;
+    od::value fv;
+    if (auto e = field_result.value().get(fv)) return e;
+    int64_t x = -1;
+    error_code e = SUCCESS;
+    std::string_view s;
+    if (key == "backend") {
+      e = fv.get_string().get(s);
+      if (e == SUCCESS) dist.backend = std::string(s);
+    } else if (key == "rank") {
+      e = read_int(fv, key, x);
+      dist.rank = static_cast<int>(x);
+    } else if (key == "world_size") {
+      e = read_int(fv, key, x);
+      dist.world_size = static_cast<int>(x);
+    } else if (key == "nccl_version") {
+      e = fv.get_string().get(s);
+      if (e == SUCCESS) trace_.meta.versions.emplace_back("nccl_version", std::string(s));
+    }
+    if (is_structural_error(e)) return e;
+  }
+  trace_.meta.distributed = std::move(dist);
+  return SUCCESS;
+}
+
+}  // namespace attnprof::ingest

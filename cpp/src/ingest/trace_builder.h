@@ -1,0 +1,62 @@
+// Turns simdjson on-demand values (one traceEvents element, or one top-level key) into rows
+// of the Trace tables. Value-level problems (wrong types, out-of-range numbers, missing ts,
+// negative durations, duplicate ids) become Trace::issues; only structural JSON errors are
+// returned, and they stop the ingest.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "attnprof/trace.h"
+
+namespace attnprof::ingest {
+
+namespace od = simdjson::ondemand;
+
+// Errors after which the document cannot be read on; the rest are value-level problems.
+bool is_structural_error(simdjson::error_code e);
+
+class TraceBuilder {
+ public:
+  explicit TraceBuilder(Trace& trace) : trace_(trace) {}
+
+  // One element of traceEvents.
+  simdjson::error_code add_event(od::value event);
+  // One top-level key other than traceEvents.
+  simdjson::error_code add_top_level(std::string_view key, od::value value);
+
+  int64_t events_seen() const { return trace_.event_count; }
+
+ private:
+  struct Event;  // fields of the event being read
+
+  simdjson::error_code read_args(od::object args, Event& ev);
+  simdjson::error_code read_op_args(std::string_view key, od::value v, OpArgs& out);
+  simdjson::error_code read_gpu_args(std::string_view key, od::value v, GpuArgs& out);
+  simdjson::error_code read_python_args(std::string_view key, od::value v, PythonArgs& out);
+  simdjson::error_code read_memory_args(std::string_view key, od::value v, MemoryEvent& out);
+  simdjson::error_code read_metadata_args(od::object args, Event& ev);
+  simdjson::error_code read_input_lists(od::value v, OpArgs& out, bool strides);
+  simdjson::error_code read_string_list(od::value v, OpArgs& out, bool concrete);
+  simdjson::error_code read_device_properties(od::value v);
+  simdjson::error_code read_distributed_info(od::value v);
+
+  simdjson::error_code read_int(od::value v, std::string_view key, int64_t& out);
+  simdjson::error_code read_id(od::value v, std::string_view key, int64_t& out);  // int or string
+  simdjson::error_code read_time(od::value v, std::string_view key, int64_t& out, bool& present);
+  void finish_event(Event& ev);
+  void drop_args(const Event& ev);
+  int64_t string_id(std::string_view text);
+  void issue(std::string_view kind, std::string_view detail);
+
+  Trace& trace_;
+  std::unordered_map<std::string, int64_t> string_ids_;
+  std::unordered_set<int64_t> launch_correlations_;  // runtime/driver correlation ids seen
+};
+
+}  // namespace attnprof::ingest
