@@ -37,17 +37,34 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LayerCost, achieved_tflops, peak
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FitTerm, c0, c1, c2, rel_rms_error, residuals, growth,
                                                 quadratic_dominates_from)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ScalingSeries, backend, lengths, time_us, peak_bytes,
-                                                time_fit, memory_fit, oom_threshold_tokens)
+                                                time_fit, memory_fit, oom_threshold_tokens,
+                                                oom_threshold_tokens_reserved, files)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ScalingSection, memory_budget_bytes, budget_source,
                                                 baseline_bytes, allocator_overhead, series)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AdviceRow, shape, fastest_backend, heuristic_backend,
                                                 gain, code, times_us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AdviceSection, rows)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HeadStats, layer, head, entropy, max_weight, sink_mass,
-                                                output_share, window_mass, block_coverage_90,
-                                                block_coverage_95, sink_window_recall, kind)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WhatIfSection, model, window, global_tokens, requests,
+                                                mean_tokens, covered_share, full_flops, window_flops,
+                                                flops_saving, full_kv_bytes, window_kv_bytes,
+                                                memory_saving, max_full_kv_bytes, max_window_kv_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HeadStats, layer, head, kv_head, query_rows,
+                                                mean_keys, entropy, max_weight, sink_mass,
+                                                special_mass, output_share, window_mass,
+                                                window_dropped_mass, block_coverage_90,
+                                                block_coverage_95, sink_window_recall,
+                                                sampling_stderr, kind)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HeadCandidate, layer, head, action, reason,
+                                                kv_bytes_per_token, expected_speedup)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WindowEffectiveness, call_id, layer, backend, mask,
+                                                skips_masked_work, window, window_source,
+                                                masked_fraction, masked_fraction_min,
+                                                wasted_flops_share, verdict, assumptions)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HeadsSection, block_size, sink_tokens,
-                                                weights_look_trained, sampling_note, heads, notes)
+                                                recall_window, model_window,
+                                                weights_look_trained, untrained_reason,
+                                                sampling_note, heads, candidates, sliding_window,
+                                                notes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankSummary, rank, file, attention_device_time_us,
                                                 fused_time_fraction, layer_time_us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RanksSection, ranks, slowest_rank, slowest_over_median)
@@ -58,6 +75,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelRef, name, component, ts_n
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Shape, B, Hq, Hkv, Sq, Skv, D, Dv, dtype)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MaskInfo, present, kind, dims)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, phase, direction, pair_id,
+                                                sequence_number,
                                                 backend, library, fused, op, backend_op, cpu_ts_ns,
                                                 cpu_dur_ns, kernels, device_time_us, shape, mask, causal,
                                                 dropout, gqa, cross, decode, scale, flops, tflops, source,
@@ -74,7 +92,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SourceInfo, files, device_name, 
                                                 device_memory_bytes, versions, assumptions, missing,
                                                 code, event_count)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Report, schema_version, tool_version, source, calls,
-                                                layers, summary, findings, scaling, advice, heads, ranks)
+                                                layers, summary, findings, scaling, advice, heads, ranks,
+                                                whatif)
 
 std::string report_to_json(const Report& report, bool pretty) {
   nlohmann::json j = report;

@@ -1,0 +1,126 @@
+// Kernel-level sliding-window effectiveness (docs/heads.md section 4): does the attention
+// kernel skip the scores a window/causal mask removes, or compute all Sq x Skv and mask them?
+//
+// A trace records the mask's shape and dtype (Input Dims / Input type) but not its values,
+// and transformers passes the window to the mask builder as a 0-d tensor whose value is not
+// recorded either. What the trace does prove is how the mask was built: an outer comparison
+// `kv_idx <= q_idx` (aten::le of a [.., 1, Skv] and a [.., Sq, 1] index tensor) is the causal
+// part, `kv_idx > q_idx - W` (aten::gt, same shapes) the window part.
+#include <fmt/format.h>
+
+#include "attnprof/heads.h"
+
+namespace attnprof {
+namespace {
+
+struct MaskEvidence {
+  bool causal_compare = false;  // aten::le / aten::ge outer index comparison
+  bool window_compare = false;  // aten::gt / aten::lt outer index comparison
+};
+
+// True when the op compares a key-index row [.., 1, N] with a query-index column [.., M, 1].
+bool is_outer_index_compare(const OpArgs& args) {
+  if (args.inputs.size() < 2) return false;
+  const auto& a = args.inputs[0].dims;
+  const auto& b = args.inputs[1].dims;
+  if (a.size() < 2 || b.size() < 2) return false;
+  const bool row_col = a[a.size() - 2] == 1 && b.back() == 1 && a.back() > 1 && b[b.size() - 2] > 1;
+  const bool col_row = b[b.size() - 2] == 1 && a.back() == 1 && b.back() > 1 && a[a.size() - 2] > 1;
+  return row_col || col_row;
+}
+
+MaskEvidence scan_mask_building(const Trace& trace) {
+  MaskEvidence ev;
+  for (const Slice& s : trace.slices) {
+    if (s.cat != Category::kCpuOp) continue;
+    const std::string_view name = trace.name_of(s);
+    const bool causal_op = name == "aten::le" || name == "aten::ge";
+    const bool window_op = name == "aten::gt" || name == "aten::lt";
+    if (!causal_op && !window_op) continue;
+    const OpArgs* args = trace.op_args_of(s);
+    if (args == nullptr || !is_outer_index_compare(*args)) continue;
+    ev.causal_compare |= causal_op;
+    ev.window_compare |= window_op;
+  }
+  return ev;
+}
+
+bool is_flex(const Call& c) { return c.backend == backend::kFlex; }
+
+// FlexAttention skips blocks only when compiled (Triton/Inductor template); eager flex
+// materialises the full score matrix (PyTorch's own warning, sdpa-backend-rules.md 4.4).
+bool flex_is_compiled(const Call& c) {
+  for (const auto& k : c.kernels)
+    if (k.name.find("flex_attention") != std::string::npos || k.name.find("flex_decoding") != std::string::npos)
+      return true;
+  return c.fused;
+}
+
+bool mask_covers_scores(const Call& c) {
+  const auto& d = c.mask.dims;
+  return c.mask.present && d.size() >= 2 && d[d.size() - 2] == c.shape.Sq && d.back() == c.shape.Skv;
+}
+
+}  // namespace
+
+std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& report, const Trace* trace,
+                                                              int64_t window_hint) {
+  std::vector<WindowEffectiveness> out;
+  const MaskEvidence ev = trace != nullptr ? scan_mask_building(*trace) : MaskEvidence{};
+  for (const Call& c : report.calls) {
+    if (c.direction == "backward" || c.decode) continue;
+    const int64_t Sq = c.shape.Sq, Skv = c.shape.Skv;
+    WindowEffectiveness w;
+    w.call_id = c.id;
+    w.layer = c.layer;
+    w.backend = c.backend;
+    w.window = window_hint;
+    w.window_source = window_hint > 0 ? "given" : "unknown";
+
+    if (is_flex(c)) {
+      w.mask = "block_mask";
+      w.skips_masked_work = flex_is_compiled(c);
+      if (window_hint > 0) w.masked_fraction = masked_score_fraction(Sq, Skv, true, window_hint);
+      w.wasted_flops_share = w.skips_masked_work ? 0.0 : std::max(0.0, w.masked_fraction);
+      w.verdict = w.skips_masked_work
+                      ? "FlexAttention (compiled) with a BlockMask: fully masked blocks are skipped"
+                      : "FlexAttention without torch.compile: the unfused path materialises the full score "
+                        "matrix, masked scores are computed and discarded";
+      out.push_back(std::move(w));
+      continue;
+    }
+    if (!mask_covers_scores(c)) continue;  // no materialised Sq x Skv mask: nothing to judge
+
+    // A dense kernel (cuDNN, memory-efficient, math, CPU flash, eager) with a materialised
+    // mask reads every score: the work is Sq x Skv whatever the mask holds.
+    w.mask = "materialised";
+    w.skips_masked_work = false;
+    if (ev.causal_compare || c.causal) {
+      w.masked_fraction_min = masked_score_fraction(Sq, Skv, true, 0);
+      w.assumptions.push_back(
+          "the mask is at least causal: the trace shows it built by an outer kv_idx <= q_idx comparison (aten::le)");
+    }
+    if (ev.window_compare)
+      w.assumptions.push_back(
+          "the mask also has a sliding window (an outer kv_idx > q_idx - W comparison, aten::gt); its W is a "
+          "0-d tensor whose value the trace does not record");
+    if (window_hint > 0) {
+      w.masked_fraction = masked_score_fraction(Sq, Skv, ev.causal_compare || c.causal || ev.window_compare, window_hint);
+      w.assumptions.push_back(fmt::format("window W = {} as given", window_hint));
+    }
+    const double share = w.masked_fraction >= 0 ? w.masked_fraction : w.masked_fraction_min;
+    w.wasted_flops_share = std::max(0.0, share);
+    w.verdict = fmt::format(
+        "{} computes all {}x{} scores of a materialised mask: {}{:.1f}% of its QK/AV FLOPs are masked away{}",
+        c.backend.empty() ? "the kernel" : c.backend, Sq, Skv, w.masked_fraction >= 0 ? "" : "at least ",
+        100 * w.wasted_flops_share,
+        ev.window_compare && w.masked_fraction < 0
+            ? " (more with the window; pass the window size for the exact share). FlexAttention with a BlockMask "
+              "or FlashAttention-2's window_size would skip them"
+            : "; FlexAttention with a BlockMask or FlashAttention-2's window_size would skip them");
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+}  // namespace attnprof
