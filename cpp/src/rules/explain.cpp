@@ -1,0 +1,315 @@
+// Explanations for the calls of a Report: why this backend ran, what would be faster, and a
+// consistency check of the rules' prediction against what the trace shows.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "attnprof/report.h"
+#include "attnprof/rules.h"
+
+namespace attnprof::rules {
+namespace {
+
+constexpr const char* kDefaultTorch = "2.11";   // newest version verified by the H200 fixture grid
+constexpr const char* kDefaultCudnn = "9.19";
+constexpr const char* kDefaultArch = "sm90";
+
+bool is_sdpa_backend(std::string_view b) {
+  return b == backend::kFlash || b == backend::kEfficient || b == backend::kCudnn || b == backend::kMath ||
+         b == backend::kCpuFlash;
+}
+
+// The SDPA backend the library would prefer if nothing disqualified it: the first of the order
+// that is fused (math is the fallback).
+const Verdict* best_fused(const Decision& d) {
+  for (const Verdict& v : d.sdpa)
+    if (v.backend != Backend::kMath) return &v;
+  return nullptr;
+}
+
+// The fused backend worth fixing for: fewest failed checks among those ranked above the choice.
+const Verdict* fix_target(const Decision& d) {
+  const Verdict* target = nullptr;
+  for (const Verdict& v : d.sdpa) {
+    if (d.choice != "ERROR" && v.backend == d.chosen) break;
+    if (v.backend == Backend::kMath || v.eligible) continue;
+    if (!target || v.failed.size() < target->failed.size()) target = &v;
+  }
+  return target;
+}
+
+std::string join_fixes(const Verdict& v) {
+  std::vector<std::string> fixes;
+  for (const RuleCheck& c : v.failed)
+    if (std::find(fixes.begin(), fixes.end(), c.fix) == fixes.end()) fixes.push_back(c.fix);
+  return fmt::format("{}", fmt::join(fixes, "; "));
+}
+
+std::string short_reasons(const Explanation& e, const std::string& chosen) {
+  std::vector<std::string> parts;
+  for (const BackendVerdict& v : e.backends) {
+    if (v.backend == chosen || v.eligible || v.failed.empty() || v.backend == backend::kMath) continue;
+    if (v.backend == "fa2" || v.backend == "fa3" || v.backend == "xformers" || v.backend == backend::kFlex) continue;
+    parts.push_back(fmt::format("{}: {}", v.backend, v.failed.front().value));
+  }
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+MaskKind mask_kind(const MaskInfo& m, std::vector<std::string>& assumptions) {
+  if (!m.present || m.kind == "none" || m.kind == "causal_flag" || m.kind.empty()) return MaskKind::kNone;
+  if (m.kind == "bool") return MaskKind::kBool;
+  if (m.kind == "float") return MaskKind::kFloat;
+  assumptions.push_back("mask of kind '" + m.kind + "' treated as a boolean attn_mask");
+  return MaskKind::kBool;
+}
+
+SdpaInput input_from_call(const Call& c, std::vector<std::string>& assumptions) {
+  SdpaInput in;
+  in.B = c.shape.B;
+  in.Hq = c.shape.Hq;
+  in.Hkv = c.shape.Hkv ? c.shape.Hkv : c.shape.Hq;
+  in.Sq = c.shape.Sq;
+  in.Skv = c.shape.Skv ? c.shape.Skv : c.shape.Sq;
+  in.D = c.shape.D;
+  in.Dv = c.shape.Dv ? c.shape.Dv : c.shape.D;
+  in.dtype = c.shape.dtype;
+  if (in.dtype.empty()) {
+    in.dtype = "bf16";
+    assumptions.push_back("dtype bf16 assumed (trace has no input types)");
+  }
+  in.mask = mask_kind(c.mask, assumptions);
+  in.mask_dims = c.mask.dims;
+  in.causal = c.causal;
+  in.dropout = c.dropout;
+  in.enable_gqa = c.gqa || in.Hq != in.Hkv;
+  in.requires_grad = c.direction == "backward" || c.pair_id >= 0;
+  return in;
+}
+
+std::string version_of(const SourceInfo& s, std::string_view name) {
+  for (const auto& [k, v] : s.versions)
+    if (k == name) return v;
+  return "";
+}
+
+// Resolves torch/cuDNN/arch: explicit options, then the trace, then stated defaults.
+Env env_for(const Report& r, const ExplainOptions& o, std::vector<std::string>& assumptions) {
+  Env env;
+  std::string arch = o.arch.empty() ? r.source.arch : o.arch;
+  if (arch.empty()) {
+    arch = r.summary.has_gpu ? kDefaultArch : "cpu";
+    assumptions.push_back(fmt::format("arch {} assumed (trace has no deviceProperties; pass --arch)", arch));
+  }
+  if (auto d = parse_arch(arch)) env.device = *d;
+  else assumptions.push_back(fmt::format("arch '{}' not understood, sm90 assumed", arch));
+
+  std::string torch = o.torch_version.empty() ? version_of(r.source, "torch") : o.torch_version;
+  if (torch.empty()) {
+    torch = kDefaultTorch;
+    assumptions.push_back(fmt::format("torch {} assumed (trace has no torch version; pass --torch)", torch));
+  }
+  if (auto v = parse_version(torch)) env.torch = *v;
+  else assumptions.push_back(fmt::format("torch version '{}' not understood, {} assumed", torch, kDefaultTorch));
+
+  if (env.device.kind == DeviceKind::kCuda) {
+    std::string cudnn = o.cudnn_version.empty() ? version_of(r.source, "cudnn") : o.cudnn_version;
+    if (cudnn.empty()) {
+      cudnn = kDefaultCudnn;
+      assumptions.push_back(fmt::format("cuDNN {} assumed (trace has no cuDNN version; pass --cudnn)", cudnn));
+    }
+    if (auto v = parse_version(cudnn)) env.cudnn = *v;
+  } else {
+    env.cudnn = {};
+  }
+  return env;
+}
+
+EnabledBackends only(Backend b) {
+  EnabledBackends e{false, false, false, false};
+  if (b == Backend::kFlash || b == Backend::kCpuFlash) e.flash = true;
+  if (b == Backend::kEfficient) e.efficient = true;
+  if (b == Backend::kCudnn) e.cudnn = true;
+  if (b == Backend::kMath) e.math = true;
+  return e;
+}
+
+std::optional<Backend> backend_from_name(std::string_view name) {
+  for (Backend b : {Backend::kFlash, Backend::kEfficient, Backend::kCudnn, Backend::kMath, Backend::kCpuFlash})
+    if (name == backend_name(b)) return b;
+  return std::nullopt;
+}
+
+std::string layer_ranges(std::vector<int64_t> layers) {
+  std::sort(layers.begin(), layers.end());
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < layers.size();) {
+    size_t j = i;
+    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
+    parts.push_back(i == j ? std::to_string(layers[i]) : fmt::format("{}-{}", layers[i], layers[j]));
+    i = j + 1;
+  }
+  return fmt::format("{} {}", layers.size() == 1 ? "layer" : "layers", fmt::join(parts, ", "));
+}
+
+struct Group {
+  std::string title_core;  // e.g. "math fallback (flash: attn_mask=bool; ...)"
+  std::string severity;
+  std::string detail;
+  std::string rule;
+  double gain = 0;
+  std::vector<int64_t> layers;
+};
+
+}  // namespace
+
+Explanation explanation_from(const SdpaInput& input, const Env& env, const Decision& d) {
+  Explanation e;
+  e.predicted_backend = d.choice == "ERROR" ? "error" : backend_name(d.chosen);
+  for (const auto* list : {&d.sdpa, &d.libraries})
+    for (const Verdict& v : *list) e.backends.push_back({backend_name(v.backend), v.eligible, v.failed});
+
+  const Verdict* target = fix_target(d);
+  const Verdict* best = best_fused(d);
+  if (target) {
+    e.fix = fmt::format("to run {}: {}", backend_name(target->backend), join_fixes(*target));
+    const Gain g = expected_gain(e.predicted_backend, backend_name(target->backend), input.Sq, input.dtype);
+    e.expected_speedup = g.speedup;
+    e.expected_memory_ratio = g.memory_ratio;
+    e.gain_basis = g.basis;
+  } else if (best && d.choice != "ERROR" && d.chosen != best->backend) {
+    e.fix = fmt::format("enable {} (it is eligible and first in the priority order)", backend_name(best->backend));
+  }
+  // Point at the libraries that would run where SDPA's fused kernels cannot.
+  if (d.choice == "ERROR" || d.chosen == Backend::kMath || d.chosen == Backend::kEfficient) {
+    for (const Verdict& v : d.libraries) {
+      if (!v.eligible || v.backend == Backend::kFlex || v.backend == Backend::kXformers) continue;
+      e.fix += fmt::format("{}{} would run these inputs on {} (attn_implementation=\"flash_attention_{}\")",
+                           e.fix.empty() ? "" : ". ", v.backend == Backend::kFa3 ? "FlashAttention-3" : "FlashAttention-2",
+                           env.device.str(), v.backend == Backend::kFa3 ? "3" : "2");
+      break;
+    }
+  }
+  return e;
+}
+
+void explain_calls(Report& report, const ExplainOptions& options) {
+  std::vector<std::string> env_assumptions;
+  const Env env = env_for(report, options, env_assumptions);
+
+  // A trace where every SDPA call ran one backend that is eligible but not first in the order
+  // was run under sdpa_kernel([X]).
+  std::set<std::string> sdpa_backends;
+  for (const Call& c : report.calls)
+    if (is_sdpa_backend(c.backend)) sdpa_backends.insert(c.backend);
+  const std::optional<Backend> single =
+      sdpa_backends.size() == 1 ? backend_from_name(*sdpa_backends.begin()) : std::nullopt;
+
+  std::map<std::string, Group> groups;
+  std::vector<std::string> group_order;
+  for (Call& call : report.calls) {
+    const bool eager = call.backend == backend::kEager;
+    if (!eager && !is_sdpa_backend(call.backend)) continue;
+    std::vector<std::string> assumptions = env_assumptions;
+    const SdpaInput input = input_from_call(call, assumptions);
+    Decision d = decide(input, env);
+    Explanation e;
+    std::string cause_key, title_core, severity = "medium", rule_id;
+
+    if (eager) {
+      e = explanation_from(input, env, d);
+      const Gain g = expected_gain(backend::kEager, e.predicted_backend, input.Sq, input.dtype);
+      e.fix = fmt::format(
+          "use SDPA: attn_implementation=\"sdpa\" (transformers) or torch.nn.functional.scaled_dot_product_attention; "
+          "SDPA would run {} here",
+          e.predicted_backend);
+      e.expected_speedup = g.speedup;
+      e.expected_memory_ratio = g.memory_ratio;
+      e.gain_basis = g.basis;
+      cause_key = "eager";
+      title_core = fmt::format("eager attention (no SDPA call); SDPA would run {}", e.predicted_backend);
+      severity = "high";
+      rule_id = "rules.eager_attention";
+    } else {
+      const Backend seen = *backend_from_name(call.backend);
+      const Verdict* seen_verdict = d.verdict(seen);
+      bool forced = false;
+      if (d.choice == "ERROR" || d.chosen != seen) {
+        forced = single == seen && seen_verdict && seen_verdict->eligible;
+        if (forced) {
+          // Explain what the user got and what the default would have been.
+          const Decision by_default = d;
+          Env forced_env = env;
+          forced_env.enabled = only(seen);
+          d = decide(input, forced_env);
+          e = explanation_from(input, forced_env, d);
+          const Gain g = expected_gain(call.backend, backend_name(by_default.chosen), input.Sq, input.dtype);
+          e.fix = fmt::format("remove sdpa_kernel([{}]) so SDPA can pick {}", sdp_backend_enum(seen),
+                              backend_name(by_default.chosen));
+          e.expected_speedup = g.speedup;
+          e.expected_memory_ratio = g.memory_ratio;
+          e.gain_basis = g.basis;
+          e.consistency_note = fmt::format(
+              "backend forced by the user (sdpa_kernel): only {} ran; it is eligible but the rules rank {} first",
+              call.backend, backend_name(by_default.chosen));
+          assumptions.push_back(fmt::format("sdpa_kernel([{}]) inferred: every SDPA call ran {}",
+                                            sdp_backend_enum(seen), call.backend));
+          cause_key = "forced:" + call.backend;
+          title_core = fmt::format("{} forced by the user (sdpa_kernel); SDPA would pick {}", call.backend,
+                                   backend_name(by_default.chosen));
+          severity = call.backend == backend::kMath ? "high" : "low";
+          rule_id = "rules.forced_backend";
+        } else {
+          e = explanation_from(input, env, d);
+          e.consistent = false;
+          e.consistency_note = fmt::format(
+              "the rules predict {} but the trace shows {}{}: the rules or the assumed versions/arch are wrong for "
+              "this run",
+              e.predicted_backend, call.backend,
+              seen_verdict && !seen_verdict->eligible ? fmt::format(" (rules reject it: {})", seen_verdict->failed.front().rule) : "");
+          cause_key = "mismatch:" + call.backend + ">" + e.predicted_backend;
+          title_core = fmt::format("rules predict {} but {} ran", e.predicted_backend, call.backend);
+          severity = "medium";
+          rule_id = "rules.consistency";
+        }
+      } else {
+        e = explanation_from(input, env, d);
+        const Verdict* target = fix_target(d);
+        if (target) {
+          const std::string reasons = short_reasons(e, e.predicted_backend);
+          cause_key = "fallback:" + e.predicted_backend + ":" + reasons;
+          title_core = fmt::format("{} {} ({})", e.predicted_backend,
+                                   d.chosen == Backend::kMath ? "fallback" : "instead of a faster fused kernel", reasons);
+          severity = d.chosen == Backend::kMath ? "high" : "low";
+          rule_id = target->failed.front().rule;
+        }
+      }
+    }
+    e.assumptions = std::move(assumptions);
+    if (!cause_key.empty() && call.direction != "backward") {
+      auto [it, inserted] = groups.try_emplace(cause_key);
+      Group& g = it->second;
+      if (inserted) {
+        group_order.push_back(cause_key);
+        g = {title_core, severity,
+             fmt::format("{}{}{}", e.fix.empty() ? e.consistency_note : e.fix,
+                         e.expected_speedup > 0 ? fmt::format(". Expected ~{:.1f}x faster, ~{:.1f}x less activation memory ({})",
+                                                              e.expected_speedup, e.expected_memory_ratio, e.gain_basis)
+                                                : "",
+                         e.fix.empty() || e.consistency_note.empty() ? "" : ". " + e.consistency_note),
+             rule_id, e.expected_speedup, {}};
+      }
+      g.layers.push_back(call.layer >= 0 ? call.layer : call.id);
+    }
+    call.explanation = std::move(e);
+  }
+  for (const std::string& key : group_order) {
+    Group& g = groups[key];
+    report.findings.push_back({g.severity, fmt::format("{}: {}", layer_ranges(g.layers), g.title_core), g.detail,
+                               g.rule, g.layers, g.gain});
+  }
+}
+
+}  // namespace attnprof::rules
