@@ -71,6 +71,7 @@ struct Call {
   std::string phase;         // "", "prefill", "decode" (generate loops)
   std::string direction;     // "forward" or "backward"
   int64_t pair_id = -1;      // forward <-> backward partner call id, -1 when none
+  int64_t sequence_number = -1;  // autograd "Sequence number" of the top op (pairs fwd/bwd)
   std::string backend;       // backend::*
   std::string library;       // pytorch_flash, aotriton, cutlass_fmha, cudnn, flash_attn_3, ...
   bool fused = false;

@@ -1,0 +1,60 @@
+// attnprof analyze TRACE [TRACE ...] : which attention kernel ran, per layer, fused or not.
+#include <cstdio>
+#include <memory>
+
+#include "attnprof/analyze.h"
+#include "attnprof/render.h"
+#include "command.h"
+#include "outputs.h"
+
+namespace attnprof::cli {
+namespace {
+
+struct AnalyzeCommandOptions {
+  std::vector<std::string> traces;
+  OutputOptions outputs;
+  std::string torch_version, cudnn_version, arch;
+};
+
+int run_analyze(const AnalyzeCommandOptions& o) {
+  AnalyzeOptions options;
+  if (!o.torch_version.empty()) options.torch_version = o.torch_version;
+  if (!o.cudnn_version.empty()) options.cudnn_version = o.cudnn_version;
+  if (!o.arch.empty()) options.arch = o.arch;
+  // Every trace is read before anything is written: bad input leaves no output file.
+  std::vector<Report> reports;
+  for (const std::string& path : o.traces) {
+    options.progress = progress_bar("reading " + path);
+    Result<Report> report = analyze_file(path, options);
+    if (!report) fail("analyze", report.error());
+    reports.push_back(std::move(*report));
+  }
+  if (Status s = write_outputs(o.outputs, reports); !s) fail("analyze", s.error());
+  for (size_t i = 0; i < reports.size(); ++i) {
+    if (i) std::fputs("\n", stdout);
+    std::fputs(render_text(reports[i]).c_str(), stdout);
+  }
+  return kExitOk;
+}
+
+void setup_analyze(CLI::App& app) {
+  auto o = std::make_shared<AnalyzeCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "analyze",
+      "Read torch.profiler (Kineto) traces and show, per attention layer, the backend and kernel that ran, "
+      "its device time and whether it was fused; unfused calls first.");
+  cmd->add_option("traces", o->traces, "trace files (.json or .json.gz) written by torch.profiler")->required();
+  add_output_options(*cmd, o->outputs);
+  cmd->add_option("--torch", o->torch_version, "PyTorch version of the run, when the trace lacks it (e.g. 2.11)");
+  cmd->add_option("--cudnn", o->cudnn_version, "cuDNN version of the run (e.g. 9.19)");
+  cmd->add_option("--arch", o->arch, "GPU architecture when the trace lacks deviceProperties (sm90, gfx942, cpu)");
+  cmd->footer(
+      "Exit status: 0 = analysed (also when no attention is found), 2 = bad input or output error.\n"
+      "Several traces: one Report each, printed in order; --json then writes a JSON array.");
+  cmd->callback([o] { exit_with(run_analyze(*o)); });
+}
+
+const Registration kRegistration(10, setup_analyze);
+
+}  // namespace
+}  // namespace attnprof::cli

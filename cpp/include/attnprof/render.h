@@ -1,0 +1,35 @@
+// Renderers of the core Report: pure functions Report -> text. They never open a trace.
+// Sections added by later stages are rendered by small additions to text.cpp / markdown.cpp,
+// shown only when present.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "attnprof/report.h"
+
+namespace attnprof {
+
+struct TextOptions {
+  bool color = false;     // ANSI colours (the CLI sets it when stdout is a terminal)
+  size_t max_rows = 64;   // activation-map rows before "... N more layers"
+};
+
+// Terminal output: header, summary, unfused calls first, activation map, findings.
+std::string render_text(const Report& report, const TextOptions& options = {});
+
+// The same content as GitHub-flavoured Markdown (kernel names escaped).
+std::string render_markdown(const Report& report);
+
+// "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<...>>(Params)" ->
+// "pytorch_flash::flash_fwd_kernel": no return type, template arguments or parameters.
+std::string short_kernel_name(std::string_view name);
+
+// "B4 Hq32/Hkv8 S2048x2048 D128 bf16" from what is known of the shape; "" when nothing is.
+std::string shape_text(const Shape& shape);
+
+// The kernels of a fused call by name, of an unfused call by component
+// ("qk gemm, softmax, av gemm (+4 more)"), shortened for one table cell.
+std::string kernels_text(const Call& call, size_t max_chars = 70);
+
+}  // namespace attnprof

@@ -1,0 +1,100 @@
+// TraceIndex: the relations between a Trace's slices that every analysis needs and that
+// the flat tables do not spell out:
+//   - CPU-side trees per (pid, tid) by time containment (cpu_op, user_annotation,
+//     python_function, cuda_runtime, cuda_driver), so an ATen op knows its parent op and
+//     the nn.Module it ran in;
+//   - CPU -> GPU links: each kernel/memcpy/memset -> the runtime call that launched it
+//     (same `correlation`) -> the innermost cpu_op around that launch (falling back to the
+//     cpu_op with the same `External id` when the launch was not recorded);
+//   - profiler steps (ProfilerStep#N annotations).
+// Built once per Trace; holds indices into Trace::slices only (no strings copied).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnprof/trace.h"
+
+namespace attnprof {
+
+inline constexpr uint32_t kNoSlice = UINT32_MAX;
+
+struct StepRange {
+  int64_t number = 0;  // N of ProfilerStep#N
+  int64_t ts_ns = 0;
+  int64_t end_ns = 0;
+};
+
+struct TraceIndex {
+  // Per slice (parallel to Trace::slices). CPU-side slices only; kNoSlice elsewhere.
+  std::vector<uint32_t> parent;
+  std::vector<uint32_t> first_child;
+  std::vector<uint32_t> next_sibling;
+  // Per slice: for GPU slices, the runtime/driver launch and the linked cpu_op.
+  std::vector<uint32_t> launch_of;
+  std::vector<uint32_t> op_of;
+  // Per cpu_op slice: the GPU slices it launched directly (CSR: gpu_items[gpu_begin[s] ..
+  // gpu_begin[s+1]) ), in device-time order.
+  std::vector<uint32_t> gpu_begin;
+  std::vector<uint32_t> gpu_items;
+  // Root CPU slices of every thread, in (pid, tid, ts) order.
+  std::vector<uint32_t> roots;
+  // All GPU activity slices (kernel, memcpy, memset) in start-time order.
+  std::vector<uint32_t> gpu_slices;
+  // GPU slices that have neither a recorded launch nor a linked op (they started before
+  // the profiling window or come from another process).
+  std::vector<uint32_t> orphan_gpu_slices;
+  std::vector<StepRange> steps;  // sorted by ts
+  bool has_python_tree = false;  // python_function events present (with_stack=True)
+};
+
+TraceIndex build_trace_index(const Trace& trace);
+
+// True for cpu_op slices (ATen ops and FUNCTION-scope record_function).
+bool is_cpu_op(const Slice& s);
+// True for kernel, memcpy and memset slices.
+bool is_gpu_activity(const Slice& s);
+
+// Nearest cpu_op ancestor of a slice (python frames and annotations are skipped).
+uint32_t parent_op(const Trace& trace, const TraceIndex& index, uint32_t slice);
+
+// Appends the GPU slices launched by `slice` and by every op below it.
+void collect_subtree_gpu(const Trace& trace, const TraceIndex& index, uint32_t slice,
+                         std::vector<uint32_t>& out);
+
+// Visits the subtree below `slice` in time order (pre-order), not including `slice`.
+template <typename Fn>
+void for_each_descendant(const TraceIndex& index, uint32_t slice, Fn&& fn) {
+  std::vector<uint32_t> stack;
+  for (uint32_t c = index.first_child[slice]; c != kNoSlice; c = index.next_sibling[c]) stack.push_back(c);
+  std::reverse(stack.begin(), stack.end());
+  while (!stack.empty()) {
+    const uint32_t s = stack.back();
+    stack.pop_back();
+    fn(s);
+    const size_t mark = stack.size();
+    for (uint32_t c = index.first_child[s]; c != kNoSlice; c = index.next_sibling[c]) stack.push_back(c);
+    std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(mark), stack.end());
+  }
+}
+
+// "nn.Module: LlamaAttention_0" -> "LlamaAttention_0"; "" for other python frames.
+std::string_view module_instance_name(std::string_view python_function_name);
+
+// Module path of the innermost nn.Module around `slice`: the chain of enclosing
+// nn.Module instance names from the outermost, joined by '.', e.g.
+// "LlamaForCausalLM_0.LlamaModel_0.LlamaDecoderLayer_2.LlamaAttention_2". "" when the
+// trace has no nn.Module events around it.
+std::string module_path(const Trace& trace, const TraceIndex& index, uint32_t slice);
+
+// Step number of the ProfilerStep#N whose time range holds ts; -1 when none does.
+int64_t step_at(const TraceIndex& index, int64_t ts_ns);
+
+// Union of all GPU activity intervals, per device, summed over devices (ns).
+int64_t gpu_busy_ns(const Trace& trace, const TraceIndex& index);
+
+}  // namespace attnprof

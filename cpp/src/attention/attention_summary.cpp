@@ -1,0 +1,101 @@
+// The Summary of a Report and the core findings (see docs/report-schema.md for formulas).
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "attnprof/attention.h"
+
+namespace attnprof {
+
+std::string dtype_name(std::string_view t) {
+  if (t == "c10::BFloat16") return "bf16";
+  if (t == "c10::Half") return "fp16";
+  if (t == "float") return "fp32";
+  if (t == "double") return "fp64";
+  if (t == "c10::Float8_e4m3fn" || t == "c10::Float8_e4m3fnuz") return "fp8_e4m3";
+  if (t == "c10::Float8_e5m2" || t == "c10::Float8_e5m2fnuz") return "fp8_e5m2";
+  return "";
+}
+
+Summary summarize_attention(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls) {
+  Summary s;
+  s.has_gpu = !index.gpu_slices.empty();
+  s.call_count = static_cast<int64_t>(calls.size());
+  double fused_time = 0;
+  for (const Call& c : calls) {
+    s.attention_device_time_us += c.device_time_us;
+    if (c.fused) {
+      ++s.fused_call_count;
+      fused_time += c.device_time_us;
+    }
+  }
+  s.fused_call_fraction = s.call_count ? static_cast<double>(s.fused_call_count) / static_cast<double>(s.call_count) : 0;
+  s.fused_time_fraction = s.attention_device_time_us > 0 ? fused_time / s.attention_device_time_us : 0;
+  s.gpu_time_us = static_cast<double>(gpu_busy_ns(trace, index)) / 1000.0;
+  s.attention_share = s.gpu_time_us > 0 ? s.attention_device_time_us / s.gpu_time_us : 0;
+  return s;
+}
+
+namespace {
+
+std::string layer_list(const std::vector<int64_t>& layers) {
+  std::string out;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (i == 8) return out + fmt::format(", ... ({} layers)", layers.size());
+    out += (i ? ", " : "") + std::to_string(layers[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Finding> core_findings(const Report& report) {
+  std::vector<Finding> findings;
+  const Summary& s = report.summary;
+  // One finding per unfused backend, the costliest first.
+  struct Group {
+    std::vector<int64_t> layers;
+    int64_t calls = 0;
+    double time_us = 0;
+    size_t kernels = 0;
+  };
+  std::map<std::string, Group> unfused;
+  for (const Call& c : report.calls) {
+    if (c.fused) continue;
+    Group& g = unfused[c.backend];
+    if (c.layer >= 0 && std::find(g.layers.begin(), g.layers.end(), c.layer) == g.layers.end()) g.layers.push_back(c.layer);
+    ++g.calls;
+    g.time_us += c.device_time_us;
+    g.kernels += c.kernels.size();
+  }
+  std::vector<std::pair<std::string, Group>> ranked(unfused.begin(), unfused.end());
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second.time_us > b.second.time_us; });
+  for (auto& [backend, g] : ranked) {
+    std::sort(g.layers.begin(), g.layers.end());
+    const double share = s.attention_device_time_us > 0 ? g.time_us / s.attention_device_time_us : 0;
+    Finding f;
+    f.severity = share >= 0.2 ? "high" : "medium";
+    f.title = fmt::format("{} attention call{} ran unfused ({}): {:.0f}% of attention time", g.calls,
+                          g.calls == 1 ? "" : "s", backend, 100 * share);
+    f.detail = fmt::format(
+        "Layers {} computed softmax(QK^T)V with separate kernels ({} kernels, {:.1f} us); the full "
+        "Sq x Skv score matrix was written to and read from memory. A fused backend (flash, efficient, "
+        "cudnn) computes the same result in one kernel without materialising it.",
+        layer_list(g.layers), g.kernels, g.time_us);
+    f.layers = g.layers;
+    findings.push_back(std::move(f));
+  }
+  if (report.calls.empty()) {
+    findings.push_back({"info", "no attention found", "The trace has no attention op, no attention kernel "
+                        "and no matmul -> softmax -> matmul pattern.", "", {}, 0});
+  } else if (unfused.empty()) {
+    findings.push_back({"info", fmt::format("all {} attention calls used fused kernels", report.calls.size()),
+                        fmt::format("Attention took {:.1f} us, {:.1f}% of GPU busy time.", s.attention_device_time_us,
+                                    100 * s.attention_share),
+                        "", {}, 0});
+  }
+  return findings;
+}
+
+}  // namespace attnprof

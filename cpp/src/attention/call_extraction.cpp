@@ -1,0 +1,330 @@
+// Attention calls from attention ops (SDPA and its backends, autograd nodes, library ops)
+// and from fused attention kernels launched without one (Inductor, CUDA libraries).
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <unordered_map>
+
+#include "attnprof/attention.h"
+#include "extraction.h"
+#include "op_args.h"
+
+namespace attnprof {
+namespace {
+
+// Classification of op names, cached per interned string.
+class OpClassifier {
+ public:
+  explicit OpClassifier(const Trace& trace) : trace_(trace) {}
+  const AttentionOp* operator()(const Slice& s) {
+    if (!is_cpu_op(s)) return nullptr;
+    auto [it, inserted] = cache_.try_emplace(s.name, nullptr);
+    if (inserted) it->second = classify_attention_op(trace_.name_of(s));
+    return it->second;
+  }
+
+ private:
+  const Trace& trace_;
+  std::unordered_map<StrId, const AttentionOp*> cache_;
+};
+
+bool has_attention_ancestor(const ExtractionContext& ctx, OpClassifier& classify, uint32_t slice) {
+  for (uint32_t p = ctx.index.parent[slice]; p != kNoSlice; p = ctx.index.parent[p])
+    if (classify(ctx.trace.slices[p])) return true;
+  return false;
+}
+
+// Reads B, H, S, D from the q/k/v dims according to the op's layout.
+void fill_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
+  const auto& q = args.dims(op.query);
+  const auto& k = args.dims(op.key);
+  const auto& v = args.dims(op.value);
+  switch (op.layout) {
+    case TensorLayout::kBHSD:
+      if (q.size() >= 3) {
+        shape.B = q.size() == 4 ? q[0] : 1;
+        shape.Hq = q[q.size() - 3];
+        shape.Sq = q[q.size() - 2];
+        shape.D = q.back();
+      }
+      if (k.size() >= 3) {
+        shape.Hkv = k[k.size() - 3];
+        shape.Skv = k[k.size() - 2];
+      }
+      break;
+    case TensorLayout::kBSHD:
+      if (q.size() == 4) {
+        shape.B = q[0];
+        shape.Sq = q[1];
+        shape.Hq = q[2];
+        shape.D = q[3];
+      }
+      if (k.size() == 4) {
+        shape.Skv = k[1];
+        shape.Hkv = k[2];
+      }
+      break;
+    case TensorLayout::kTHD:
+      // Varlen/paged: tokens of all sequences packed; per-sequence lengths and the cached
+      // context are not in the op's arguments, so B and Skv stay unknown.
+      if (q.size() == 3) {
+        shape.Sq = q[0];
+        shape.Hq = q[1];
+        shape.D = q[2];
+      }
+      if (k.size() == 3) shape.Hkv = k[1];
+      break;
+  }
+  if (!v.empty()) shape.Dv = v.back();
+  shape.dtype = dtype_name(args.type(op.query));
+}
+
+void fill_from_args(const ExtractionContext& ctx, uint32_t slice, const AttentionOp& op, Call& call) {
+  const OpArgsView args(ctx.trace, ctx.trace.slices[slice]);
+  if (!args.recorded()) return;
+  fill_shape(args, op, call.shape);
+  if (const auto& mask = args.dims(op.mask); !mask.empty()) {
+    call.mask.present = true;
+    call.mask.kind = args.type(op.mask) == "bool" ? "bool" : "float";
+    call.mask.dims = mask;
+  }
+  call.causal = args.flag(op.causal);
+  if (!call.mask.present) call.mask.kind = call.causal ? "causal_flag" : "none";
+  call.dropout = args.number(op.dropout).value_or(0.0);
+  call.scale = args.number(op.scale).value_or(0.0);
+  call.gqa = args.flag(op.gqa);
+}
+
+int rank_for_args(OpRole role) {  // which op of a call describes it best
+  switch (role) {
+    case OpRole::kEntry: return 0;    // public signature, canonical BHSD layout
+    case OpRole::kExternal: return 1;
+    case OpRole::kBackend: return 2;
+    case OpRole::kImpl: return 3;
+    case OpRole::kAutogradNode: return 4;  // no tensor arguments worth reading
+  }
+  return 5;
+}
+
+int rank_for_backend(OpRole role) {  // which op of a call names the backend
+  switch (role) {
+    case OpRole::kBackend: return 0;
+    case OpRole::kImpl: return 1;
+    case OpRole::kExternal: return 2;
+    case OpRole::kAutogradNode: return 3;
+    case OpRole::kEntry: return 4;  // decides nothing by itself
+  }
+  return 5;
+}
+
+// Matmuls of the math backend: the first ones compute Q K^T, those after softmax P V.
+void add_math_kernels(ExtractionContext& ctx, uint32_t math_op, Call& call) {
+  bool after_softmax = false;
+  for (uint32_t c = ctx.index.first_child[math_op]; c != kNoSlice; c = ctx.index.next_sibling[c]) {
+    if (!is_cpu_op(ctx.trace.slices[c])) continue;
+    std::string_view component = component_of_op(ctx.trace.name_of(ctx.trace.slices[c]));
+    if (component == component::kSoftmax) after_softmax = true;
+    if (component == "gemm") component = after_softmax ? component::kAV : component::kQK;
+    add_kernels_under(ctx, c, component, call);
+  }
+  add_kernels_under(ctx, math_op, component::kOther, call);  // launched by the op itself
+}
+
+Call call_from_op(ExtractionContext& ctx, OpClassifier& classify, uint32_t top) {
+  const Trace& trace = ctx.trace;
+  Call call;
+  const Slice& top_slice = trace.slices[top];
+  call.op = std::string(trace.name_of(top_slice));
+  call.module = module_path(trace, ctx.index, top);
+  call.cpu_ts_ns = top_slice.ts_ns;
+  call.cpu_dur_ns = top_slice.dur_ns;
+
+  // The ops of the call: the top one and the attention ops below it.
+  std::vector<std::pair<uint32_t, const AttentionOp*>> ops{{top, classify(top_slice)}};
+  for_each_descendant(ctx.index, top, [&](uint32_t s) {
+    if (const AttentionOp* op = classify(trace.slices[s])) ops.emplace_back(s, op);
+  });
+  auto best = [&](auto rank) {
+    return *std::min_element(ops.begin(), ops.end(), [&](const auto& a, const auto& b) {
+      return rank(a.second->role) < rank(b.second->role);
+    });
+  };
+  const auto [args_slice, args_op] = best(rank_for_args);
+  const auto [backend_slice, backend_op] = best(rank_for_backend);
+  call.direction = std::string(backend_op->direction);
+  call.backend = std::string(backend_op->backend);
+  if (backend_op->role == OpRole::kBackend || backend_op->role == OpRole::kImpl)
+    call.backend_op = std::string(trace.name_of(trace.slices[backend_slice]));
+  // Autograd nodes carry no arguments: read them from the backend op below.
+  if (args_op->role == OpRole::kAutogradNode) fill_from_args(ctx, backend_slice, *backend_op, call);
+  else fill_from_args(ctx, args_slice, *args_op, call);
+
+  const bool math = call.backend == backend::kMath;
+  if (math) add_math_kernels(ctx, backend_slice, call);
+  add_kernels_under(ctx, top, math ? component::kOther : component::kFused, call);
+  claim_ops(ctx, top);
+
+  const KernelPattern* main_kernel = nullptr;
+  for (const KernelRef& k : call.kernels) {
+    const KernelPattern* p = classify_kernel(k.name);
+    if (p && p->kind == KernelKind::kFusedAttention && (!main_kernel || main_kernel->auxiliary)) main_kernel = p;
+  }
+  if (main_kernel) {
+    call.library = std::string(main_kernel->library);
+    if (call.backend.empty()) call.backend = std::string(main_kernel->backend);
+  }
+  call.fused = ctx.has_gpu && !call.kernels.empty() ? main_kernel != nullptr : backend_op->fused;
+  if (call.backend.empty()) call.backend = backend::kExternal;  // entry op without a recorded backend
+  if (call.library.empty()) {
+    if (math) call.library = "aten";
+    else if (call.backend == backend::kCpuFlash) call.library = "aten_cpu";
+  }
+  call.sequence_number = OpArgsView(trace, top_slice).sequence_number();
+  return call;
+}
+
+// Fused attention kernels that no attention op launched (Inductor templates, library
+// calls without a recorded op). Kernels with no CPU launch at all (started before the
+// profiling window) are not calls: their arguments and layer are unknowable.
+void add_kernel_only_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
+  const Trace& trace = ctx.trace;
+  size_t open = SIZE_MAX;  // the last kernel-only call, for its auxiliary kernels
+  for (const uint32_t g : ctx.index.gpu_slices) {
+    if (ctx.claimed_gpu[g]) continue;
+    const Slice& k = trace.slices[g];
+    const KernelPattern* p = classify_kernel(trace.name_of(k));
+    if (!p || p->kind != KernelKind::kFusedAttention) continue;
+    const bool launched = ctx.index.launch_of[g] != kNoSlice || ctx.index.op_of[g] != kNoSlice;
+    if (!launched) continue;
+    if (p->auxiliary && open != SIZE_MAX) {
+      const uint32_t op = ctx.index.op_of[g];
+      if (op != kNoSlice) add_kernels_under(ctx, op, component::kFused, calls[open]);
+      continue;
+    }
+    Call call;
+    call.backend = std::string(p->backend);
+    call.library = std::string(p->library);
+    call.direction = std::string(p->direction.empty() ? "forward" : p->direction);
+    call.fused = true;
+    const uint32_t op = ctx.index.op_of[g];
+    const uint32_t launch = ctx.index.launch_of[g];
+    const uint32_t cpu = op != kNoSlice ? op : launch;
+    call.op = op != kNoSlice ? std::string(trace.name_of(trace.slices[op])) : std::string();
+    call.module = module_path(trace, ctx.index, cpu);
+    call.cpu_ts_ns = trace.slices[cpu].ts_ns;
+    call.cpu_dur_ns = trace.slices[cpu].dur_ns;
+    if (op != kNoSlice) {
+      add_kernels_under(ctx, op, component::kOther, call);
+    } else {
+      KernelRef ref;
+      ref.name = std::string(trace.name_of(k));
+      ref.component = component::kFused;
+      ref.ts_ns = k.ts_ns;
+      ref.device_time_us = static_cast<double>(k.dur_ns) / 1000.0;
+      ref.correlation = k.correlation;
+      if (const GpuArgs* a = trace.gpu_args_of(k)) ref.stream = a->stream;
+      call.kernels.push_back(std::move(ref));
+      ctx.claimed_gpu[g] = true;
+    }
+    calls.push_back(std::move(call));
+    open = calls.size() - 1;
+  }
+}
+
+// The component a kernel launched under an op of `op_component` belongs to: a matmul op
+// also launches copies and memsets (layout changes), a softmax op a cast; those are "other".
+std::string_view kernel_component(const KernelPattern* p, std::string_view op_component) {
+  const KernelKind kind = p ? p->kind : KernelKind::kOther;
+  if (kind == KernelKind::kFusedAttention) return component::kFused;
+  if (op_component == component::kQK || op_component == component::kAV)
+    return kind == KernelKind::kGemm ? op_component : component::kOther;
+  if (op_component == component::kSoftmax) return kind == KernelKind::kSoftmax ? op_component : component::kOther;
+  if (op_component == component::kFused) return component::kOther;  // memsets, copies around a fused kernel
+  return op_component;
+}
+
+}  // namespace
+
+void claim_ops(ExtractionContext& ctx, uint32_t op) {
+  ctx.inside_call[op] = true;
+  for_each_descendant(ctx.index, op, [&](uint32_t s) { ctx.inside_call[s] = true; });
+}
+
+void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view component, Call& call) {
+  const Trace& trace = ctx.trace;
+  std::vector<uint32_t> gpu;
+  if (is_cpu_op(trace.slices[op])) {
+    for (uint32_t i = ctx.index.gpu_begin[op]; i < ctx.index.gpu_begin[op + 1]; ++i) gpu.push_back(ctx.index.gpu_items[i]);
+  }
+  // Children's kernels are added with their own component by the caller when it cares;
+  // everything not yet claimed below `op` gets `component`.
+  for_each_descendant(ctx.index, op, [&](uint32_t s) {
+    if (!is_cpu_op(trace.slices[s])) return;
+    for (uint32_t i = ctx.index.gpu_begin[s]; i < ctx.index.gpu_begin[s + 1]; ++i) gpu.push_back(ctx.index.gpu_items[i]);
+  });
+  for (const uint32_t g : gpu) {
+    if (ctx.claimed_gpu[g]) continue;
+    ctx.claimed_gpu[g] = true;
+    const Slice& k = trace.slices[g];
+    KernelRef ref;
+    ref.name = std::string(trace.name_of(k));
+    ref.component = std::string(kernel_component(classify_kernel(ref.name), component));
+    ref.ts_ns = k.ts_ns;
+    ref.device_time_us = static_cast<double>(k.dur_ns) / 1000.0;
+    ref.correlation = k.correlation;
+    if (const GpuArgs* a = trace.gpu_args_of(k)) ref.stream = a->stream;
+    call.kernels.push_back(std::move(ref));
+  }
+}
+
+void finish_call(const ExtractionContext& ctx, Call& call) {
+  std::sort(call.kernels.begin(), call.kernels.end(),
+            [](const KernelRef& a, const KernelRef& b) { return a.ts_ns < b.ts_ns; });
+  call.device_time_us = 0;
+  for (const KernelRef& k : call.kernels) call.device_time_us += k.device_time_us;
+  // CPU-only traces: the op's own CPU time is the time attention took.
+  if (!ctx.has_gpu) call.device_time_us = static_cast<double>(call.cpu_dur_ns) / 1000.0;
+  Shape& s = call.shape;
+  if (s.Hkv == 0) s.Hkv = s.Hq;
+  if (s.Dv == 0) s.Dv = s.D;
+  call.gqa = call.gqa || (s.Hkv > 0 && s.Hkv < s.Hq);
+  call.decode = s.Sq == 1;
+  call.cross = !call.decode && s.Sq > 0 && s.Skv > 0 && s.Sq != s.Skv;
+  call.flops = attention_flops(call);
+  call.tflops = call.device_time_us > 0 ? call.flops / (call.device_time_us * 1e6) : 0;
+}
+
+double attention_flops(const Call& call) {
+  const Shape& s = call.shape;
+  if (s.B <= 0 || s.Hq <= 0 || s.Sq <= 0 || s.Skv <= 0 || s.D <= 0) return 0;
+  double flops = 4.0 * static_cast<double>(s.B) * static_cast<double>(s.Hq) * static_cast<double>(s.Sq) *
+                 static_cast<double>(s.Skv) * static_cast<double>(s.D);
+  if (call.causal && s.Sq == s.Skv) flops /= 2;
+  if (call.direction == "backward") flops *= 2.5;
+  return flops;
+}
+
+std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& index) {
+  ExtractionContext ctx{trace, index, !index.gpu_slices.empty(),
+                        std::vector<bool>(trace.slices.size(), false),
+                        std::vector<bool>(trace.slices.size(), false)};
+  OpClassifier classify(trace);
+  std::vector<uint32_t> tops;
+  for (uint32_t i = 0; i < trace.slices.size(); ++i)
+    if (classify(trace.slices[i]) && !has_attention_ancestor(ctx, classify, i)) tops.push_back(i);
+
+  std::vector<Call> calls;
+  calls.reserve(tops.size());
+  for (const uint32_t top : tops) calls.push_back(call_from_op(ctx, classify, top));
+  std::vector<Call> eager = find_eager_calls(ctx);
+  std::move(eager.begin(), eager.end(), std::back_inserter(calls));
+  add_kernel_only_calls(ctx, calls);
+
+  for (Call& call : calls) finish_call(ctx, call);
+  std::stable_sort(calls.begin(), calls.end(),
+                   [](const Call& a, const Call& b) { return a.cpu_ts_ns < b.cpu_ts_ns; });
+  for (size_t i = 0; i < calls.size(); ++i) calls[i].id = static_cast<int64_t>(i);
+  return calls;
+}
+
+}  // namespace attnprof

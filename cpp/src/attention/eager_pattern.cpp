@@ -1,0 +1,250 @@
+// Eager ("naive") attention: Q @ K^T -> [scale] -> [mask] -> softmax -> [dropout] -> P @ V,
+// written with plain ATen ops and no attention op (HF attn_implementation="eager",
+// hand-written attention). The matcher walks, per thread, the outermost ATen ops in time
+// order (Python frames are transparent) and anchors on each softmax:
+//   - a matmul-family op must come before it, with only scale/mask/cast/view ops between;
+//   - another must come after it, with only cast/dropout/view ops between;
+//   - when shapes are recorded they must agree: [..,Sq,D]x[..,D,Skv] -> softmax over the
+//     last dim of [..,Sq,Skv] -> [..,Sq,Skv]x[..,Skv,Dv].
+// log_softmax is a different op and never matches; a softmax without matmuls on both sides
+// (a classifier head, a router) is not attention.
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "attnprof/attention.h"
+#include "extraction.h"
+#include "op_args.h"
+
+namespace attnprof {
+namespace {
+
+constexpr size_t kMaxOpsBetween = 12;  // views/casts between the matmuls and the softmax
+
+template <size_t N>
+bool one_of(std::string_view name, const std::array<std::string_view, N>& names) {
+  for (const std::string_view n : names)
+    if (name == n) return true;
+  return false;
+}
+
+constexpr std::array<std::string_view, 4> kSoftmaxOps = {"aten::softmax", "aten::_softmax",
+                                                         "aten::_safe_softmax", "aten::special_softmax"};
+constexpr std::array<std::string_view, 5> kMatmulOps = {"aten::matmul", "aten::bmm", "aten::baddbmm",
+                                                        "aten::einsum", "aten::mm"};
+// Ops that only reshape, cast or copy: allowed anywhere inside the pattern.
+constexpr std::array<std::string_view, 21> kLayoutOps = {
+    "aten::view", "aten::reshape", "aten::_unsafe_view", "aten::transpose", "aten::permute",
+    "aten::expand", "aten::contiguous", "aten::clone", "aten::to", "aten::_to_copy",
+    "aten::copy_", "aten::type_as", "aten::unsqueeze", "aten::squeeze", "aten::slice",
+    "aten::select", "aten::as_strided", "aten::detach", "aten::empty", "aten::empty_like",
+    "aten::lift_fresh"};
+// Between Q@K^T and softmax: scaling, masking, soft-capping.
+constexpr std::array<std::string_view, 21> kScoreOps = {
+    "aten::mul", "aten::mul_", "aten::div", "aten::div_", "aten::add", "aten::add_", "aten::sub",
+    "aten::masked_fill", "aten::masked_fill_", "aten::where", "aten::tanh", "aten::scalar_tensor",
+    "aten::full", "aten::ones", "aten::zeros", "aten::tril", "aten::triu", "aten::fill_",
+    "aten::bitwise_not", "aten::logical_not", "aten::__and__"};
+// Between softmax and P@V: dropout, head masks.
+constexpr std::array<std::string_view, 5> kProbOps = {"aten::dropout", "aten::native_dropout",
+                                                      "aten::feature_dropout", "aten::mul",
+                                                      "aten::masked_fill"};
+
+struct Operands {  // the two matrix operands of a matmul-family op
+  const std::vector<int64_t>* a = nullptr;
+  const std::vector<int64_t>* b = nullptr;
+};
+
+Operands matmul_operands(const OpArgsView& args, std::string_view name) {
+  if (name == "aten::baddbmm") return {&args.dims(1), &args.dims(2)};
+  return {&args.dims(0), &args.dims(1)};
+}
+
+bool shapes_recorded(const Operands& m, const std::vector<int64_t>& scores) {
+  return m.a->size() >= 2 && m.b->size() >= 2 && scores.size() >= 2;
+}
+
+// [..,Sq,D] x [..,D,Skv] produces the scores [..,Sq,Skv].
+bool computes_scores(const Operands& m, const std::vector<int64_t>& scores) {
+  const auto& a = *m.a;
+  const auto& b = *m.b;
+  const size_t r = scores.size();
+  return a[a.size() - 1] == b[b.size() - 2] && a[a.size() - 2] == scores[r - 2] &&
+         b.back() == scores[r - 1] && product(a, 0, a.size() - 2) == product(scores, 0, r - 2);
+}
+
+// [..,Sq,Skv] x [..,Skv,Dv] applies the probabilities to V.
+bool applies_probs(const Operands& m, const std::vector<int64_t>& probs) {
+  const auto& a = *m.a;
+  const auto& b = *m.b;
+  const size_t r = probs.size();
+  return a[a.size() - 2] == probs[r - 2] && a.back() == probs[r - 1] && b[b.size() - 2] == probs[r - 1] &&
+         product(a, 0, a.size() - 2) == product(probs, 0, r - 2);
+}
+
+class EagerMatcher {
+ public:
+  explicit EagerMatcher(ExtractionContext& ctx) : ctx_(ctx) {}
+
+  void scan(const std::vector<uint32_t>& ops, std::vector<Call>& out) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (!one_of(name(ops[i]), kSoftmaxOps)) continue;
+      if (auto call = match_at(ops, i)) out.push_back(std::move(*call));
+    }
+  }
+
+ private:
+  std::string_view name(uint32_t s) const { return ctx_.trace.name_of(ctx_.trace.slices[s]); }
+
+  std::optional<Call> match_at(const std::vector<uint32_t>& ops, size_t sm) {
+    const OpArgsView sm_args(ctx_.trace, ctx_.trace.slices[ops[sm]]);
+    const std::vector<int64_t>& scores = sm_args.dims(0);
+    if (!softmax_over_last_dim(sm_args, scores)) return std::nullopt;
+
+    size_t qk = sm;
+    for (size_t steps = 0; qk > 0 && steps <= kMaxOpsBetween; ++steps) {
+      const std::string_view n = name(ops[--qk]);
+      if (one_of(n, kMatmulOps)) break;
+      if (!one_of(n, kLayoutOps) && !one_of(n, kScoreOps)) return std::nullopt;
+    }
+    if (qk == sm || !one_of(name(ops[qk]), kMatmulOps) || ctx_.inside_call[ops[qk]]) return std::nullopt;
+    size_t av = sm;
+    for (size_t steps = 0; av + 1 < ops.size() && steps <= kMaxOpsBetween; ++steps) {
+      const std::string_view n = name(ops[++av]);
+      if (one_of(n, kMatmulOps)) break;
+      if (!one_of(n, kLayoutOps) && !one_of(n, kProbOps)) return std::nullopt;
+    }
+    if (av == sm || !one_of(name(ops[av]), kMatmulOps)) return std::nullopt;
+
+    const OpArgsView qk_args(ctx_.trace, ctx_.trace.slices[ops[qk]]);
+    const OpArgsView av_args(ctx_.trace, ctx_.trace.slices[ops[av]]);
+    const Operands qk_m = matmul_operands(qk_args, name(ops[qk]));
+    const Operands av_m = matmul_operands(av_args, name(ops[av]));
+    if (shapes_recorded(qk_m, scores) && !computes_scores(qk_m, scores)) return std::nullopt;
+    if (shapes_recorded(av_m, scores) && !applies_probs(av_m, scores)) return std::nullopt;
+    return build_call(ops, qk, sm, av, qk_m, av_m, scores);
+  }
+
+  // softmax(x, dim): attention normalises over the key axis, the last one.
+  static bool softmax_over_last_dim(const OpArgsView& args, const std::vector<int64_t>& x) {
+    const std::optional<double> dim = args.number(1);
+    if (!dim) return true;  // not recorded
+    return *dim == -1 || (!x.empty() && *dim == static_cast<double>(x.size() - 1));
+  }
+
+  Call build_call(const std::vector<uint32_t>& ops, size_t qk, size_t sm, size_t av, const Operands& qk_m,
+                  const Operands& av_m, const std::vector<int64_t>& scores) {
+    const Trace& trace = ctx_.trace;
+    Call call;
+    call.backend = backend::kEager;
+    call.library = "aten";
+    call.direction = "forward";
+    call.fused = false;
+    call.op = std::string(name(ops[qk])) + " -> " + std::string(name(ops[sm])) + " -> " + std::string(name(ops[av]));
+    const Slice& first = trace.slices[ops[qk]];
+    const Slice& last = trace.slices[ops[av]];
+    call.module = module_path(trace, ctx_.index, ops[qk]);
+    call.cpu_ts_ns = first.ts_ns;
+    call.cpu_dur_ns = last.end_ns() - first.ts_ns;
+
+    Shape& s = call.shape;
+    const size_t r = scores.size();
+    if (r >= 2) {
+      s.Sq = scores[r - 2];
+      s.Skv = scores[r - 1];
+      s.Hq = r >= 4 ? scores[r - 3] : 1;  // [B*H, Sq, Skv] scores do not separate B from H
+      s.B = r >= 4 ? product(scores, 0, r - 3) : scores[0];
+    }
+    if (qk_m.a->size() >= 2) s.D = qk_m.a->back();
+    if (av_m.b->size() >= 2) s.Dv = av_m.b->back();
+    s.dtype = dtype_name(OpArgsView(trace, first).type(0));
+    call.mask.kind = "none";
+
+    for (size_t i = qk; i <= av; ++i) {
+      const uint32_t op = ops[i];
+      std::string_view component = component_of_op(name(op));
+      if (i == qk) component = component::kQK;
+      else if (i == av) component = component::kAV;
+      describe_component(op, component, call);
+      add_kernels_under(ctx_, op, component, call);
+      claim_ops(ctx_, op);
+    }
+    return call;
+  }
+
+  // What the ops between the matmuls say about mask, scale and dropout.
+  void describe_component(uint32_t op, std::string_view component, Call& call) const {
+    const OpArgsView args(ctx_.trace, ctx_.trace.slices[op]);
+    const std::string_view n = name(op);
+    if (component == component::kMask && args.dims(1).size() >= 2) {
+      call.mask.present = true;
+      call.mask.kind = n.starts_with("aten::add") ? "float" : "bool";
+      call.mask.dims = args.dims(1);
+    } else if (component == component::kScale && call.scale == 0) {
+      if (const auto v = args.number(1); v && *v != 0) call.scale = n.starts_with("aten::div") ? 1.0 / *v : *v;
+    } else if (component == component::kDropout && args.flag(2)) {
+      call.dropout = args.number(1).value_or(0.0);
+    }
+  }
+
+  ExtractionContext& ctx_;
+};
+
+// Per thread, the outermost ATen ops in time order; Python frames and annotations are
+// looked through, ops already inside an attention call are left out.
+std::vector<std::vector<uint32_t>> outermost_ops_per_thread(const ExtractionContext& ctx) {
+  const Trace& trace = ctx.trace;
+  std::vector<std::vector<uint32_t>> threads;
+  int64_t pid = 0, tid = 0;
+  std::vector<uint32_t> stack;
+  for (const uint32_t root : ctx.index.roots) {
+    const Slice& r = trace.slices[root];
+    if (threads.empty() || r.pid != pid || r.tid != tid) {
+      threads.emplace_back();
+      pid = r.pid;
+      tid = r.tid;
+    }
+    stack.assign(1, root);
+    while (!stack.empty()) {
+      const uint32_t s = stack.back();
+      stack.pop_back();
+      if (is_cpu_op(trace.slices[s])) {
+        if (!ctx.inside_call[s]) threads.back().push_back(s);
+        continue;
+      }
+      const size_t mark = stack.size();
+      for (uint32_t c = ctx.index.first_child[s]; c != kNoSlice; c = ctx.index.next_sibling[c]) stack.push_back(c);
+      std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(mark), stack.end());
+    }
+  }
+  return threads;
+}
+
+}  // namespace
+
+std::string_view component_of_op(std::string_view op) {
+  constexpr std::array<std::string_view, 4> kScale = {"aten::mul", "aten::mul_", "aten::div", "aten::div_"};
+  constexpr std::array<std::string_view, 13> kMask = {
+      "aten::add", "aten::add_", "aten::sub", "aten::masked_fill", "aten::masked_fill_", "aten::where",
+      "aten::tril", "aten::triu", "aten::ones", "aten::zeros", "aten::full", "aten::scalar_tensor",
+      "aten::fill_"};
+  constexpr std::array<std::string_view, 4> kDropout = {"aten::dropout", "aten::native_dropout",
+                                                        "aten::feature_dropout", "aten::bernoulli_"};
+  if (one_of(op, kSoftmaxOps)) return component::kSoftmax;
+  if (one_of(op, kMatmulOps)) return "gemm";  // qk or av: the caller knows which
+  if (one_of(op, kScale)) return component::kScale;
+  if (one_of(op, kMask)) return component::kMask;
+  if (one_of(op, kDropout)) return component::kDropout;
+  return component::kOther;
+}
+
+std::vector<Call> find_eager_calls(ExtractionContext& ctx) {
+  std::vector<Call> calls;
+  EagerMatcher matcher(ctx);
+  for (const auto& ops : outermost_ops_per_thread(ctx)) matcher.scan(ops, calls);
+  return calls;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,130 @@
+// Which layer and which forward pass each call belongs to, and which backward call
+// computes the gradient of which forward call.
+//
+//   step:   0-based index of the forward pass. ProfilerStep#N annotations split the trace
+//           into passes; within one, a module that runs its attention a second time starts
+//           a new pass (a generate() loop records one pass per token).
+//   layer:  execution order of the forward calls within their pass (0 = first attention).
+//   module: the nn.Module chain around the call (python_function events, with_stack=True).
+//   pairs:  a backward call's autograd node carries the Sequence number of the forward op
+//           it differentiates; without it, backward calls pair with forward calls of the
+//           same pass in reverse order.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "attnprof/attention.h"
+
+namespace attnprof {
+namespace {
+
+void assign_forward_steps_and_layers(const TraceIndex& index, std::vector<Call>& calls) {
+  int64_t pass = -1;
+  int64_t current_profiler_step = INT64_MIN;
+  std::set<std::string> modules_in_pass;
+  int64_t layer = 0;
+  for (Call& call : calls) {
+    if (call.direction != "forward") continue;
+    const int64_t profiler_step = step_at(index, call.cpu_ts_ns);
+    const bool module_repeats = !call.module.empty() && modules_in_pass.count(call.module) > 0;
+    if (pass < 0 || profiler_step != current_profiler_step || module_repeats) {
+      ++pass;
+      current_profiler_step = profiler_step;
+      modules_in_pass.clear();
+      layer = 0;
+    }
+    if (!call.module.empty()) modules_in_pass.insert(call.module);
+    call.step = pass;
+    call.layer = layer++;
+  }
+}
+
+void pair_backward_calls(const TraceIndex& index, std::vector<Call>& calls) {
+  std::unordered_map<int64_t, size_t> forward_by_sequence;
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (calls[i].direction == "forward" && calls[i].sequence_number >= 0)
+      forward_by_sequence.emplace(calls[i].sequence_number, i);
+  std::vector<size_t> unpaired;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Call& bwd = calls[i];
+    if (bwd.direction != "backward") continue;
+    auto it = forward_by_sequence.find(bwd.sequence_number);
+    if (bwd.sequence_number >= 0 && it != forward_by_sequence.end()) {
+      Call& fwd = calls[it->second];
+      fwd.pair_id = bwd.id;
+      bwd.pair_id = fwd.id;
+    } else {
+      unpaired.push_back(i);
+    }
+  }
+  // Reverse order: the k-th unpaired backward of a profiler step differentiates the k-th
+  // last unpaired forward before it.
+  std::map<int64_t, std::vector<size_t>> open_forward;  // profiler step -> forward calls
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Call& c = calls[i];
+    const int64_t ps = step_at(index, c.cpu_ts_ns);
+    if (c.direction == "forward" && c.pair_id < 0) open_forward[ps].push_back(i);
+    if (c.direction == "backward" && c.pair_id < 0 &&
+        std::find(unpaired.begin(), unpaired.end(), i) != unpaired.end()) {
+      auto& stack = open_forward[ps];
+      if (stack.empty()) continue;
+      Call& fwd = calls[stack.back()];
+      stack.pop_back();
+      fwd.pair_id = c.id;
+      c.pair_id = fwd.id;
+    }
+  }
+  for (Call& bwd : calls) {
+    if (bwd.direction != "backward") continue;
+    if (bwd.pair_id >= 0) {
+      const Call& fwd = calls[static_cast<size_t>(bwd.pair_id)];
+      bwd.layer = fwd.layer;
+      bwd.step = fwd.step;
+      bwd.module = fwd.module;
+    }
+  }
+}
+
+void assign_phases(std::vector<Call>& calls) {
+  const bool any_decode = std::any_of(calls.begin(), calls.end(), [](const Call& c) { return c.decode; });
+  const bool any_prefill = std::any_of(calls.begin(), calls.end(), [](const Call& c) { return !c.decode; });
+  if (!(any_decode && any_prefill)) return;  // phases only mean something in a generate loop
+  for (Call& c : calls) c.phase = c.decode ? "decode" : "prefill";
+}
+
+}  // namespace
+
+void attribute_layers(const Trace& /*trace*/, const TraceIndex& index, std::vector<Call>& calls) {
+  assign_forward_steps_and_layers(index, calls);
+  pair_backward_calls(index, calls);
+  // Backward calls with no forward partner: number them in reverse order of execution.
+  int64_t unpaired_layer = 0;
+  for (auto it = calls.rbegin(); it != calls.rend(); ++it)
+    if (it->direction == "backward" && it->pair_id < 0) it->layer = unpaired_layer++;
+  assign_phases(calls);
+}
+
+std::vector<Layer> build_layers(const std::vector<Call>& calls) {
+  std::map<int64_t, Layer> by_index;
+  std::map<int64_t, double> fused_time;
+  for (const Call& c : calls) {
+    if (c.layer < 0) continue;
+    Layer& layer = by_index[c.layer];
+    layer.index = c.layer;
+    if (layer.module.empty()) layer.module = c.module;
+    if (std::find(layer.backends.begin(), layer.backends.end(), c.backend) == layer.backends.end())
+      layer.backends.push_back(c.backend);
+    layer.call_ids.push_back(c.id);
+    layer.device_time_us += c.device_time_us;
+    if (c.fused) fused_time[c.layer] += c.device_time_us;
+  }
+  std::vector<Layer> layers;
+  for (auto& [index, layer] : by_index) {
+    layer.fused_time_fraction = layer.device_time_us > 0 ? fused_time[index] / layer.device_time_us : 0;
+    layers.push_back(std::move(layer));
+  }
+  return layers;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,80 @@
+// The op catalog: every CPU-side op that marks an attention call, in ONE table, with
+// where its arguments sit in "Input Dims" / "Concrete Inputs" (positions taken from the
+// op schemas, checked against the fixtures' traces; see docs/backends.md).
+#include "attnprof/attention.h"
+
+namespace attnprof {
+namespace {
+
+using R = OpRole;
+using L = TensorLayout;
+using M = MatchKind;
+
+constexpr std::string_view kFwd = "forward";
+constexpr std::string_view kBwd = "backward";
+
+// clang-format off
+//                                                                      role               backend              dir   fused  layout    q  k  v  mask drop causal scale gqa
+constexpr AttentionOp kOps[] = {
+  {"aten::scaled_dot_product_attention",                          M::kExact, R::kEntry,   "",                  kFwd, true,  L::kBHSD, 0, 1, 2,  3,  4,  5,  6,  7},
+  // forward backend ops (BHSD, what SDPA dispatches to)
+  {"aten::_scaled_dot_product_flash_attention",                   M::kExact, R::kBackend, backend::kFlash,     kFwd, true,  L::kBHSD, 0, 1, 2, -1,  3,  4,  6, -1},
+  {"aten::_scaled_dot_product_efficient_attention",               M::kExact, R::kBackend, backend::kEfficient, kFwd, true,  L::kBHSD, 0, 1, 2,  3,  5,  6,  7, -1},
+  {"aten::_scaled_dot_product_cudnn_attention",                   M::kExact, R::kBackend, backend::kCudnn,     kFwd, true,  L::kBHSD, 0, 1, 2,  3,  5,  6,  8, -1},
+  {"aten::_scaled_dot_product_attention_math",                    M::kExact, R::kBackend, backend::kMath,      kFwd, false, L::kBHSD, 0, 1, 2,  3,  4,  5,  7,  8},
+  {"aten::_scaled_dot_product_attention_math_for_mps",            M::kExact, R::kBackend, backend::kMath,      kFwd, false, L::kBHSD, 0, 1, 2,  3,  4,  5,  7, -1},
+  {"aten::_scaled_dot_product_flash_attention_for_cpu",           M::kExact, R::kBackend, backend::kCpuFlash,  kFwd, true,  L::kBHSD, 0, 1, 2,  5,  3,  4,  6, -1},
+  {"aten::_scaled_dot_product_fused_attention_overrideable",      M::kExact, R::kBackend, backend::kExternal,  kFwd, true,  L::kBHSD, 0, 1, 2,  3,  4,  5,  7, -1},
+  // forward implementation ops below them
+  {"aten::_flash_attention_forward",                              M::kExact, R::kImpl,    backend::kFlash,     kFwd, true,  L::kBSHD, 0, 1, 2, -1,  7,  8, 10, -1},
+  {"aten::_efficient_attention_forward",                          M::kExact, R::kImpl,    backend::kEfficient, kFwd, true,  L::kBSHD, 0, 1, 2,  3,  8, -1, 11, -1},
+  {"aten::_cudnn_attention_forward",                              M::kExact, R::kImpl,    backend::kCudnn,     kFwd, true,  L::kBHSD, 0, 1, 2,  3,  9, 10, 12, -1},
+  // autograd nodes of the backward pass (carry the forward op's Sequence number)
+  {"ScaledDotProductFlashAttentionBackward0",                     M::kExact, R::kAutogradNode, backend::kFlash,     kBwd, true,  L::kBHSD, -1, -1, -1, -1, -1, -1, -1, -1},
+  {"ScaledDotProductEfficientAttentionBackward0",                 M::kExact, R::kAutogradNode, backend::kEfficient, kBwd, true,  L::kBHSD, -1, -1, -1, -1, -1, -1, -1, -1},
+  {"ScaledDotProductCudnnAttentionBackward0",                     M::kExact, R::kAutogradNode, backend::kCudnn,     kBwd, true,  L::kBHSD, -1, -1, -1, -1, -1, -1, -1, -1},
+  {"ScaledDotProductFlashAttentionForCpuBackward0",               M::kExact, R::kAutogradNode, backend::kCpuFlash,  kBwd, true,  L::kBHSD, -1, -1, -1, -1, -1, -1, -1, -1},
+  {"ScaledDotProductFusedAttentionOverrideableBackward0",         M::kExact, R::kAutogradNode, backend::kExternal,  kBwd, true,  L::kBHSD, -1, -1, -1, -1, -1, -1, -1, -1},
+  // backward backend ops
+  {"aten::_scaled_dot_product_flash_attention_backward",          M::kExact, R::kBackend, backend::kFlash,     kBwd, true,  L::kBHSD, 1, 2, 3, -1, 10, 11, 14, -1},
+  {"aten::_scaled_dot_product_efficient_attention_backward",      M::kExact, R::kBackend, backend::kEfficient, kBwd, true,  L::kBHSD, 1, 2, 3,  4,  9, 11, 12, -1},
+  {"aten::_scaled_dot_product_cudnn_attention_backward",          M::kExact, R::kBackend, backend::kCudnn,     kBwd, true,  L::kBHSD, 1, 2, 3,  8, 13, 14, 15, -1},
+  {"aten::_scaled_dot_product_flash_attention_for_cpu_backward",  M::kExact, R::kBackend, backend::kCpuFlash,  kBwd, true,  L::kBHSD, 1, 2, 3,  8,  6,  7,  9, -1},
+  {"aten::_scaled_dot_product_fused_attention_overrideable_backward", M::kExact, R::kBackend, backend::kExternal, kBwd, true, L::kBHSD, 1, 2, 3, 4, 12, 13, 16, -1},
+  {"aten::_flash_attention_backward",                             M::kExact, R::kImpl,    backend::kFlash,     kBwd, true,  L::kBSHD, 1, 2, 3, -1, 10, 11, 14, -1},
+  {"aten::_efficient_attention_backward",                         M::kExact, R::kImpl,    backend::kEfficient, kBwd, true,  L::kBSHD, 1, 2, 3,  4, 11, -1, 16, -1},
+  {"aten::_cudnn_attention_backward",                             M::kExact, R::kImpl,    backend::kCudnn,     kBwd, true,  L::kBHSD, 1, 2, 3,  8, 13, 14, 15, -1},
+  // other libraries' attention ops
+  {"vllm::unified_attention",                                     M::kPrefix, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  0, 1, 2, -1, -1, -1, -1, -1},
+  {"vllm::unified_mla_attention",                                 M::kPrefix, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  0, 1, 2, -1, -1, -1, -1, -1},
+  {"flash_attn::_flash_attn_varlen_forward",                      M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kTHD,  0, 1, 2, -1,  7,  9,  8, -1},
+  {"flash_attn::_flash_attn_varlen_backward",                     M::kExact, R::kExternal, backend::kFlash,     kBwd, true, L::kTHD,  1, 2, 3, -1, -1, -1, -1, -1},
+  {"flash_attn::_flash_attn_forward",                             M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kBSHD, 0, 1, 2, -1,  3,  5,  4, -1},
+  {"flash_attn::_flash_attn_backward",                            M::kExact, R::kExternal, backend::kFlash,     kBwd, true, L::kBSHD, 1, 2, 3, -1,  9, 11, 10, -1},
+  {"flash_attn_3::fwd",                                           M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kBSHD, 0, 1, 2, -1, -1, -1, -1, -1},
+  {"flash_attn_3::bwd",                                           M::kExact, R::kExternal, backend::kFlash,     kBwd, true, L::kBSHD, 1, 2, 3, -1, -1, -1, -1, -1},
+  {"xformers::efficient_attention_forward_cutlass",               M::kExact, R::kExternal, backend::kEfficient, kFwd, true, L::kBSHD, 0, 1, 2, -1, -1, -1, -1, -1},
+  {"xformers::efficient_attention_backward_cutlass",              M::kExact, R::kExternal, backend::kEfficient, kBwd, true, L::kBSHD, 1, 2, 3, -1, -1, -1, -1, -1},
+  {"xformers_flash::flash_fwd",                                   M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kBSHD, 0, 1, 2, -1, -1, -1, -1, -1},
+  {"xformers_flash::flash_bwd",                                   M::kExact, R::kExternal, backend::kFlash,     kBwd, true, L::kBSHD, 1, 2, 3, -1, -1, -1, -1, -1},
+  {"triton_tem_fused_flex_attention_backward",                    M::kPrefix, R::kExternal, backend::kFlex,     kBwd, true, L::kBHSD, -1, -1, -1, -1, -1, -1, -1, -1},
+  {"triton_tem_fused_flex_attention",                             M::kPrefix, R::kExternal, backend::kFlex,     kFwd, true, L::kBHSD, -1, -1, -1, -1, -1, -1, -1, -1},
+  {"triton_tem_fused_flex_decoding",                              M::kPrefix, R::kExternal, backend::kFlex,     kFwd, true, L::kBHSD, -1, -1, -1, -1, -1, -1, -1, -1},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const AttentionOp> attention_op_catalog() { return kOps; }
+
+const AttentionOp* classify_attention_op(std::string_view op_name) {
+  // Longest matching prefix wins ("..._attention_backward" before "..._attention").
+  const AttentionOp* best = nullptr;
+  for (const AttentionOp& op : kOps) {
+    const bool hit = op.match == M::kExact ? op_name == op.name : op_name.starts_with(op.name);
+    if (hit && (!best || op.name.size() > best->name.size())) best = &op;
+  }
+  return best;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,99 @@
+// Markdown rendering of a Report (GitHub-flavoured tables). Every text that comes from a
+// trace (kernel names, module paths) is escaped: it may hold '|', '<' or backticks.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "attnprof/render.h"
+
+namespace attnprof {
+namespace {
+
+std::string md_escape(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '`': out += "\\`"; break;
+      case '*': out += "\\*"; break;
+      case '_': out += "\\_"; break;
+      case '[': out += "\\["; break;
+      case ']': out += "\\]"; break;
+      case '\n': case '\r': out += ' '; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string row(const std::vector<std::string>& cells) {
+  std::string out = "|";
+  for (const std::string& c : cells) out += " " + c + " |";
+  return out + "\n";
+}
+
+std::string header_row(const std::vector<std::string>& cells) {
+  std::string sep = "|";
+  for (size_t i = 0; i < cells.size(); ++i) sep += " --- |";
+  return row(cells) + sep + "\n";
+}
+
+std::string us(double v) { return fmt::format("{:.1f}", v); }
+
+}  // namespace
+
+std::string render_markdown(const Report& r) {
+  const Summary& s = r.summary;
+  std::string out = "# attnprof report\n\n";
+  for (const std::string& f : r.source.files) out += fmt::format("- trace: `{}`\n", md_escape(f));
+  out += fmt::format("- device: {}{}\n", r.source.device_name.empty() ? "CPU only" : md_escape(r.source.device_name),
+                     r.source.arch.empty() ? "" : " (" + md_escape(r.source.arch) + ")");
+  if (r.calls.empty()) return out + "\n**no attention found**\n";
+  out += fmt::format("- attention calls: {} ({} fused: {:.0f}% of calls, {:.0f}% of time)\n", s.call_count,
+                     s.fused_call_count, 100 * s.fused_call_fraction, 100 * s.fused_time_fraction);
+  out += fmt::format("- attention {} time: {} us", s.has_gpu ? "device" : "CPU", us(s.attention_device_time_us));
+  if (s.has_gpu) out += fmt::format(" ({:.1f}% of {} us GPU busy time)", 100 * s.attention_share, us(s.gpu_time_us));
+  out += "\n";
+
+  std::vector<const Call*> unfused;
+  for (const Call& c : r.calls)
+    if (!c.fused) unfused.push_back(&c);
+  if (!unfused.empty()) {
+    std::stable_sort(unfused.begin(), unfused.end(),
+                     [](const Call* a, const Call* b) { return a->device_time_us > b->device_time_us; });
+    out += "\n## Unfused attention calls\n\n" +
+           header_row({"layer", "step", "direction", "backend", "time (us)", "shape", "kernels"});
+    for (const Call* c : unfused)
+      out += row({std::to_string(c->layer), std::to_string(c->step), c->direction, c->backend, us(c->device_time_us),
+                  md_escape(shape_text(c->shape)), md_escape(kernels_text(*c))});
+  }
+
+  out += "\n## Activation map\n\n" +
+         header_row({"layer", "module", "backend", "library", "fused share", "calls", "time (us)", "shape", "kernels"});
+  for (const Layer& layer : r.layers) {
+    const Call& first = r.calls[static_cast<size_t>(layer.call_ids.front())];
+    std::string backends;
+    for (const std::string& b : layer.backends) backends += (backends.empty() ? "" : "+") + b;
+    out += row({std::to_string(layer.index), md_escape(layer.module.empty() ? "-" : layer.module), md_escape(backends),
+                md_escape(first.library), fmt::format("{:.0f}%", 100 * layer.fused_time_fraction),
+                std::to_string(layer.call_ids.size()), us(layer.device_time_us), md_escape(shape_text(first.shape)),
+                md_escape(kernels_text(first))});
+  }
+
+  if (!r.findings.empty()) {
+    out += "\n## Findings\n\n";
+    for (const Finding& f : r.findings)
+      out += fmt::format("- **{}** {}: {}\n", md_escape(f.severity), md_escape(f.title), md_escape(f.detail));
+  }
+  if (!r.source.missing.empty()) {
+    out += "\n## Notes\n\n";
+    for (const std::string& m : r.source.missing) out += "- " + md_escape(m) + "\n";
+  }
+  return out;
+}
+
+}  // namespace attnprof

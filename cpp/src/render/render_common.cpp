@@ -1,0 +1,64 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "attnprof/render.h"
+
+namespace attnprof {
+
+std::string short_kernel_name(std::string_view name) {
+  if (name.starts_with("void ")) name.remove_prefix(5);
+  // Cut at the first '<' or '(' that is not part of "(anonymous namespace)".
+  std::string out;
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name.substr(i).starts_with("(anonymous namespace)")) {
+      out += "(anonymous namespace)";
+      i += std::string_view("(anonymous namespace)").size() - 1;
+      continue;
+    }
+    if (name[i] == '<' || name[i] == '(') break;
+    out += name[i];
+  }
+  return out.empty() ? std::string(name) : out;
+}
+
+std::string shape_text(const Shape& s) {
+  if (s.Sq == 0 && s.D == 0) return s.dtype;
+  std::string out;
+  if (s.B) out += fmt::format("B{} ", s.B);
+  if (s.Hq) out += s.Hkv && s.Hkv != s.Hq ? fmt::format("H{}/{} ", s.Hq, s.Hkv) : fmt::format("H{} ", s.Hq);
+  if (s.Sq) out += s.Skv ? fmt::format("S{}x{} ", s.Sq, s.Skv) : fmt::format("T{} ", s.Sq);
+  if (s.D) out += fmt::format("D{} ", s.D);
+  out += s.dtype;
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+std::string kernels_text(const Call& call, size_t max_chars) {
+  std::vector<std::string> parts;
+  if (call.fused) {
+    for (const KernelRef& k : call.kernels) {
+      if (k.component != component::kFused) continue;
+      std::string n = short_kernel_name(k.name);
+      if (std::find(parts.begin(), parts.end(), n) == parts.end()) parts.push_back(n);
+    }
+  } else {
+    std::map<std::string, int> count;
+    std::vector<std::string> order;
+    for (const KernelRef& k : call.kernels) {
+      if (k.component == component::kOther) continue;
+      if (count[k.component]++ == 0) order.push_back(k.component);
+    }
+    for (const std::string& c : order) parts.push_back(count[c] > 1 ? fmt::format("{} x{}", c, count[c]) : c);
+  }
+  if (parts.empty()) return call.kernels.empty() ? "-" : fmt::format("{} kernels", call.kernels.size());
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];
+  if (!call.fused && call.kernels.size() > 0) out += fmt::format(" ({} kernels)", call.kernels.size());
+  if (out.size() > max_chars) out = out.substr(0, max_chars - 3) + "...";
+  return out;
+}
+
+}  // namespace attnprof

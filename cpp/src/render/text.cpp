@@ -1,0 +1,149 @@
+// Terminal rendering of a Report: what ran, per layer, unfused calls first.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "attnprof/render.h"
+
+namespace attnprof {
+namespace {
+
+using Row = std::vector<std::string>;
+
+std::string table(const Row& header, const std::vector<Row>& rows) {
+  std::vector<size_t> width(header.size(), 0);
+  auto widen = [&](const Row& r) {
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  };
+  widen(header);
+  for (const Row& r : rows) widen(r);
+  std::string out;
+  auto line = [&](const Row& r) {
+    std::string l = " ";
+    for (size_t i = 0; i < r.size(); ++i) l += fmt::format(" {:<{}}", r[i], i + 1 == r.size() ? 0 : width[i]);
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  };
+  line(header);
+  for (const Row& r : rows) line(r);
+  return out;
+}
+
+std::string time_text(double us) {
+  if (us >= 1e6) return fmt::format("{:.2f} s", us / 1e6);
+  if (us >= 1e3) return fmt::format("{:.2f} ms", us / 1e3);
+  return fmt::format("{:.1f} us", us);
+}
+
+std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
+
+std::string header(const Report& r) {
+  std::string out;
+  for (const std::string& f : r.source.files) out += fmt::format("trace: {}\n", f);
+  const std::string device = r.source.device_name.empty() ? "CPU only (no GPU events)" : r.source.device_name;
+  out += fmt::format("device: {}{}\n", device, r.source.arch.empty() ? "" : " (" + r.source.arch + ")");
+  return out;
+}
+
+std::string summary(const Report& r) {
+  const Summary& s = r.summary;
+  const char* time_kind = s.has_gpu ? "device time" : "CPU time";
+  std::string out = fmt::format("attention: {} call{}, {} fused ({} of calls, {} of time), {} {}", s.call_count,
+                                s.call_count == 1 ? "" : "s", s.fused_call_count, percent(s.fused_call_fraction),
+                                percent(s.fused_time_fraction), time_text(s.attention_device_time_us), time_kind);
+  if (s.has_gpu) out += fmt::format(", {} of GPU busy time ({})", percent(s.attention_share), time_text(s.gpu_time_us));
+  return out + "\n";
+}
+
+std::string unfused_calls(const Report& r) {
+  std::vector<const Call*> unfused;
+  for (const Call& c : r.calls)
+    if (!c.fused) unfused.push_back(&c);
+  if (unfused.empty()) return "";
+  std::stable_sort(unfused.begin(), unfused.end(),
+                   [](const Call* a, const Call* b) { return a->device_time_us > b->device_time_us; });
+  std::vector<Row> rows;
+  for (const Call* c : unfused)
+    rows.push_back({std::to_string(c->layer), std::to_string(c->step), c->direction, c->backend,
+                    time_text(c->device_time_us), shape_text(c->shape), kernels_text(*c)});
+  return fmt::format("\nUnfused attention calls ({}), slowest first:\n", unfused.size()) +
+         table({"layer", "step", "dir", "backend", "time", "shape", "kernels"}, rows);
+}
+
+std::string activation_map(const Report& r, const TextOptions& options) {
+  std::vector<Row> rows;
+  for (const Layer& layer : r.layers) {
+    if (rows.size() == options.max_rows) break;
+    const Call& first = r.calls[static_cast<size_t>(layer.call_ids.front())];
+    std::string backends;
+    for (const std::string& b : layer.backends) backends += (backends.empty() ? "" : "+") + b;
+    std::string fused = layer.fused_time_fraction >= 0.999 ? "yes" : layer.fused_time_fraction <= 0.001 ? "NO" : percent(layer.fused_time_fraction);
+    rows.push_back({std::to_string(layer.index), layer.module.empty() ? "-" : layer.module, backends,
+                    first.library.empty() ? "-" : first.library, fused, std::to_string(layer.call_ids.size()),
+                    time_text(layer.device_time_us), shape_text(first.shape), kernels_text(first)});
+  }
+  std::string out = "\nActivation map (one row per attention layer):\n" +
+                    table({"layer", "module", "backend", "library", "fused", "calls", "time", "shape", "kernels"}, rows);
+  if (r.layers.size() > rows.size()) out += fmt::format("  ... {} more layers\n", r.layers.size() - rows.size());
+  return out;
+}
+
+std::string findings(const Report& r) {
+  if (r.findings.empty()) return "";
+  std::string out = "\nFindings:\n";
+  for (const Finding& f : r.findings) out += fmt::format("  [{}] {}\n      {}\n", f.severity, f.title, f.detail);
+  return out;
+}
+
+// Head utilisation and sparsity (cpp/src/heads; formulas in docs/heads.md).
+std::string heads_text(const Report& r) {
+  if (!r.heads) return "";
+  const HeadsSection& h = *r.heads;
+  std::string out;
+  if (!h.heads.empty()) {
+    out += fmt::format("\nHeads ({} analysed, blocks {}x{}, sinks = first {} tokens):\n", h.heads.size(),
+                       h.block_size, h.block_size, h.sink_tokens);
+    if (!h.weights_look_trained) out += "  weights look untrained: " + h.untrained_reason + "\n";
+    std::vector<Row> rows;
+    for (const HeadStats& s : h.heads)
+      rows.push_back({std::to_string(s.layer), std::to_string(s.head), fmt::format("{:.2f}", s.entropy),
+                      fmt::format("{:.2f}", s.max_weight), percent(s.special_mass),
+                      s.output_share < 0 ? "-" : percent(s.output_share), percent(s.block_coverage_95),
+                      percent(s.sink_window_recall), s.kind.empty() ? "-" : s.kind});
+    out += table({"layer", "head", "entropy", "max w", "sink", "out share", "blocks@95%", "sink+win", "kind"}, rows);
+    for (const HeadCandidate& c : h.candidates)
+      out += fmt::format("  candidate: layer {} head {} -> {}: {}{}{}\n", c.layer, c.head, c.action, c.reason,
+                         c.kv_bytes_per_token ? fmt::format(", frees {} KV bytes per token", c.kv_bytes_per_token) : "",
+                         c.expected_speedup > 0 ? fmt::format(", ~{:.1f}x faster attention", c.expected_speedup) : "");
+    if (!h.sampling_note.empty()) out += "  " + h.sampling_note + "\n";
+  }
+  for (const WindowEffectiveness& w : h.sliding_window)
+    out += fmt::format("  sliding window, layer {}: {}\n", w.layer, w.verdict);
+  for (const std::string& n : h.notes) out += "  note: " + n + "\n";
+  return out;
+}
+
+std::string source_notes(const Report& r) {
+  std::string out;
+  for (const std::string& m : r.source.missing) out += "  note: " + m + "\n";
+  for (const std::string& a : r.source.assumptions) out += "  assumed: " + a + "\n";
+  return out.empty() ? "" : "\n" + out;
+}
+
+}  // namespace
+
+std::string render_text(const Report& report, const TextOptions& options) {
+  std::string out = header(report);
+  if (report.calls.empty())
+    return out + (report.heads ? heads_text(report) : "no attention found\n") + source_notes(report);
+  out += summary(report);
+  out += unfused_calls(report);
+  out += activation_map(report, options);
+  out += heads_text(report);
+  out += findings(report);
+  out += source_notes(report);
+  return out;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,93 @@
+// The facade: trace -> Report. A readable list of stage calls; each stage lives in its own
+// folder under cpp/src and is tested on its own. To add a stage, add ONE call below.
+#include "attnprof/analyze.h"
+
+#include <fmt/format.h>
+
+#include "attnprof/attention.h"
+#include "attnprof/capture.h"
+#include "attnprof/cost.h"
+#include "attnprof/hw.h"
+#include "attnprof/ingest.h"
+#include "attnprof/rules.h"
+#include "attnprof/trace_index.h"
+
+namespace attnprof {
+namespace {
+
+SourceInfo describe_source(const Trace& trace, const AnalyzeOptions& options) {
+  SourceInfo source;
+  source.files.push_back(trace.path);
+  source.event_count = trace.event_count;
+  if (!trace.meta.devices.empty()) {
+    const DeviceProperties& d = trace.meta.devices.front();
+    source.device_name = d.name;
+    source.device_memory_bytes = d.total_global_mem;
+    source.arch = gpu_arch(d.name, d.compute_major, d.compute_minor);
+  }
+  source.versions = trace.meta.versions;
+  if (options.torch_version) source.versions.emplace_back("torch", *options.torch_version);
+  if (options.cudnn_version) source.versions.emplace_back("cudnn", *options.cudnn_version);
+  if (options.arch) source.arch = *options.arch;
+  return source;
+}
+
+// What the trace lacks and what that weakens, for SourceInfo::missing.
+void note_missing(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls, SourceInfo& source) {
+  if (index.gpu_slices.empty())
+    source.missing.push_back("no GPU activity: device time of a call is the CPU time of its op");
+  if (!index.has_python_tree)
+    source.missing.push_back("no python_function events (with_stack=False): no module paths, layers by execution order");
+  if (!trace.meta.record_shapes && !calls.empty() && calls.front().shape.Sq == 0)
+    source.missing.push_back("no shapes (record_shapes=False): no B/H/S/D, FLOPs or TFLOP/s");
+  size_t orphans = 0;
+  for (const uint32_t g : index.orphan_gpu_slices) {
+    const KernelPattern* p = classify_kernel(trace.name_of(trace.slices[g]));
+    if (p && p->kind == KernelKind::kFusedAttention) ++orphans;
+  }
+  if (orphans)
+    source.missing.push_back(fmt::format(
+        "{} attention kernel(s) have no CPU launch in the trace (started before the profiling window); "
+        "they are not counted as calls", orphans));
+}
+
+}  // namespace
+
+Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
+  Report report;
+  report.tool_version = ATTNPROF_VERSION;
+  report.source = describe_source(trace, options);
+  const TraceIndex index = build_trace_index(trace);
+
+  // Attention extraction (cpp/src/attention).
+  report.calls = extract_attention_calls(trace, index);
+  attribute_layers(trace, index, report.calls);
+  report.layers = build_layers(report.calls);
+  report.summary = summarize_attention(trace, index, report.calls);
+  note_missing(trace, index, report.calls, report.source);
+
+  // Later stages: one call each, in this order.
+  // Live capture (cpp/src/capture): module paths, PyTorch's own choice; before the rules.
+  if (Status st = merge_capture_for_trace(report, trace, options.sidecar_path); !st)
+    report.source.missing.push_back(st.error().message);
+
+  report.findings = core_findings(report);
+  // Backend eligibility (cpp/src/rules): Call::explanation + one finding per fallback cause;
+  // after core_findings, which replaces the list.
+  rules::explain_calls(report, {options.torch_version.value_or(""), options.cudnn_version.value_or(""),
+                                options.arch.value_or("")});
+  // Cost (cpp/src/analysis): Call::cost, Layer::cost (roofline, memory during each call) and
+  // a roofline finding per backend; after core_findings, which replaces the list.
+  add_cost_analysis(report, trace);
+  return report;
+}
+
+Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& options) {
+  IngestOptions ingest;
+  ingest.progress = options.progress;
+  Result<Trace> trace = load_trace(path, ingest);
+  if (!trace) return trace.error();
+  return analyze_trace(*trace, options);
+}
+
+}  // namespace attnprof

@@ -1,0 +1,100 @@
+// Attention extraction on traces recorded by others (TraceLens, HTA test suites): other
+// GPUs, vendors, serving stacks, and traces with no attention at all.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "attnprof/attention.h"
+#include "fixture_util.h"
+
+namespace attnprof::test {
+namespace {
+
+std::string tracelens(const std::string& name) { return fixture("tracelens/" + name + ".json.gz"); }
+
+void expect_all(const Report& r, size_t calls, const char* backend, const char* library, bool fused) {
+  ASSERT_EQ(r.calls.size(), calls);
+  for (const Call& c : r.calls) {
+    EXPECT_EQ(c.backend, backend);
+    EXPECT_EQ(c.library, library);
+    EXPECT_EQ(c.fused, fused);
+  }
+}
+
+TEST(TraceLensFixtures, H100QwenRunsPytorchFlashOn24Layers) {
+  const Report& r = analyzed(tracelens("h100_Qwen_Qwen1.5-0.5B-Chat__1016005"));
+  expect_all(r, 24, "flash", "pytorch_flash", true);
+  for (size_t i = 0; i < r.calls.size(); ++i) {
+    EXPECT_EQ(r.calls[i].layer, static_cast<int64_t>(i));
+    EXPECT_TRUE(r.calls[i].module.ends_with("Qwen2Attention_" + std::to_string(i))) << r.calls[i].module;
+    EXPECT_EQ(r.calls[i].shape.D, 64);
+  }
+  // 10 more flash kernels ran before the profiling window opened: no CPU side, no call.
+  ASSERT_FALSE(r.source.missing.empty());
+  bool noted = false;
+  for (const std::string& m : r.source.missing) noted = noted || m.starts_with("10 attention kernel(s)");
+  EXPECT_TRUE(noted);
+}
+
+TEST(TraceLensFixtures, H100BertRunsPytorchFlash) {
+  expect_all(analyzed(tracelens("h100_gaunernst_bert-small-uncased__1016001")), 4, "flash", "pytorch_flash", true);
+}
+
+TEST(TraceLensFixtures, Mi300BertRunsFlashThroughAotriton) {
+  const Report& r = analyzed(tracelens("mi300_gaunernst_bert-small-uncased__1016001"));
+  expect_all(r, 4, "flash", "aotriton", true);
+  EXPECT_EQ(r.calls.front().shape.Sq, 141);
+  EXPECT_EQ(r.calls.front().shape.Hq, 8);
+  EXPECT_EQ(r.calls.front().kernels.front().name, "attn_fwd");
+  EXPECT_EQ(r.source.arch, "gfx942");
+}
+
+TEST(TraceLensFixtures, TimesformerRunsEagerAttentionGroupedPerLayer) {
+  const Report& r = analyzed(tracelens("h100_facebook_timesformer-base-finetuned-k400__1016002"));
+  expect_all(r, 24, "eager", "aten", false);
+  for (const Call& c : r.calls) {
+    EXPECT_NE(c.module.find("TimesformerSelfAttention_"), std::string::npos) << c.module;
+    EXPECT_EQ(c.shape.D, 64);
+    EXPECT_EQ(c.shape.Hq, 12);
+  }
+}
+
+TEST(TraceLensFixtures, B200VllmRunsTrtllmFusedKernelsOnPackedTokens) {
+  const Report& r = analyzed(tracelens("b200_eager_trace"));
+  expect_all(r, 36, "external", "trtllm_fmha", true);
+  const Call& c = r.calls.front();
+  EXPECT_EQ(c.op, "vllm::unified_attention_with_output");
+  EXPECT_EQ(c.shape.Hq, 8);
+  EXPECT_EQ(c.shape.Hkv, 1);
+  EXPECT_EQ(c.shape.D, 64);
+  EXPECT_EQ(c.shape.dtype, "fp8_e4m3");
+  EXPECT_TRUE(c.gqa);
+  EXPECT_EQ(c.flops, 0);  // the cached context length is not in the trace
+}
+
+TEST(TraceLensFixtures, CompiledGraphCallingTheFlashOpDirectlyIsOneCall) {
+  const Report& r = analyzed(tracelens("torch_compile_triton_trace"));
+  expect_all(r, 1, "flash", "aotriton", true);
+  EXPECT_EQ(r.calls.front().op, "aten::_scaled_dot_product_flash_attention");
+  EXPECT_EQ(r.calls.front().shape.Sq, 4096);
+}
+
+TEST(HtaFixtures, TracesWithoutAttentionReportNone) {
+  for (const auto& entry : std::filesystem::directory_iterator(fixture("hta"))) {
+    SCOPED_TRACE(entry.path().filename().string());
+    const Report& r = analyzed(entry.path().string());
+    EXPECT_EQ(r.calls.size(), 0u);
+    EXPECT_EQ(r.summary.call_count, 0);
+    ASSERT_EQ(r.findings.size(), 1u);
+    EXPECT_EQ(r.findings.front().title, "no attention found");
+  }
+}
+
+TEST(HtaFixtures, CpuOnlyTraceHasNoGpuTime) {
+  const Report& r = analyzed(fixture("hta/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"));
+  EXPECT_FALSE(r.summary.has_gpu);
+  EXPECT_EQ(r.summary.gpu_time_us, 0);
+}
+
+}  // namespace
+}  // namespace attnprof::test
