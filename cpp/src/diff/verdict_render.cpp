@@ -1,0 +1,292 @@
+// Renderings of a DiffResult: Markdown (pull-request comment), terminal text, JSON verdict.
+// Pure functions; every string that came from a trace or from git is escaped for Markdown.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "attnprof/diff.h"
+#include "diff/layer_ranges.h"
+
+namespace attnprof {
+namespace {
+
+// Text from traces and git (module paths, kernel names, commit subjects) must not break a
+// table or inject HTML into a PR comment.
+std::string md(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '`': out += "'"; break;
+      case '*': case '[': case ']': case '\\': out += '\\'; out += c; break;
+      case '\n': case '\r': out += ' '; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string time_text(double us) {
+  if (us < 1000) return fmt::format("{:.1f} us", us);
+  if (us < 1e6) return fmt::format("{:.2f} ms", us / 1e3);
+  return fmt::format("{:.2f} s", us / 1e6);
+}
+
+std::string bytes_text(double b) {
+  if (b >= double(1ull << 30)) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
+  if (b >= double(1ull << 20)) return fmt::format("{:.1f} MiB", b / double(1ull << 20));
+  if (b >= 1024) return fmt::format("{:.1f} KiB", b / 1024);
+  return fmt::format("{:.0f} B", b);
+}
+
+std::string pct_text(double p) { return fmt::format("{:.1f}%", p); }
+std::string tflops_text(double t) { return fmt::format("{:.1f}", t); }
+
+enum class Change { kRelative, kPoints };
+
+// "1.20 ms -> 4.80 ms (+300.0%)", "100.0% -> 0.0% (-100.0 pp)", "-" when unknown.
+template <typename F>
+std::string before_after(const MetricDelta& d, F value_text, Change change) {
+  if (d.before_samples == 0 && d.after_samples == 0) return "-";
+  if (!d.known) return d.before_samples ? value_text(d.before) + " -> (none)" : "(none) -> " + value_text(d.after);
+  const std::string b = value_text(d.before), a = value_text(d.after);
+  if (b == a) return b;
+  std::string delta = change == Change::kPoints ? fmt::format("{:+.1f} pp", d.after - d.before)
+                                                : fmt::format("{:+.1f}%", 100 * d.relative());
+  return fmt::format("{} -> {} ({})", b, a, delta);
+}
+
+std::string gate_text(const MetricDelta& d) {
+  if (!d.gated) return "";
+  if (d.regression) return "REGRESSION";
+  if (d.worsening > d.limit && d.worsening <= d.noise) return "within noise";
+  return "ok";
+}
+
+std::string verdict_word(bool regression) { return regression ? "REGRESSION" : "no regression"; }
+
+std::string backend_text(const LayerDelta& l) {
+  const std::string b = l.backend_before.empty() ? "(none)" : md(l.backend_before);
+  const std::string a = l.backend_after.empty() ? "(none)" : md(l.backend_after);
+  return b == a ? b : b + " -> " + a;
+}
+
+std::string short_hash(const std::string& h) { return h.empty() ? "(none)" : h.substr(0, 12); }
+
+std::string commit_text(const std::string& hash, bool dirty) {
+  return short_hash(hash) + (dirty ? " (dirty)" : "");
+}
+
+void markdown_pair(std::string& out, const DiffVerdict& v, const DiffThresholds& t) {
+  out += fmt::format("### {}: {}\n\n", v.name.empty() ? "attention" : md(v.name), verdict_word(v.regression));
+  out += fmt::format("Baseline `{}` ({} run(s), {} calls) vs candidate `{}` ({} run(s), {} calls).\n\n",
+                     md(v.baseline), v.baseline_runs, v.calls_before, md(v.candidate), v.candidate_runs,
+                     v.calls_after);
+  for (const auto& r : v.reasons) out += "- **Regression:** " + md(r) + "\n";
+  if (!v.reasons.empty()) out += "\n";
+
+  out += "| Metric | Baseline -> Candidate | Gate |\n|---|---|---|\n";
+  out += fmt::format("| Fused share (time) | {} | {} |\n",
+                     before_after(v.fused_time_pct, pct_text, Change::kPoints), gate_text(v.fused_time_pct));
+  out += fmt::format("| Fused share (calls) | {} | {} |\n",
+                     before_after(v.fused_calls_pct, pct_text, Change::kPoints), gate_text(v.fused_calls_pct));
+  out += fmt::format("| Attention device time | {} | {} |\n",
+                     before_after(v.attention_time_us, time_text, Change::kRelative), gate_text(v.attention_time_us));
+  out += fmt::format("| Achieved TFLOP/s | {} | |\n", before_after(v.tflops, tflops_text, Change::kRelative));
+  out += fmt::format("| Peak memory | {} | {} |\n\n",
+                     before_after(v.peak_bytes, bytes_text, Change::kRelative), gate_text(v.peak_bytes));
+  out += fmt::format("Limits: fused share -{:g} pp, time +{:g}%, memory +{:g}%; a change within the "
+                     "spread of the runs/steps is not a regression.\n\n",
+                     t.max_fused_drop_pp, 100 * t.max_time_increase, 100 * t.max_memory_increase);
+
+  if (!v.backend_changes.empty()) {
+    out += "**Backend changes**\n\n";
+    for (const auto& c : v.backend_changes) {
+      out += fmt::format("- {}: {} -> {}", format_layer_ranges(c.layers), md(c.before), md(c.after));
+      if (!c.explanation.empty()) out += " (" + md(c.explanation) + ")";
+      out += "\n";
+    }
+    out += "\n";
+  }
+
+  out += "**Per layer**\n\n";
+  out += "| Layer | Module | Backend | Fused (time) | Fused (calls) | Device time | TFLOP/s | Peak memory |\n";
+  out += "|---|---|---|---|---|---|---|---|\n";
+  for (const LayerDelta& l : v.layers) {
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                       l.layer < 0 ? "?" : std::to_string(l.layer), md(l.module), backend_text(l),
+                       before_after(l.fused_time_pct, pct_text, Change::kPoints),
+                       before_after(l.fused_calls_pct, pct_text, Change::kPoints),
+                       before_after(l.time_us, time_text, Change::kRelative),
+                       before_after(l.tflops, tflops_text, Change::kRelative),
+                       before_after(l.peak_bytes, bytes_text, Change::kRelative));
+  }
+  out += "\n";
+
+  const CauseSummary& c = v.causes;
+  const bool code_changed = c.code && (c.code->commit_changed() || c.code->config_changed() ||
+                                       c.code->before_dirty || c.code->after_dirty);
+  if (!c.inputs.empty() || !c.environment.empty() || code_changed) {
+    out += "**What changed**\n\n";
+    for (const auto& s : c.inputs) out += "- Inputs: " + md(s) + "\n";
+    for (const auto& s : c.environment) out += "- Environment: " + md(s) + "\n";
+    if (code_changed) {
+      const CodeChange& code = *c.code;
+      out += fmt::format("- Code: {} -> {}", commit_text(code.before_commit, code.before_dirty),
+                         commit_text(code.after_commit, code.after_dirty));
+      if (code.config_changed())
+        out += fmt::format("; model config hash {} -> {}", md(code.config_hash_before), md(code.config_hash_after));
+      out += "\n";
+      if (code.history_available) {
+        out += fmt::format("  - {} commit(s) in between{}:\n", code.commits.size(),
+                           code.filtered_by_files ? " touching " + md(fmt::format("{}", fmt::join(code.files, ", "))) : "");
+        for (const auto& commit : code.commits)
+          out += fmt::format("    - `{}` {}\n", short_hash(commit.hash), md(commit.subject));
+      }
+      if (!code.note.empty()) out += "  - " + md(code.note) + "\n";
+    }
+    out += "\n";
+  }
+  for (const auto& n : v.notes) out += "_Note: " + md(n) + "_\n";
+  if (!v.notes.empty()) out += "\n";
+}
+
+void text_metric(std::string& out, const char* name, const std::string& value, const MetricDelta& d) {
+  const std::string gate = gate_text(d);
+  out += fmt::format("  {:<24} {}{}\n", name, value, gate.empty() ? "" : "  [" + gate + "]");
+}
+
+void text_pair(std::string& out, const DiffVerdict& v) {
+  out += fmt::format("{}: {}\n", v.name.empty() ? "attention" : v.name, verdict_word(v.regression));
+  out += fmt::format("  baseline  {} ({} run(s), {} calls)\n  candidate {} ({} run(s), {} calls)\n",
+                     v.baseline, v.baseline_runs, v.calls_before, v.candidate, v.candidate_runs, v.calls_after);
+  for (const auto& r : v.reasons) out += "  regression: " + r + "\n";
+  text_metric(out, "fused share (time)", before_after(v.fused_time_pct, pct_text, Change::kPoints), v.fused_time_pct);
+  text_metric(out, "fused share (calls)", before_after(v.fused_calls_pct, pct_text, Change::kPoints), v.fused_calls_pct);
+  text_metric(out, "attention device time", before_after(v.attention_time_us, time_text, Change::kRelative),
+              v.attention_time_us);
+  text_metric(out, "achieved TFLOP/s", before_after(v.tflops, tflops_text, Change::kRelative), v.tflops);
+  text_metric(out, "peak memory", before_after(v.peak_bytes, bytes_text, Change::kRelative), v.peak_bytes);
+  for (const auto& c : v.backend_changes) {
+    out += fmt::format("  {}: {} -> {}", format_layer_ranges(c.layers), c.before, c.after);
+    if (!c.explanation.empty()) out += " (" + c.explanation + ")";
+    out += "\n";
+  }
+  for (const auto& s : v.causes.inputs) out += "  inputs: " + s + "\n";
+  for (const auto& s : v.causes.environment) out += "  environment: " + s + "\n";
+  if (v.causes.code && v.causes.code->commit_changed()) {
+    const CodeChange& code = *v.causes.code;
+    out += fmt::format("  code: {} -> {}\n", commit_text(code.before_commit, code.before_dirty),
+                       commit_text(code.after_commit, code.after_dirty));
+    for (const auto& commit : code.commits) out += fmt::format("    {} {}\n", short_hash(commit.hash), commit.subject);
+    if (!code.note.empty()) out += "    (" + code.note + ")\n";
+  }
+  for (const auto& n : v.notes) out += "  note: " + n + "\n";
+}
+
+nlohmann::json metric_json(const MetricDelta& d) {
+  return {{"known", d.known},       {"before", d.before},         {"after", d.after},
+          {"relative", d.relative()}, {"before_samples", d.before_samples},
+          {"after_samples", d.after_samples}, {"noise", d.noise}, {"worsening", d.worsening},
+          {"limit", d.limit},       {"gated", d.gated},           {"regression", d.regression}};
+}
+
+nlohmann::json pair_json(const DiffVerdict& v) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const LayerDelta& l : v.layers) {
+    layers.push_back({{"layer", l.layer},
+                      {"module", l.module},
+                      {"in_baseline", l.in_baseline},
+                      {"in_candidate", l.in_candidate},
+                      {"backend_before", l.backend_before},
+                      {"backend_after", l.backend_after},
+                      {"backend_changed", l.backend_changed()},
+                      {"device_time_us", metric_json(l.time_us)},
+                      {"fused_time_pct", metric_json(l.fused_time_pct)},
+                      {"fused_calls_pct", metric_json(l.fused_calls_pct)},
+                      {"tflops", metric_json(l.tflops)},
+                      {"peak_bytes", metric_json(l.peak_bytes)},
+                      {"input_changes", l.input_changes},
+                      {"fallback_explanation", l.fallback_explanation}});
+  }
+  nlohmann::json changes = nlohmann::json::array();
+  for (const auto& c : v.backend_changes) {
+    changes.push_back({{"layers", c.layers},
+                       {"layers_text", format_layer_ranges(c.layers)},
+                       {"before", c.before},
+                       {"after", c.after},
+                       {"explanation", c.explanation}});
+  }
+  nlohmann::json code = nullptr;
+  if (v.causes.code) {
+    const CodeChange& c = *v.causes.code;
+    nlohmann::json commits = nlohmann::json::array();
+    for (const auto& cm : c.commits) commits.push_back({{"hash", cm.hash}, {"subject", cm.subject}, {"files", cm.files}});
+    code = {{"before_commit", c.before_commit}, {"after_commit", c.after_commit},
+            {"before_dirty", c.before_dirty},   {"after_dirty", c.after_dirty},
+            {"config_hash_before", c.config_hash_before}, {"config_hash_after", c.config_hash_after},
+            {"repo", c.repo}, {"history_available", c.history_available},
+            {"filtered_by_files", c.filtered_by_files}, {"files", c.files},
+            {"commits", commits}, {"note", c.note}};
+  }
+  return {{"name", v.name},
+          {"baseline", v.baseline},
+          {"candidate", v.candidate},
+          {"baseline_runs", v.baseline_runs},
+          {"candidate_runs", v.candidate_runs},
+          {"regression", v.regression},
+          {"reasons", v.reasons},
+          {"calls_before", v.calls_before},
+          {"calls_after", v.calls_after},
+          {"attention_device_time_us", metric_json(v.attention_time_us)},
+          {"fused_time_pct", metric_json(v.fused_time_pct)},
+          {"fused_calls_pct", metric_json(v.fused_calls_pct)},
+          {"tflops", metric_json(v.tflops)},
+          {"peak_bytes", metric_json(v.peak_bytes)},
+          {"backend_changes", changes},
+          {"layers", layers},
+          {"causes", {{"inputs", v.causes.inputs}, {"environment", v.causes.environment}, {"code", code}}},
+          {"notes", v.notes}};
+}
+
+}  // namespace
+
+std::string diff_to_markdown(const DiffResult& result) {
+  std::string out = fmt::format("## attnprof diff: {}\n\n", verdict_word(result.regression()));
+  for (const auto& v : result.pairs) markdown_pair(out, v, result.thresholds);
+  if (!result.unmatched.empty()) {
+    out += "Unmatched (present on one side only):\n";
+    for (const auto& u : result.unmatched) out += "- `" + md(u) + "`\n";
+  }
+  return out;
+}
+
+std::string diff_to_text(const DiffResult& result) {
+  std::string out;
+  for (const auto& v : result.pairs) text_pair(out, v);
+  for (const auto& u : result.unmatched) out += "unmatched: " + u + "\n";
+  out += fmt::format("verdict: {}\n", verdict_word(result.regression()));
+  return out;
+}
+
+std::string diff_to_json(const DiffResult& result, bool pretty) {
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const auto& v : result.pairs) pairs.push_back(pair_json(v));
+  const nlohmann::json j = {
+      {"schema", "attnprof.diff/1"},
+      {"regression", result.regression()},
+      {"exit_code", result.regression() ? 1 : 0},
+      {"thresholds",
+       {{"max_fused_drop_pp", result.thresholds.max_fused_drop_pp},
+        {"max_time_increase", result.thresholds.max_time_increase},
+        {"max_memory_increase", result.thresholds.max_memory_increase}}},
+      {"noise_rule", kNoiseRule},
+      {"pairs", pairs},
+      {"unmatched", result.unmatched}};
+  return j.dump(pretty ? 2 : -1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace attnprof
