@@ -6,6 +6,7 @@
 
 #include "attnprof/attention.h"
 #include "attnprof/capture.h"
+#include "attnprof/diff.h"
 #include "attnprof/hw.h"
 #include "attnprof/ingest.h"
 #include "attnprof/rules.h"
@@ -64,6 +65,7 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
   report.layers = build_layers(report.calls);
   report.summary = summarize_attention(trace, index, report.calls);
   note_missing(trace, index, report.calls, report.source);
+  report.source.code = detect_code_info(trace, report);  // git commit of the traced project (cpp/src/diff)
 
   // Later stages: one call each, in this order.
   // Live capture (cpp/src/capture): module paths, PyTorch's own choice; before the rules.
