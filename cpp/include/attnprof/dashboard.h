@@ -1,0 +1,44 @@
+// The HTML dashboard: one self-contained file (inline CSS/JS/SVG, no network) rendering one
+// or several Reports. Pure function Report -> bytes; it never opens a trace.
+//
+// Every string that came from a trace travels as JSON inside <script type="application/json">
+// (with '<', '>', '&', U+2028 and U+2029 written as \u escapes) and is put on the page by the
+// inline script with textContent / setAttribute only, so kernel and module names cannot
+// inject markup or script. Invalid UTF-8 is replaced by U+FFFD.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnprof/report.h"
+
+namespace attnprof {
+
+// How a call is coloured everywhere attnprof draws it (dashboard, annotated trace):
+// "fused" (one fused attention kernel: flash, efficient, cudnn, cpu_flash, flex, ...),
+// "eager" (the model's own matmul/softmax code), "fallback" (SDPA's unfused math path and
+// anything else that is not fused).
+namespace backend_class {
+inline constexpr const char* kFused = "fused";
+inline constexpr const char* kFallback = "fallback";
+inline constexpr const char* kEager = "eager";
+}  // namespace backend_class
+const char* backend_class_of(const Call& call);
+
+// Components drawn as activation-map columns, in this order.
+const std::vector<std::string>& activation_map_components();
+
+// The whole dashboard. With several Reports (a sweep, before/after) it adds a multi-run
+// view and a run selector; the first Report is the baseline of the comparison table.
+// `labels` names the runs (defaults to the Reports' first source file).
+std::string render_html(const std::vector<Report>& reports,
+                        const std::vector<std::string>& labels = {});
+
+// HTML text escaping (&, <, >, ", ') after replacing invalid UTF-8 by U+FFFD.
+std::string html_escape(std::string_view text);
+
+// Replaces every invalid UTF-8 sequence by U+FFFD (EF BF BD).
+std::string sanitize_utf8(std::string_view text);
+
+}  // namespace attnprof

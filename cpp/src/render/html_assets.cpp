@@ -1,0 +1,457 @@
+// The dashboard's inline stylesheet and script (kept in C++ so the core ships one binary).
+// The script lays out the view model of html_view.cpp; it only writes text with textContent
+// and attributes with setAttribute.
+#include "render/html_assets.h"
+
+namespace attnprof::render {
+
+const char* const kDashboardCss = R"attnprof_css(
+:root { --fg: #1d2330; --muted: #667085; --line: #d0d5dd; --bg: #f6f7f9; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+header { padding: 16px 24px; background: #1d2330; color: #fff; }
+header h1 { margin: 0; font-size: 20px; }
+header p { margin: 4px 0 0; color: #c7ccd6; }
+#app { padding: 16px 24px; max-width: 1280px; }
+.card { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 18px; margin: 0 0 16px; overflow-x: auto; }
+.card h2 { margin: 0 0 4px; font-size: 17px; }
+.sub, .note, .files { color: var(--muted); margin: 2px 0 8px; }
+.files { word-break: break-all; }
+.kpis { display: flex; flex-wrap: wrap; gap: 12px; }
+.kpi { min-width: 150px; padding: 8px 12px; border: 1px solid var(--line); border-radius: 6px; }
+.kpi-v { font-size: 20px; font-weight: 600; }
+.kpi-l { color: var(--muted); font-size: 12px; }
+.legend { display: flex; flex-wrap: wrap; gap: 14px; margin: 6px 0; font-size: 12px; color: var(--muted); }
+.legend-item { display: inline-flex; align-items: center; gap: 5px; }
+.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; }
+svg.chart { display: block; margin: 6px 0; font-size: 11px; }
+svg .lbl { fill: var(--fg); }
+svg .strong { font-weight: 600; }
+svg .val, svg .tick { fill: var(--muted); }
+svg .cell-t { fill: #fff; font-size: 10px; pointer-events: none; }
+svg .cell, svg .bar, svg .heat, svg circle, svg .node { cursor: pointer; }
+svg .cell:hover, svg .heat:hover { stroke: #1d2330; stroke-width: 1.5; }
+svg .axis { stroke: #98a2b3; }
+svg .limit { stroke: #d64541; stroke-dasharray: 5 4; }
+svg .oom { stroke-dasharray: 3 3; }
+svg .limit-lbl { fill: #d64541; font-size: 11px; }
+table.grid { border-collapse: collapse; margin: 8px 0; font-size: 13px; }
+table.grid th, table.grid td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
+table.grid th { background: #f2f4f7; }
+.changed { color: #d64541; font-weight: 600; }
+.detail { background: #f8f9fb; border: 1px solid var(--line); border-radius: 6px; padding: 8px; white-space: pre-wrap; font-size: 12px; max-height: 260px; overflow: auto; }
+#tip { position: fixed; display: none; z-index: 10; max-width: 640px; padding: 8px 10px; background: rgba(29,35,48,.95); color: #fff; border-radius: 6px; font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; white-space: pre-wrap; pointer-events: none; }
+.tabs { display: flex; flex-wrap: wrap; gap: 6px; margin: 6px 0; }
+.tab { border: 1px solid var(--line); background: #fff; border-radius: 6px; padding: 4px 10px; cursor: pointer; }
+.tab.active { background: #1d2330; color: #fff; }
+ol.findings { padding-left: 20px; }
+.finding p { margin: 2px 0 6px; }
+.sev { display: inline-block; min-width: 56px; margin-right: 8px; padding: 0 6px; border-radius: 4px; background: #e9ecef; font-size: 12px; text-align: center; }
+.sev-high .sev { background: #d64541; color: #fff; }
+.sev-medium .sev { background: #e8952f; color: #fff; }
+.gain { margin-left: 8px; color: #2e9d4f; font-weight: 600; }
+code { font: 12px ui-monospace, Menlo, Consolas, monospace; }
+)attnprof_css";
+
+const char* const kDashboardJs = R"attnprof_js(
+// attnprof dashboard: lays out the view model embedded as JSON (see html_view.cpp).
+// Untrusted strings (kernel, module, file names) only ever reach the page through
+// textContent or setAttribute; nothing here parses HTML.
+(() => {
+  'use strict';
+  const t0 = performance.now();
+  const DATA = JSON.parse(document.getElementById('attnprof-data').textContent);
+  const SVGNS = 'http://www.w3.org/2000/svg';
+  const COLORS = { fused: '#2e9d4f', fallback: '#e8952f', eager: '#d64541', absent: '#e9ecef', '': '#adb5bd' };
+  const SERIES = ['#3b6fd8', '#d64541', '#2e9d4f', '#8e44ad', '#e8952f', '#16a2b8', '#6c757d'];
+  const COMPONENT_LABEL = { qk: 'QK\u1d40', mask: 'mask', softmax: 'softmax', dropout: 'dropout', av: 'AV', fused: 'fused' };
+
+  const el = (tag, attrs, text) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  };
+  const svg = (tag, attrs, text) => {
+    const e = document.createElementNS(SVGNS, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  };
+  const fmtUs = (us) => {
+    if (us === null || us === undefined) return 'n/a';
+    if (us >= 1e6) return (us / 1e6).toFixed(2) + ' s';
+    if (us >= 1e3) return (us / 1e3).toFixed(2) + ' ms';
+    return us.toFixed(1) + ' \u00b5s';
+  };
+  const fmtBytes = (b) => {
+    if (b === null || b === undefined || b < 0) return 'n/a';
+    const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+    let i = 0;
+    while (b >= 1024 && i < units.length - 1) { b /= 1024; i++; }
+    return b.toFixed(i === 0 ? 0 : 1) + ' ' + units[i];
+  };
+  const pct = (x) => (100 * x).toFixed(1) + '%';
+  const shorten = (s, n) => (s.length > n ? '\u2026' + s.slice(s.length - n + 1) : s);
+
+  // --- tooltip + detail panel -----------------------------------------------------------
+  const tip = el('div', { id: 'tip', role: 'tooltip' });
+  document.body.appendChild(tip);
+  const hoverable = (node, linesFn) => {
+    node.addEventListener('mousemove', (ev) => {
+      tip.textContent = linesFn().join('\n');
+      tip.style.display = 'block';
+      const x = Math.min(ev.clientX + 14, window.innerWidth - tip.offsetWidth - 8);
+      const y = Math.min(ev.clientY + 14, window.innerHeight - tip.offsetHeight - 8);
+      tip.style.left = Math.max(0, x) + 'px';
+      tip.style.top = Math.max(0, y) + 'px';
+    });
+    node.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
+  };
+
+  const section = (id, title, sub) => {
+    const s = el('section', { id, class: 'card', 'data-section': id });
+    s.appendChild(el('h2', null, title));
+    if (sub) s.appendChild(el('p', { class: 'sub' }, sub));
+    return s;
+  };
+  const table = (headers, rows, cls) => {
+    const t = el('table', { class: cls || 'grid' });
+    const head = el('tr');
+    for (const h of headers) head.appendChild(el('th', null, h));
+    t.appendChild(el('thead')).appendChild(head);
+    const body = t.appendChild(el('tbody'));
+    for (const r of rows) {
+      const tr = body.appendChild(el('tr'));
+      for (const c of r) {
+        if (c instanceof Node) tr.appendChild(el('td')).appendChild(c);
+        else tr.appendChild(el('td', null, c));
+      }
+    }
+    return t;
+  };
+  const swatch = (cls) => el('span', { class: 'swatch', style: 'background:' + (COLORS[cls] || COLORS['']) });
+  const legend = () => {
+    const d = el('div', { class: 'legend' });
+    for (const [cls, label] of [['fused', 'fused kernel'], ['fallback', 'fallback (unfused SDPA math)'],
+                                ['eager', 'eager (model code)'], ['absent', 'no kernel']]) {
+      const item = d.appendChild(el('span', { class: 'legend-item' }));
+      item.appendChild(swatch(cls));
+      item.appendChild(document.createTextNode(label));
+    }
+    return d;
+  };
+
+  // --- charts -----------------------------------------------------------------------------
+  // Horizontal bars: items [{label, value, color, lines}].
+  const barChart = (items, fmt, opts) => {
+    const o = opts || {};
+    const rowH = 18, labelW = 150, width = 760, barW = width - labelW - 110;
+    const max = Math.max(o.max || 0, ...items.map((i) => i.value), 1e-12);
+    const s = svg('svg', { class: 'chart', width, height: items.length * rowH + 8, 'data-chart': o.name || 'bars' });
+    items.forEach((it, i) => {
+      const y = i * rowH + 4;
+      s.appendChild(svg('text', { x: labelW - 6, y: y + 12, 'text-anchor': 'end', class: 'lbl' }, it.label));
+      const w = Math.max(1, (barW * it.value) / max);
+      const bar = s.appendChild(svg('rect', { x: labelW, y, width: w, height: rowH - 4, fill: it.color || SERIES[0], class: 'bar' }));
+      s.appendChild(svg('text', { x: labelW + w + 6, y: y + 12, class: 'val' }, fmt(it.value)));
+      if (it.lines) hoverable(bar, () => it.lines);
+    });
+    if (o.limit !== undefined && o.limit > 0) {
+      const x = labelW + (barW * o.limit) / max;
+      s.appendChild(svg('line', { x1: x, x2: x, y1: 0, y2: items.length * rowH + 8, class: 'limit' }));
+    }
+    return s;
+  };
+
+  // Line chart: series [{name, xs, ys, color}], optional hline {y,label}, vlines [{x,label,color}].
+  const lineChart = (cfg) => {
+    const W = 760, H = 300, L = 80, R = 20, T = 16, B = 40;
+    const xsAll = cfg.series.flatMap((s) => s.xs).concat((cfg.vlines || []).map((v) => v.x)).filter((x) => x > 0);
+    const ysAll = cfg.series.flatMap((s) => s.ys).concat(cfg.hline ? [cfg.hline.y] : []).filter((y) => y !== null && y >= 0);
+    const s = svg('svg', { class: 'chart', width: W, height: H, 'data-chart': cfg.name });
+    if (!xsAll.length || !ysAll.length) return s;
+    const logX = Math.min(...xsAll) > 0 && Math.max(...xsAll) / Math.min(...xsAll) >= 8;
+    const fx = logX ? Math.log2 : (x) => x;
+    const x0 = fx(Math.min(...xsAll)), x1 = fx(Math.max(...xsAll));
+    const y1 = Math.max(...ysAll) * 1.05 || 1;
+    const px = (x) => L + (x1 === x0 ? 0.5 : (fx(x) - x0) / (x1 - x0)) * (W - L - R);
+    const py = (y) => T + (1 - y / y1) * (H - T - B);
+    s.appendChild(svg('line', { x1: L, x2: W - R, y1: H - B, y2: H - B, class: 'axis' }));
+    s.appendChild(svg('line', { x1: L, x2: L, y1: T, y2: H - B, class: 'axis' }));
+    for (let i = 0; i <= 4; i++) {
+      const y = (y1 * i) / 4;
+      s.appendChild(svg('text', { x: L - 6, y: py(y) + 4, 'text-anchor': 'end', class: 'tick' }, cfg.fmtY(y)));
+    }
+    const ticks = [...new Set(cfg.series.flatMap((se) => se.xs))].sort((a, b) => a - b);
+    for (const x of ticks) s.appendChild(svg('text', { x: px(x), y: H - B + 16, 'text-anchor': 'middle', class: 'tick' }, x));
+    s.appendChild(svg('text', { x: (W + L) / 2, y: H - 4, 'text-anchor': 'middle', class: 'lbl' }, cfg.xLabel));
+    if (cfg.hline) {
+      s.appendChild(svg('line', { x1: L, x2: W - R, y1: py(cfg.hline.y), y2: py(cfg.hline.y), class: 'limit' }));
+      s.appendChild(svg('text', { x: W - R - 4, y: py(cfg.hline.y) - 4, 'text-anchor': 'end', class: 'limit-lbl' }, cfg.hline.label));
+    }
+    for (const v of cfg.vlines || []) {
+      s.appendChild(svg('line', { x1: px(v.x), x2: px(v.x), y1: T, y2: H - B, class: 'oom', stroke: v.color }));
+      s.appendChild(svg('text', { x: px(v.x) + 4, y: T + 12, class: 'limit-lbl', fill: v.color }, v.label));
+    }
+    cfg.series.forEach((se) => {
+      const pts = se.xs.map((x, i) => [x, se.ys[i]]).filter((p) => p[1] !== null && p[1] >= 0);
+      s.appendChild(svg('polyline', { points: pts.map((p) => px(p[0]) + ',' + py(p[1])).join(' '), fill: 'none', stroke: se.color, 'stroke-width': 2 }));
+      for (const p of pts) {
+        const c = s.appendChild(svg('circle', { cx: px(p[0]), cy: py(p[1]), r: 3.5, fill: se.color }));
+        hoverable(c, () => [se.name, cfg.xLabel + ' = ' + p[0], cfg.fmtY(p[1])]);
+      }
+    });
+    const lg = el('div', { class: 'legend' });
+    for (const se of cfg.series) {
+      const item = lg.appendChild(el('span', { class: 'legend-item' }));
+      item.appendChild(el('span', { class: 'swatch', style: 'background:' + se.color }));
+      item.appendChild(document.createTextNode(se.name));
+    }
+    const wrap = el('div');
+    wrap.appendChild(s);
+    wrap.appendChild(lg);
+    return wrap;
+  };
+
+  // Heatmap layers x heads; value in [0,1] mapped to a blue ramp.
+  const heatmap = (h, key, title, describe) => {
+    const cw = Math.max(10, Math.min(28, Math.floor(640 / Math.max(1, h.heads)))), ch = 16, L = 50, T = 18;
+    const s = svg('svg', { class: 'chart heatmap', width: L + h.heads * cw + 10, height: T + h.layers * ch + 6, 'data-chart': key });
+    s.appendChild(svg('text', { x: L, y: 12, class: 'lbl' }, title + ' (rows: layers, columns: heads)'));
+    for (let l = 0; l < h.layers; l++) s.appendChild(svg('text', { x: L - 6, y: T + l * ch + 12, 'text-anchor': 'end', class: 'tick' }, 'L' + l));
+    for (const c of h.cells) {
+      const v = Math.max(0, Math.min(1, c[key]));
+      const light = 95 - 60 * v;
+      const r = s.appendChild(svg('rect', { x: L + c.head * cw, y: T + c.layer * ch, width: cw - 1, height: ch - 1,
+        fill: 'hsl(215,70%,' + light + '%)', class: 'heat', 'data-layer': c.layer, 'data-head': c.head }));
+      hoverable(r, () => describe(c));
+    }
+    return s;
+  };
+
+  // --- sections -----------------------------------------------------------------------------
+  const summarySection = (run) => {
+    const sm = run.summary;
+    const s = section('summary', 'Summary', [run.device, run.arch].filter((x) => x).join(' \u00b7 ') || 'device unknown');
+    const kpis = s.appendChild(el('div', { class: 'kpis' }));
+    const kpi = (label, value) => {
+      const k = kpis.appendChild(el('div', { class: 'kpi' }));
+      k.appendChild(el('div', { class: 'kpi-v' }, value));
+      k.appendChild(el('div', { class: 'kpi-l' }, label));
+    };
+    kpi('attention calls', sm.calls);
+    kpi('fused calls', sm.fused_calls + ' / ' + sm.calls);
+    kpi('fused share of attention time', pct(sm.fused_time_fraction));
+    kpi(sm.has_gpu ? 'attention device time' : 'attention CPU time', fmtUs(sm.attention_us));
+    if (sm.has_gpu) kpi('attention share of GPU time', pct(sm.attention_share));
+    kpi('peak memory', fmtBytes(sm.peak_bytes));
+    if (run.files.length) s.appendChild(el('p', { class: 'files' }, 'trace: ' + run.files.join(', ')));
+    for (const a of run.assumptions) s.appendChild(el('p', { class: 'note' }, 'assumed: ' + a));
+    for (const m of run.missing) s.appendChild(el('p', { class: 'note' }, 'missing: ' + m));
+    return s;
+  };
+
+  const callLines = (run, id) => {
+    const c = run.calls.find((x) => x.id === id);
+    if (!c) return [];
+    const lines = ['call ' + c.id + ': ' + c.backend + (c.library ? ' (' + c.library + ')' : '') + ' ' + c.direction,
+                   '  ' + c.shape + ' \u00b7 ' + fmtUs(c.us) + (c.tflops > 0 ? ' \u00b7 ' + c.tflops.toFixed(1) + ' TFLOP/s' : '')];
+    if (c.backend_op || c.op) lines.push('  op: ' + (c.backend_op || c.op));
+    for (const w of c.why) lines.push('  ' + w);
+    return lines;
+  };
+
+  const cellLines = (run, row, cell) => {
+    const lines = ['L' + row.layer + ' ' + COMPONENT_LABEL[cell.component] + (row.module ? '  ' + row.module : ''),
+                   cell.cls === 'absent' ? 'no kernel in this component' : cell.cls + ' \u00b7 ' + fmtUs(cell.us)];
+    for (const k of cell.kernels) lines.push('  ' + k.name + '  \u00d7' + k.count + '  ' + fmtUs(k.us));
+    const ids = cell.calls.length ? cell.calls : row.cells.flatMap((c) => c.calls).filter((v, i, a) => a.indexOf(v) === i);
+    for (const id of ids.slice(0, 4)) lines.push(...callLines(run, id));
+    if (ids.length > 4) lines.push('  \u2026 ' + (ids.length - 4) + ' more calls');
+    return lines;
+  };
+
+  const mapSection = (run) => {
+    const s = section('activation-map', 'Activation map',
+      'Layers \u00d7 attention components, coloured by the backend that ran. Hover for kernels, shapes and why; click to pin.');
+    s.appendChild(legend());
+    const comps = DATA.components;
+    const cw = 92, ch = run.map.length > 40 ? 14 : 22, L = 260, T = 24;
+    const m = svg('svg', { id: 'activation-map-svg', class: 'chart', width: L + comps.length * cw + 120, height: T + run.map.length * ch + 6 });
+    comps.forEach((c, j) => m.appendChild(svg('text', { x: L + j * cw + cw / 2, y: 16, 'text-anchor': 'middle', class: 'lbl' }, COMPONENT_LABEL[c])));
+    const detail = el('pre', { id: 'detail', class: 'detail' }, 'Click a cell to pin its details here.');
+    run.map.forEach((row, i) => {
+      const y = T + i * ch;
+      const label = (row.layer < 0 ? 'L?' : 'L' + row.layer) + (row.module ? '  ' + shorten(row.module, 30) : '');
+      m.appendChild(svg('text', { x: L - 8, y: y + ch * 0.7, 'text-anchor': 'end', class: 'lbl' }, label));
+      row.cells.forEach((cell, j) => {
+        const r = m.appendChild(svg('rect', { x: L + j * cw + 1, y: y + 1, width: cw - 2, height: ch - 2, rx: 3,
+          fill: COLORS[cell.cls], class: 'cell', 'data-layer': row.layer, 'data-component': cell.component, 'data-class': cell.cls }));
+        hoverable(r, () => cellLines(run, row, cell));
+        r.addEventListener('click', () => { detail.textContent = cellLines(run, row, cell).join('\n'); });
+        if (cell.us > 0 && ch >= 18) m.appendChild(svg('text', { x: L + j * cw + cw / 2, y: y + ch * 0.7, 'text-anchor': 'middle', class: 'cell-t' }, fmtUs(cell.us)));
+      });
+      m.appendChild(svg('text', { x: L + comps.length * cw + 8, y: y + ch * 0.7, class: 'val' }, fmtUs(row.us) + ' ' + row.backends.join('/')));
+    });
+    s.appendChild(m);
+    s.appendChild(detail);
+    return s;
+  };
+
+  const treeSection = (run) => {
+    const s = section('model-graph', 'Model graph', 'Module tree from the attention calls\u2019 module paths; attention modules coloured by backend, with their share of attention time.');
+    if (!run.tree.length) {
+      s.appendChild(el('p', { class: 'note' }, 'The trace has no module paths (profile with with_stack=True and with_modules=True, or use attnprof.profile).'));
+      return s;
+    }
+    const rowH = 20;
+    const t = svg('svg', { id: 'model-graph-svg', class: 'chart', width: 900, height: run.tree.length * rowH + 8 });
+    run.tree.forEach((n, i) => {
+      const x = 8 + n.depth * 18, y = i * rowH + 4;
+      if (n.depth > 0) t.appendChild(svg('line', { x1: x - 10, x2: x - 2, y1: y + 9, y2: y + 9, class: 'axis' }));
+      const g = t.appendChild(svg('g', { class: n.attention ? 'node attention' : 'node', 'data-path': n.path, 'data-class': n.cls }));
+      if (n.attention) g.appendChild(svg('rect', { x, y, width: 12, height: 14, rx: 2, fill: COLORS[n.cls] }));
+      g.appendChild(svg('text', { x: x + (n.attention ? 18 : 0), y: y + 12, class: n.attention ? 'lbl strong' : 'lbl' }, n.name));
+      g.appendChild(svg('text', { x: 600, y: y + 12, class: 'val' }, pct(n.share) + ' \u00b7 ' + fmtUs(n.us) + (n.attention ? ' \u00b7 ' + n.cls : '')));
+      hoverable(g, () => [n.path, (n.attention ? 'attention module, ' + n.calls + ' call(s), ' : '') + n.cls, pct(n.share) + ' of attention time (' + fmtUs(n.us) + ')']);
+    });
+    s.appendChild(t);
+    return s;
+  };
+
+  const rooflineSection = (run) => {
+    const s = section('roofline', 'Roofline per layer', 'Achieved attention TFLOP/s per layer as a fraction of the GPU peak for the call\u2019s dtype.');
+    s.appendChild(barChart(run.roofline.map((r) => ({ label: 'L' + r.layer, value: r.peak_fraction,
+      lines: ['L' + r.layer, r.achieved_tflops.toFixed(1) + ' TFLOP/s achieved', (r.peak_tflops > 0 ? r.peak_tflops.toFixed(0) + ' TFLOP/s peak' : 'peak unknown')] })),
+      pct, { name: 'roofline', max: 1, limit: 1 }));
+    return s;
+  };
+
+  const memorySection = (run) => {
+    const s = section('memory', 'Memory per layer and per head', 'Peak memory allocated during each layer\u2019s attention; per-head split from the layer\u2019s heads.');
+    s.appendChild(barChart(run.memory.map((r) => ({ label: 'L' + r.layer, value: r.peak_bytes, color: r.disproportionate ? COLORS.eager : SERIES[0],
+      lines: ['L' + r.layer, 'peak ' + fmtBytes(r.peak_bytes), 'per query head ' + fmtBytes(r.bytes_per_q_head), 'per KV head ' + fmtBytes(r.bytes_per_kv_head)] })),
+      fmtBytes, { name: 'memory' }));
+    s.appendChild(table(['layer', 'peak', 'per query head', 'per KV head', 'disproportionate'],
+      run.memory.map((r) => ['L' + r.layer, fmtBytes(r.peak_bytes), fmtBytes(r.bytes_per_q_head), fmtBytes(r.bytes_per_kv_head), r.disproportionate ? 'yes' : ''])));
+    return s;
+  };
+
+  const scalingSection = (run) => {
+    const sc = run.scaling;
+    const s = section('scaling', 'Scaling with sequence length', 'Measured time and peak memory per backend; the dashed line is the memory budget (' + (sc.budget_source || 'unknown source') + ').');
+    const color = (i) => SERIES[i % SERIES.length];
+    s.appendChild(lineChart({ name: 'scaling-time', xLabel: 'sequence length', fmtY: fmtUs,
+      series: sc.series.map((se, i) => ({ name: se.backend + ' (' + (se.time_growth || '?') + ')', xs: se.lengths, ys: se.time_us, color: color(i) })) }));
+    s.appendChild(lineChart({ name: 'scaling-memory', xLabel: 'sequence length', fmtY: fmtBytes,
+      hline: sc.budget_bytes > 0 ? { y: sc.budget_bytes, label: 'budget ' + fmtBytes(sc.budget_bytes) } : null,
+      vlines: sc.series.filter((se) => se.oom_tokens > 0).map((se) => ({ x: se.oom_tokens, label: se.backend + ' OOM > ' + se.oom_tokens, color: COLORS.eager })),
+      series: sc.series.map((se, i) => ({ name: se.backend + ' (' + (se.memory_growth || '?') + ')', xs: se.lengths, ys: se.peak_bytes, color: color(i) })) }));
+    s.appendChild(table(['backend', 'time growth', 'memory growth', 'largest S that fits'],
+      sc.series.map((se) => [se.backend, se.time_growth, se.memory_growth, se.oom_tokens > 0 ? String(se.oom_tokens) : 'n/a'])));
+    return s;
+  };
+
+  const headsSection = (run) => {
+    const h = run.heads;
+    const s = section('heads', 'Heads: utilisation and sparsity', h.note || 'Per-head attention statistics from sampled Q/K.');
+    const describe = (c) => ['L' + c.layer + ' head ' + c.head + ' \u00b7 ' + (c.kind || '?'), 'entropy ' + c.entropy.toFixed(3),
+      'blocks holding 90% of mass ' + pct(c.coverage90), 'sink mass ' + c.sink_mass.toFixed(3), 'max weight ' + c.max_weight.toFixed(3)];
+    s.appendChild(heatmap(h, 'entropy', 'normalised entropy', describe));
+    s.appendChild(heatmap(h, 'coverage90', 'block coverage for 90% of mass (block ' + h.block_size + ')', describe));
+    for (const n of h.notes) s.appendChild(el('p', { class: 'note' }, n));
+    return s;
+  };
+
+  const adviceSection = (run) => {
+    const s = section('advice', 'Backend advice', 'Measured with each backend forced; PyTorch\u2019s own pick vs the fastest.');
+    s.appendChild(table(['shape', 'PyTorch picked', 'fastest', 'gain', 'code'],
+      run.advice.map((r) => [r.shape, r.heuristic, r.fastest, r.gain > 0 ? r.gain.toFixed(2) + '\u00d7' : '', el('code', null, r.code)])));
+    return s;
+  };
+
+  const ranksSection = (run) => {
+    const s = section('ranks', 'Ranks', 'Attention time per rank; slowest/median = ' + run.ranks.slowest_over_median.toFixed(2) + '.');
+    s.appendChild(barChart(run.ranks.rows.map((r) => ({ label: 'rank ' + r.rank, value: r.us, color: r.rank === run.ranks.slowest ? COLORS.eager : SERIES[0],
+      lines: [r.file, fmtUs(r.us), 'fused share ' + pct(r.fused)] })), fmtUs, { name: 'ranks' }));
+    return s;
+  };
+
+  const findingsSection = (run) => {
+    const s = section('findings', 'Findings', run.findings.length ? 'Ranked by severity, with the fix.' : 'No findings.');
+    const list = s.appendChild(el('ol', { class: 'findings' }));
+    for (const f of run.findings) {
+      const li = list.appendChild(el('li', { class: 'finding sev-' + f.severity.replace(/[^a-z]/g, '') }));
+      li.appendChild(el('span', { class: 'sev' }, f.severity));
+      li.appendChild(el('strong', null, f.title));
+      if (f.gain > 0) li.appendChild(el('span', { class: 'gain' }, '~' + f.gain.toFixed(1) + '\u00d7'));
+      li.appendChild(el('p', null, f.detail));
+      const meta = [f.rule ? 'rule ' + f.rule : '', f.layers.length ? 'layers ' + f.layers.join(', ') : ''].filter((x) => x).join(' \u00b7 ');
+      if (meta) li.appendChild(el('p', { class: 'note' }, meta));
+    }
+    return s;
+  };
+
+  // --- multi-run ------------------------------------------------------------------------------
+  const runsSection = (cmp, onPick) => {
+    const s = section('runs', 'Runs', 'Several Reports side by side; the first is the baseline. Pick a run to show its details below.');
+    const base = cmp.runs[0];
+    const ratio = (a, b) => (a !== null && b ? (a / b).toFixed(2) + '\u00d7' : 'n/a');
+    const tabs = s.appendChild(el('div', { class: 'tabs', role: 'tablist' }));
+    cmp.runs.forEach((r, i) => {
+      const b = tabs.appendChild(el('button', { class: i === 0 ? 'tab active' : 'tab', 'data-run': i, type: 'button' }, r.label));
+      b.addEventListener('click', () => {
+        for (const other of tabs.children) other.classList.remove('active');
+        b.classList.add('active');
+        onPick(i);
+      });
+    });
+    s.appendChild(table(['run', 'calls', 'fused share', 'attention time', 'vs baseline', 'peak memory'],
+      cmp.runs.map((r) => [r.label, String(r.calls), pct(r.fused_time_fraction), fmtUs(r.attention_us), ratio(r.attention_us, base.attention_us), fmtBytes(r.peak_bytes)])));
+    s.appendChild(lineChart({ name: 'runs-layers', xLabel: 'layer', fmtY: fmtUs,
+      series: cmp.runs.map((r, i) => ({ name: r.label, xs: r.layers.map((l) => l.layer), ys: r.layers.map((l) => l.us), color: SERIES[i % SERIES.length] })) }));
+    const reg = section('regressions', 'Per-layer comparison', 'Attention time per layer against the baseline run; a backend class change is marked.');
+    const rows = cmp.layers.map((layer, li) => {
+      const cells = ['L' + layer];
+      cmp.runs.forEach((r, i) => {
+        const l = r.layers[li];
+        const b = base.layers[li];
+        const td = el('span', { class: l.cls !== b.cls && i > 0 ? 'changed' : '' },
+          fmtUs(l.us) + (i > 0 ? ' (' + ratio(l.us, b.us) + ')' : '') + (l.cls ? ' ' + l.cls : ''));
+        cells.push(td);
+      });
+      return cells;
+    });
+    reg.appendChild(table(['layer', ...cmp.runs.map((r) => r.label)], rows));
+    return [s, reg];
+  };
+
+  // --- page ---------------------------------------------------------------------------------
+  const app = document.getElementById('app');
+  const runBox = el('div', { id: 'run' });
+  const showRun = (i) => {
+    const run = DATA.runs[i];
+    runBox.replaceChildren();
+    runBox.setAttribute('data-run', i);
+    runBox.appendChild(summarySection(run));
+    runBox.appendChild(mapSection(run));
+    runBox.appendChild(treeSection(run));
+    if (run.roofline) runBox.appendChild(rooflineSection(run));
+    if (run.memory) runBox.appendChild(memorySection(run));
+    if (run.scaling) runBox.appendChild(scalingSection(run));
+    if (run.heads) runBox.appendChild(headsSection(run));
+    if (run.advice) runBox.appendChild(adviceSection(run));
+    if (run.ranks) runBox.appendChild(ranksSection(run));
+    runBox.appendChild(findingsSection(run));
+  };
+  if (DATA.comparison) for (const s of runsSection(DATA.comparison, showRun)) app.appendChild(s);
+  app.appendChild(runBox);
+  if (DATA.runs.length) showRun(0);
+  else app.appendChild(el('p', { class: 'note' }, 'No report to show.'));
+  window.attnprofRenderMs = performance.now() - t0;
+  document.body.setAttribute('data-ready', '1');
+})();
+)attnprof_js";
+
+}  // namespace attnprof::render

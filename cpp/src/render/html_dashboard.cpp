@@ -1,0 +1,144 @@
+// render_html: page skeleton + view model as JSON + inline assets. See dashboard.h for the
+// escaping rules that keep hostile trace strings inert.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "attnprof/dashboard.h"
+#include "render/html_assets.h"
+#include "render/html_view.h"
+
+namespace attnprof {
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i], 0 when it is invalid (overlong
+// forms, surrogates and code points above U+10FFFF are invalid too).
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  uint32_t cp = 0;
+  if ((c & 0xE0) == 0xC0) n = 2, cp = c & 0x1F;
+  else if ((c & 0xF0) == 0xE0) n = 3, cp = c & 0x0F;
+  else if ((c & 0xF8) == 0xF0) n = 4, cp = c & 0x07;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3F);
+  }
+  static constexpr uint32_t kMinForLength[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMinForLength[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n;
+}
+
+// JSON text safe inside <script type="application/json">: no '<' (so no "</script>" or
+// "<!--"), no '>' or '&', and no U+2028/U+2029. All of them can only occur inside JSON
+// strings, where \uXXXX means the same character.
+std::string script_safe_json(const nlohmann::json& data) {
+  const std::string text = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + text.size() / 16);
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '<') out += "\\u003c";
+    else if (c == '>') out += "\\u003e";
+    else if (c == '&') out += "\\u0026";
+    else if (c == '\xE2' && i + 2 < text.size() && text[i + 1] == '\x80' && (text[i + 2] == '\xA8' || text[i + 2] == '\xA9')) {
+      out += text[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Per-file CSP nonce: only our own inline script runs, even if markup were ever injected
+// (inline event handlers are refused too).
+std::string make_nonce() {
+  std::random_device rd;
+  return fmt::format("{:08x}{:08x}{:08x}", rd(), rd(), rd());
+}
+
+std::string default_label(const Report& r, size_t index) {
+  if (!r.source.files.empty()) {
+    const std::string& f = r.source.files.front();
+    const size_t slash = f.find_last_of('/');
+    return slash == std::string::npos ? f : f.substr(slash + 1);
+  }
+  return fmt::format("run {}", index + 1);
+}
+
+}  // namespace
+
+std::string sanitize_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8_sequence_length(text, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string html_escape(std::string_view text) {
+  const std::string clean = sanitize_utf8(text);
+  std::string out;
+  out.reserve(clean.size());
+  for (char c : clean) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string render_html(const std::vector<Report>& reports, const std::vector<std::string>& labels) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < reports.size(); ++i)
+    names.push_back(i < labels.size() && !labels[i].empty() ? labels[i] : default_label(reports[i], i));
+
+  nlohmann::json data = {{"components", activation_map_components()}, {"runs", nlohmann::json::array()}};
+  for (size_t i = 0; i < reports.size(); ++i) data["runs"].push_back(render::run_view(reports[i], names[i]));
+  if (reports.size() > 1) data["comparison"] = render::comparison_view(reports, names);
+
+  std::string title = "attnprof";
+  if (reports.size() == 1) title += " \u2014 " + names.front();
+  if (reports.size() > 1) title += fmt::format(" \u2014 {} runs", reports.size());
+  std::string subtitle = reports.empty() ? std::string() : reports.front().source.device_name;
+  const std::string nonce = make_nonce();
+
+  std::string page;
+  page += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  page += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+  page += fmt::format(
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; img-src data:; "
+      "style-src 'unsafe-inline'; script-src 'nonce-{}'\">\n",
+      nonce);
+  page += "<meta name=\"generator\" content=\"attnprof " + html_escape(ATTNPROF_VERSION) + "\">\n";
+  page += "<title>" + html_escape(title) + "</title>\n";
+  page += "<style>" + std::string(render::kDashboardCss) + "</style>\n</head>\n<body>\n";
+  page += "<header><h1>" + html_escape(title) + "</h1><p>" +
+          html_escape(subtitle.empty() ? "attention profile" : subtitle) + "</p></header>\n";
+  page += "<main id=\"app\"><noscript>This dashboard draws its charts with JavaScript.</noscript></main>\n";
+  page += "<script type=\"application/json\" id=\"attnprof-data\">" + script_safe_json(data) + "</script>\n";
+  page += "<script nonce=\"" + nonce + "\">" + std::string(render::kDashboardJs) + "</script>\n";
+  page += "</body>\n</html>\n";
+  return page;
+}
+
+}  // namespace attnprof

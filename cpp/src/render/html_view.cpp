@@ -1,0 +1,379 @@
+#include "render/html_view.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "attnprof/dashboard.h"
+
+namespace attnprof {
+
+const char* backend_class_of(const Call& call) {
+  if (call.fused) return backend_class::kFused;
+  if (call.backend == backend::kEager) return backend_class::kEager;
+  return backend_class::kFallback;
+}
+
+const std::vector<std::string>& activation_map_components() {
+  static const std::vector<std::string> components = {component::kQK,      component::kMask,
+                                                      component::kSoftmax, component::kDropout,
+                                                      component::kAV,      component::kFused};
+  return components;
+}
+
+namespace render {
+namespace {
+
+using nlohmann::json;
+
+// Severity order when one cell or module mixes calls: the slowest kind is what to show.
+int class_rank(std::string_view cls) {
+  if (cls == backend_class::kEager) return 2;
+  if (cls == backend_class::kFallback) return 1;
+  return 0;
+}
+
+std::string worse_class(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  return class_rank(b) > class_rank(a) ? b : a;
+}
+
+std::string shape_text(const Shape& s) {
+  std::string text = fmt::format("B={} Hq={} Hkv={} Sq={} Skv={} D={}", s.B, s.Hq, s.Hkv, s.Sq, s.Skv, s.D);
+  if (s.Dv != 0 && s.Dv != s.D) text += fmt::format(" Dv={}", s.Dv);
+  if (!s.dtype.empty()) text += " " + s.dtype;
+  return text;
+}
+
+// Hover/detail lines explaining one call's backend: the rules' verdict, the fix, the gain.
+std::vector<std::string> explanation_lines(const Call& call) {
+  std::vector<std::string> lines;
+  if (!call.explanation) return lines;
+  const Explanation& e = *call.explanation;
+  if (!e.predicted_backend.empty()) lines.push_back("rules predict: " + e.predicted_backend);
+  if (!e.consistent && !e.consistency_note.empty()) lines.push_back("note: " + e.consistency_note);
+  for (const BackendVerdict& v : e.backends) {
+    for (const RuleCheck& r : v.failed) {
+      std::string line = v.backend + " not eligible: " + r.rule;
+      if (!r.value.empty()) line += " (" + r.value + ")";
+      if (!r.message.empty()) line += " - " + r.message;
+      if (!r.fix.empty()) line += " -> fix: " + r.fix;
+      lines.push_back(std::move(line));
+    }
+  }
+  if (!e.fix.empty()) {
+    std::string line = "fix: " + e.fix;
+    if (e.expected_speedup > 0) line += fmt::format(" (~{:.1f}x faster", e.expected_speedup);
+    if (e.expected_speedup > 0) line += e.gain_basis.empty() ? ")" : ", " + e.gain_basis + ")";
+    lines.push_back(std::move(line));
+  }
+  for (const std::string& a : e.assumptions) lines.push_back("assumed: " + a);
+  return lines;
+}
+
+std::string module_of(const Call& call) {
+  if (!call.module.empty()) return call.module;
+  if (call.capture && !call.capture->module_path.empty()) return call.capture->module_path;
+  return "";
+}
+
+json call_view(const Call& call) {
+  json kernels = json::array();
+  for (const KernelRef& k : call.kernels)
+    kernels.push_back({{"name", k.name}, {"component", k.component}, {"us", k.device_time_us}});
+  return {{"id", call.id},
+          {"layer", call.layer},
+          {"module", module_of(call)},
+          {"backend", call.backend},
+          {"library", call.library},
+          {"cls", backend_class_of(call)},
+          {"op", call.op},
+          {"backend_op", call.backend_op},
+          {"direction", call.direction},
+          {"shape", shape_text(call.shape)},
+          {"us", call.device_time_us},
+          {"tflops", call.tflops},
+          {"kernels", std::move(kernels)},
+          {"why", explanation_lines(call)}};
+}
+
+// Calls grouped by layer index, layers in ascending order.
+std::map<int64_t, std::vector<const Call*>> calls_by_layer(const Report& report) {
+  std::map<int64_t, std::vector<const Call*>> by_layer;
+  for (const Call& c : report.calls) by_layer[c.layer].push_back(&c);
+  return by_layer;
+}
+
+json map_cell(const std::string& comp, const std::vector<const Call*>& calls) {
+  std::string cls;
+  double us = 0;
+  std::map<std::string, std::pair<int64_t, double>> kernels;  // name -> count, time
+  json call_ids = json::array();
+  for (const Call* c : calls) {
+    bool contributes = false;
+    for (const KernelRef& k : c->kernels) {
+      if (k.component != comp) continue;
+      contributes = true;
+      us += k.device_time_us;
+      auto& [count, time] = kernels[k.name];
+      ++count;
+      time += k.device_time_us;
+    }
+    // CPU-only traces have fused calls without device kernels: the op itself is the cell.
+    if (c->kernels.empty() && c->fused && comp == component::kFused) {
+      contributes = true;
+      us += c->device_time_us;
+      auto& [count, time] = kernels[c->backend_op.empty() ? c->op : c->backend_op];
+      ++count;
+      time += c->device_time_us;
+    }
+    if (!contributes) continue;
+    cls = worse_class(cls, backend_class_of(*c));
+    call_ids.push_back(c->id);
+  }
+  json kernel_list = json::array();
+  for (const auto& [name, ct] : kernels)
+    kernel_list.push_back({{"name", name}, {"count", ct.first}, {"us", ct.second}});
+  return {{"component", comp}, {"cls", cls.empty() ? "absent" : cls}, {"us", us},
+          {"kernels", std::move(kernel_list)}, {"calls", std::move(call_ids)}};
+}
+
+std::string layer_module(const Report& report, int64_t layer, const std::vector<const Call*>& calls) {
+  for (const Layer& l : report.layers)
+    if (l.index == layer && !l.module.empty()) return l.module;
+  for (const Call* c : calls)
+    if (!module_of(*c).empty()) return module_of(*c);
+  return "";
+}
+
+json activation_map(const Report& report) {
+  json rows = json::array();
+  for (const auto& [layer, calls] : calls_by_layer(report)) {
+    json cells = json::array();
+    double us = 0;
+    std::vector<std::string> backends;
+    for (const Call* c : calls) {
+      us += c->device_time_us;
+      if (std::find(backends.begin(), backends.end(), c->backend) == backends.end())
+        backends.push_back(c->backend);
+    }
+    for (const std::string& comp : activation_map_components()) cells.push_back(map_cell(comp, calls));
+    rows.push_back({{"layer", layer}, {"module", layer_module(report, layer, calls)},
+                    {"backends", backends}, {"us", us}, {"cells", std::move(cells)}});
+  }
+  return rows;
+}
+
+// Module tree from the dotted module paths of attention calls; every prefix is a node.
+json module_tree(const Report& report) {
+  struct Node {
+    double us = 0;
+    std::string cls;
+    bool attention = false;
+    int64_t calls = 0;
+  };
+  std::map<std::string, Node> nodes;  // sorted paths = depth-first order of the tree
+  double total = 0;
+  for (const Call& c : report.calls) {
+    const std::string path = module_of(c);
+    total += c.device_time_us;
+    if (path.empty()) continue;
+    for (size_t dot = 0;; ++dot) {
+      dot = path.find('.', dot);
+      Node& n = nodes[path.substr(0, dot)];
+      n.us += c.device_time_us;
+      n.cls = worse_class(n.cls, backend_class_of(c));
+      if (dot == std::string::npos) {
+        n.attention = true;
+        ++n.calls;
+        break;
+      }
+    }
+  }
+  json out = json::array();
+  // std::map orders "a.b" before "a.b.c" but also "a.b" before "a.b0": sort by path segments.
+  std::vector<std::string> paths;
+  for (const auto& [p, n] : nodes) paths.push_back(p);
+  auto segments = [](const std::string& p) {
+    std::vector<std::string> s;
+    size_t start = 0;
+    for (size_t dot = p.find('.'); dot != std::string::npos; dot = p.find('.', start = dot + 1))
+      s.push_back(p.substr(start, dot - start));
+    s.push_back(p.substr(start));
+    return s;
+  };
+  auto is_index = [](const std::string& s) {
+    return !s.empty() && s.size() < 18 &&
+           std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  };
+  // "layers.2" before "layers.10".
+  auto numeric_less = [&](const std::string& a, const std::string& b) {
+    const bool na = is_index(a), nb = is_index(b);
+    if (na && nb) return std::stoll(a) < std::stoll(b);
+    return a < b;
+  };
+  std::sort(paths.begin(), paths.end(), [&](const std::string& a, const std::string& b) {
+    const auto sa = segments(a), sb = segments(b);
+    return std::lexicographical_compare(sa.begin(), sa.end(), sb.begin(), sb.end(), numeric_less);
+  });
+  for (const std::string& p : paths) {
+    const Node& n = nodes[p];
+    const auto segs = segments(p);
+    out.push_back({{"path", p}, {"name", segs.back()}, {"depth", segs.size() - 1},
+                   {"attention", n.attention}, {"cls", n.cls}, {"us", n.us}, {"calls", n.calls},
+                   {"share", total > 0 ? n.us / total : 0.0}});
+  }
+  return out;
+}
+
+json roofline_view(const Report& report) {
+  json rows = json::array();
+  for (const Layer& l : report.layers) {
+    if (!l.cost) continue;
+    double peak_tflops = 0;
+    for (int64_t id : l.call_ids)
+      for (const Call& c : report.calls)
+        if (c.id == id && c.cost) peak_tflops = std::max(peak_tflops, c.cost->peak_tflops);
+    rows.push_back({{"layer", l.index}, {"achieved_tflops", l.cost->achieved_tflops},
+                    {"peak_fraction", l.cost->peak_fraction}, {"peak_tflops", peak_tflops}});
+  }
+  return rows.empty() ? json(nullptr) : rows;
+}
+
+json memory_view(const Report& report) {
+  json rows = json::array();
+  for (const Layer& l : report.layers) {
+    if (!l.cost || l.cost->peak_bytes < 0) continue;
+    rows.push_back({{"layer", l.index}, {"peak_bytes", l.cost->peak_bytes},
+                    {"bytes_per_q_head", l.cost->bytes_per_q_head},
+                    {"bytes_per_kv_head", l.cost->bytes_per_kv_head},
+                    {"disproportionate", l.cost->disproportionate}});
+  }
+  return rows.empty() ? json(nullptr) : rows;
+}
+
+json scaling_view(const Report& report) {
+  if (!report.scaling || report.scaling->series.empty()) return nullptr;
+  const ScalingSection& s = *report.scaling;
+  json series = json::array();
+  for (const ScalingSeries& ser : s.series)
+    series.push_back({{"backend", ser.backend}, {"lengths", ser.lengths}, {"time_us", ser.time_us},
+                      {"peak_bytes", ser.peak_bytes}, {"oom_tokens", ser.oom_threshold_tokens},
+                      {"time_growth", ser.time_fit.growth}, {"memory_growth", ser.memory_fit.growth}});
+  return {{"budget_bytes", s.memory_budget_bytes}, {"budget_source", s.budget_source},
+          {"baseline_bytes", s.baseline_bytes}, {"series", std::move(series)}};
+}
+
+json heads_view(const Report& report) {
+  if (!report.heads || report.heads->heads.empty()) return nullptr;
+  json cells = json::array();
+  int64_t layers = 0, heads = 0;
+  for (const HeadStats& h : report.heads->heads) {
+    layers = std::max(layers, h.layer + 1);
+    heads = std::max(heads, h.head + 1);
+    cells.push_back({{"layer", h.layer}, {"head", h.head}, {"entropy", h.entropy},
+                     {"coverage90", h.block_coverage_90}, {"sink_mass", h.sink_mass},
+                     {"max_weight", h.max_weight}, {"kind", h.kind}});
+  }
+  return {{"layers", layers}, {"heads", heads}, {"cells", std::move(cells)},
+          {"block_size", report.heads->block_size}, {"note", report.heads->sampling_note},
+          {"notes", report.heads->notes}};
+}
+
+json advice_view(const Report& report) {
+  if (!report.advice || report.advice->rows.empty()) return nullptr;
+  json rows = json::array();
+  for (const AdviceRow& r : report.advice->rows)
+    rows.push_back({{"shape", r.shape}, {"fastest", r.fastest_backend}, {"heuristic", r.heuristic_backend},
+                    {"gain", r.gain}, {"code", r.code}});
+  return rows;
+}
+
+json ranks_view(const Report& report) {
+  if (!report.ranks || report.ranks->ranks.empty()) return nullptr;
+  json rows = json::array();
+  for (const RankSummary& r : report.ranks->ranks)
+    rows.push_back({{"rank", r.rank}, {"file", r.file}, {"us", r.attention_device_time_us},
+                    {"fused", r.fused_time_fraction}});
+  return {{"rows", std::move(rows)}, {"slowest", report.ranks->slowest_rank},
+          {"slowest_over_median", report.ranks->slowest_over_median}};
+}
+
+json findings_view(const Report& report) {
+  json rows = json::array();
+  for (const Finding& f : report.findings)
+    rows.push_back({{"severity", f.severity}, {"title", f.title}, {"detail", f.detail},
+                    {"rule", f.rule}, {"layers", f.layers}, {"gain", f.expected_gain}});
+  return rows;
+}
+
+}  // namespace
+
+int64_t report_peak_bytes(const Report& report) {
+  int64_t peak = -1;
+  for (const Layer& l : report.layers)
+    if (l.cost) peak = std::max(peak, l.cost->peak_bytes);
+  for (const Call& c : report.calls)
+    if (c.cost) peak = std::max(peak, c.cost->peak_bytes_during);
+  return peak;
+}
+
+json run_view(const Report& report, const std::string& label) {
+  const Summary& s = report.summary;
+  json calls = json::array();
+  for (const Call& c : report.calls) calls.push_back(call_view(c));
+  return {{"label", label},
+          {"device", report.source.device_name},
+          {"arch", report.source.arch},
+          {"files", report.source.files},
+          {"tool_version", report.tool_version},
+          {"assumptions", report.source.assumptions},
+          {"missing", report.source.missing},
+          {"summary",
+           {{"calls", s.call_count}, {"fused_calls", s.fused_call_count},
+            {"fused_time_fraction", s.fused_time_fraction}, {"attention_us", s.attention_device_time_us},
+            {"gpu_us", s.gpu_time_us}, {"attention_share", s.attention_share}, {"has_gpu", s.has_gpu},
+            {"peak_bytes", report_peak_bytes(report)}}},
+          {"map", activation_map(report)},
+          {"calls", std::move(calls)},
+          {"tree", module_tree(report)},
+          {"roofline", roofline_view(report)},
+          {"memory", memory_view(report)},
+          {"scaling", scaling_view(report)},
+          {"heads", heads_view(report)},
+          {"advice", advice_view(report)},
+          {"ranks", ranks_view(report)},
+          {"findings", findings_view(report)}};
+}
+
+json comparison_view(const std::vector<Report>& reports, const std::vector<std::string>& labels) {
+  json runs = json::array();
+  std::set<int64_t> all_layers;
+  for (const Report& r : reports)
+    for (const Call& c : r.calls) all_layers.insert(c.layer);
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const Report& r = reports[i];
+    std::map<int64_t, double> layer_us;
+    std::map<int64_t, std::string> layer_cls;
+    for (const Call& c : r.calls) {
+      layer_us[c.layer] += c.device_time_us;
+      layer_cls[c.layer] = worse_class(layer_cls[c.layer], backend_class_of(c));
+    }
+    json layers = json::array();
+    for (int64_t l : all_layers) {
+      auto it = layer_us.find(l);
+      layers.push_back({{"layer", l}, {"us", it == layer_us.end() ? json(nullptr) : json(it->second)},
+                        {"cls", layer_cls[l]}});
+    }
+    runs.push_back({{"label", labels[i]}, {"calls", r.summary.call_count},
+                    {"fused_time_fraction", r.summary.fused_time_fraction},
+                    {"attention_us", r.summary.attention_device_time_us},
+                    {"peak_bytes", report_peak_bytes(r)}, {"layers", std::move(layers)}});
+  }
+  return {{"runs", std::move(runs)}, {"layers", all_layers}};
+}
+
+}  // namespace render
+}  // namespace attnprof

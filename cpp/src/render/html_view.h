@@ -1,0 +1,23 @@
+// The dashboard's view model: what the page draws, computed from Reports in C++ so the
+// inline script only lays it out (no analysis logic in JavaScript).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "attnprof/report.h"
+
+namespace attnprof::render {
+
+// One run: summary, activation map, module tree, optional sections present in the Report.
+nlohmann::json run_view(const Report& report, const std::string& label);
+
+// Several runs: per-run totals and per-layer times against the first run.
+nlohmann::json comparison_view(const std::vector<Report>& reports,
+                               const std::vector<std::string>& labels);
+
+// The largest peak memory the Report knows (layers' and calls' costs), -1 when unknown.
+int64_t report_peak_bytes(const Report& report);
+
+}  // namespace attnprof::render

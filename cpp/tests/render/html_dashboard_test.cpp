@@ -1,0 +1,185 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "attnprof/dashboard.h"
+#include "attnprof/ingest.h"
+#include "render/html_view.h"
+#include "render/render_test_reports.h"
+
+namespace attnprof {
+namespace {
+
+using nlohmann::json;
+
+size_t count(const std::string& haystack, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = haystack.find(needle); at != std::string::npos; at = haystack.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// The JSON data block of a rendered page, parsed back.
+json embedded_data(const std::string& page) {
+  const std::string open = "<script type=\"application/json\" id=\"attnprof-data\">";
+  const size_t begin = page.find(open) + open.size();
+  const size_t end = page.find("</script>", begin);
+  return json::parse(page.substr(begin, end - begin));
+}
+
+Report hostile_report() {
+  Report r;
+  r.source.files = {"/tmp/<i>trace\"'.json"};
+  Call c = testing::eager_call(0, 0, "model.layers.0.<img src=x onerror=document.title='pwned'>");
+  c.kernels[0].name = "</script><script>document.title='pwned'</script>";
+  c.kernels[1].name = std::string("bad\xff\xfe utf8 \xc0\xaf overlong");
+  r.calls.push_back(c);
+  return r;
+}
+
+TEST(HtmlDashboard, HostileNamesCannotCloseTheDataScriptOrAddMarkup) {
+  const std::string page = render_html({hostile_report()});
+  // Only our two scripts exist: the JSON data block and the nonce'd code.
+  EXPECT_EQ(count(page, "<script"), 2u);
+  EXPECT_EQ(count(page, "</script>"), 2u);
+  EXPECT_EQ(page.find("<img"), std::string::npos);
+  EXPECT_EQ(page.find("<i>trace"), std::string::npos);
+  EXPECT_NE(page.find("<title>attnprof \u2014 &lt;i&gt;trace&quot;&#39;.json</title>"), std::string::npos)
+      << "title is escaped";
+  // The names survive, as data.
+  const json data = embedded_data(page);
+  const json& kernels = data["runs"][0]["calls"][0]["kernels"];
+  EXPECT_EQ(kernels[0]["name"], "</script><script>document.title='pwned'</script>");
+  EXPECT_EQ(kernels[1]["name"], "bad\xEF\xBF\xBD\xEF\xBF\xBD utf8 \xEF\xBF\xBD\xEF\xBF\xBD overlong");
+}
+
+TEST(HtmlDashboard, PageIsValidUtf8EvenWhenNamesAreNot) {
+  const std::string page = render_html({hostile_report()});
+  EXPECT_EQ(sanitize_utf8(page), page);
+}
+
+TEST(HtmlDashboard, ScriptIsGuardedByAContentSecurityPolicyNonce) {
+  const std::string page = render_html({hostile_report()});
+  const size_t at = page.find("script-src 'nonce-");
+  ASSERT_NE(at, std::string::npos);
+  const std::string nonce = page.substr(at + 18, 24);
+  EXPECT_NE(page.find("<script nonce=\"" + nonce + "\">"), std::string::npos);
+  EXPECT_EQ(page.find("script-src 'unsafe-inline'"), std::string::npos);
+}
+
+TEST(HtmlEscape, EscapesMarkupAndQuotesAndRepairsUtf8) {
+  EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+  EXPECT_EQ(sanitize_utf8("ok \xe2\x82\xac"), "ok \xe2\x82\xac");                    // euro sign kept
+  EXPECT_EQ(sanitize_utf8("\xed\xa0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
+  EXPECT_EQ(sanitize_utf8("\xe2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // truncated
+}
+
+TEST(HtmlView, ActivationMapHasOneCellPerLayerAndComponent) {
+  auto trace = load_trace(testing::fixture(testing::kCudnnTrace));
+  ASSERT_TRUE(trace.ok()) << trace.error().message;
+  Report r = testing::report_from_trace_kernels(*trace, "cudnn", backend::kCudnn, 4);
+  ASSERT_EQ(r.calls.size(), 4u) << "the cuDNN trace has one cuDNN attention kernel per layer";
+  r.calls.push_back(testing::eager_call(4, 4, "model.layers.4.self_attn"));
+  const json view = render::run_view(r, "run");
+  ASSERT_EQ(view["map"].size(), 5u);
+  for (const json& row : view["map"]) {
+    ASSERT_EQ(row["cells"].size(), activation_map_components().size());
+    for (size_t j = 0; j < row["cells"].size(); ++j)
+      EXPECT_EQ(row["cells"][j]["component"], activation_map_components()[j]);
+  }
+  // Layer 0: the fused cuDNN kernel only.
+  EXPECT_EQ(view["map"][0]["cells"][5]["cls"], "fused");
+  EXPECT_EQ(view["map"][0]["cells"][5]["kernels"][0]["name"], r.calls[0].kernels[0].name);
+  EXPECT_EQ(view["map"][0]["cells"][0]["cls"], "absent");
+  // Layer 4 (eager): qk, softmax, av present; mask, dropout, fused absent.
+  const json& eager = view["map"][4]["cells"];
+  EXPECT_EQ(eager[0]["cls"], "eager");
+  EXPECT_EQ(eager[1]["cls"], "absent");
+  EXPECT_EQ(eager[2]["cls"], "eager");
+  EXPECT_DOUBLE_EQ(eager[2]["us"].get<double>(), 25.0);
+  EXPECT_EQ(eager[4]["cls"], "eager");
+  EXPECT_EQ(eager[5]["cls"], "absent");
+}
+
+TEST(HtmlView, BackendClassSeparatesFusedFallbackAndEager) {
+  Call c;
+  c.backend = backend::kMath;
+  EXPECT_STREQ(backend_class_of(c), backend_class::kFallback);
+  c.backend = backend::kEager;
+  EXPECT_STREQ(backend_class_of(c), backend_class::kEager);
+  c.backend = backend::kFlash;
+  c.fused = true;
+  EXPECT_STREQ(backend_class_of(c), backend_class::kFused);
+}
+
+TEST(HtmlView, ModuleTreeHoldsEveryPrefixInNumericOrderWithTimeShares) {
+  Report r;
+  r.calls.push_back(testing::eager_call(0, 0, "model.layers.10.self_attn"));
+  r.calls.push_back(testing::eager_call(1, 1, "model.layers.2.self_attn"));
+  r.calls[1].device_time_us = 300;
+  const json tree = render::run_view(r, "run")["tree"];
+  std::vector<std::string> paths;
+  for (const json& n : tree) paths.push_back(n["path"]);
+  EXPECT_EQ(paths, (std::vector<std::string>{"model", "model.layers", "model.layers.2", "model.layers.2.self_attn",
+                                              "model.layers.10", "model.layers.10.self_attn"}));
+  EXPECT_DOUBLE_EQ(tree[0]["share"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(tree[3]["share"].get<double>(), 0.75);  // 300 of 400 us
+  EXPECT_TRUE(tree[3]["attention"].get<bool>());
+  EXPECT_FALSE(tree[2]["attention"].get<bool>());
+  EXPECT_EQ(tree[3]["cls"], "eager");
+}
+
+TEST(HtmlView, OptionalSectionsAppearOnlyWithTheirData) {
+  Report r;
+  r.calls.push_back(testing::eager_call(0, 0, "m.attn"));
+  json view = render::run_view(r, "run");
+  for (const char* key : {"roofline", "memory", "scaling", "heads", "advice", "ranks"})
+    EXPECT_TRUE(view[key].is_null()) << key;
+  Layer l;
+  l.index = 0;
+  l.call_ids = {0};
+  l.cost = LayerCost{};
+  l.cost->achieved_tflops = 100;
+  l.cost->peak_fraction = 0.1;
+  l.cost->peak_bytes = 1 << 20;
+  r.layers.push_back(l);
+  r.scaling = ScalingSection{};
+  r.scaling->memory_budget_bytes = 80LL << 30;
+  ScalingSeries s;
+  s.backend = "eager";
+  s.lengths = {512, 1024};
+  s.time_us = {10, 40};
+  s.peak_bytes = {1 << 20, 4 << 20};
+  s.oom_threshold_tokens = 65536;
+  r.scaling->series.push_back(s);
+  r.heads = HeadsSection{};
+  HeadStats h;
+  h.layer = 1;
+  h.head = 3;
+  h.entropy = 0.5;
+  r.heads->heads.push_back(h);
+  view = render::run_view(r, "run");
+  EXPECT_EQ(view["roofline"].size(), 1u);
+  EXPECT_EQ(view["memory"][0]["peak_bytes"], 1 << 20);
+  EXPECT_EQ(view["scaling"]["series"][0]["oom_tokens"], 65536);
+  EXPECT_EQ(view["heads"]["layers"], 2);
+  EXPECT_EQ(view["heads"]["heads"], 4);
+  EXPECT_EQ(view["summary"]["peak_bytes"], 1 << 20);
+}
+
+TEST(HtmlDashboard, SeveralReportsAddAComparisonAgainstTheFirst) {
+  Report a, b;
+  a.calls.push_back(testing::eager_call(0, 0, "m.attn"));
+  b.calls.push_back(testing::eager_call(0, 0, "m.attn"));
+  b.calls[0].backend = backend::kFlash;
+  b.calls[0].fused = true;
+  const json data = embedded_data(render_html({a, b}, {"before", "after"}));
+  ASSERT_EQ(data["runs"].size(), 2u);
+  const json& cmp = data["comparison"]["runs"];
+  EXPECT_EQ(cmp[0]["label"], "before");
+  EXPECT_EQ(cmp[0]["layers"][0]["cls"], "eager");
+  EXPECT_EQ(cmp[1]["layers"][0]["cls"], "fused");
+  EXPECT_FALSE(embedded_data(render_html({a})).contains("comparison"));
+}
+
+}  // namespace
+}  // namespace attnprof
