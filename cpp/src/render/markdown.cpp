@@ -84,6 +84,28 @@ std::string render_markdown(const Report& r) {
                 md_escape(kernels_text(first))});
   }
 
+  // Why each backend ran (cpp/src/rules; docs/rules.md): one row per forward call with an explanation.
+  bool explained_header = false;
+  for (const Call& c : r.calls) {
+    if (!c.explanation || c.direction == "backward") continue;
+    const Explanation& e = *c.explanation;
+    if (!explained_header) {
+      out += "\n## Why these backends\n\n" + header_row({"layer", "ran", "rules predict", "rejected", "fix", "expected gain"});
+      explained_header = true;
+    }
+    std::string rejected;
+    for (const BackendVerdict& v : e.backends)
+      if (!v.eligible && !v.failed.empty() && v.backend != e.predicted_backend)
+        rejected += (rejected.empty() ? "" : "; ") + v.backend + ": " + v.failed.front().value;
+    std::string fix = e.fix;
+    if (!e.consistency_note.empty()) fix = e.consistency_note + (fix.empty() ? "" : ". " + fix);
+    out += row({std::to_string(c.layer), md_escape(c.backend), md_escape(e.predicted_backend), md_escape(rejected),
+                md_escape(fix),
+                e.expected_speedup > 0 ? md_escape(fmt::format("~{:.1f}x faster, ~{:.1f}x less memory ({})", e.expected_speedup,
+                                                               e.expected_memory_ratio, e.gain_basis))
+                                       : "-"});
+  }
+
   if (!r.findings.empty()) {
     out += "\n## Findings\n\n";
     for (const Finding& f : r.findings)

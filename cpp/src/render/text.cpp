@@ -124,6 +124,42 @@ std::string heads_text(const Report& r) {
   return out;
 }
 
+// Why each backend ran, grouped by identical explanation (cpp/src/rules; docs/rules.md).
+std::string explanations(const Report& r) {
+  struct Group {
+    std::string text;
+    std::vector<int64_t> layers;
+  };
+  std::vector<Group> groups;
+  for (const Call& c : r.calls) {
+    if (!c.explanation || c.direction == "backward") continue;
+    const Explanation& e = *c.explanation;
+    std::string text = fmt::format("ran {}, rules predict {}", c.backend, e.predicted_backend);
+    for (const BackendVerdict& v : e.backends)
+      if (!v.eligible && !v.failed.empty() && v.backend != e.predicted_backend)
+        text += fmt::format("; {}: {}", v.backend, v.failed.front().value);
+    if (!e.consistency_note.empty()) text += "\n      " + e.consistency_note;
+    if (!e.fix.empty()) text += "\n      fix: " + e.fix;
+    if (e.expected_speedup > 0)
+      text += fmt::format("\n      expected: ~{:.1f}x faster, ~{:.1f}x less activation memory ({})", e.expected_speedup,
+                          e.expected_memory_ratio, e.gain_basis);
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.text == text; });
+    if (it == groups.end()) it = groups.insert(groups.end(), Group{text, {}});
+    it->layers.push_back(c.layer);
+  }
+  if (groups.empty()) return "";
+  std::string out = "\nWhy these backends (rules):\n";
+  for (const Group& g : groups) {
+    std::vector<int64_t> layers = g.layers;
+    std::sort(layers.begin(), layers.end());
+    layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+    out += fmt::format("  layers {}: {}\n", fmt::join(layers, ","), g.text);
+  }
+  const auto& first = std::find_if(r.calls.begin(), r.calls.end(), [](const Call& c) { return c.explanation.has_value(); });
+  for (const std::string& a : first->explanation->assumptions) out += "  assumed: " + a + "\n";
+  return out;
+}
+
 std::string source_notes(const Report& r) {
   std::string out;
   for (const std::string& m : r.source.missing) out += "  note: " + m + "\n";
@@ -141,6 +177,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
   out += unfused_calls(report);
   out += activation_map(report, options);
   out += heads_text(report);
+  out += explanations(report);
   out += findings(report);
   out += source_notes(report);
   return out;

@@ -85,6 +85,11 @@ SdpaInput input_from_call(const Call& c, std::vector<std::string>& assumptions) 
   in.dropout = c.dropout;
   in.enable_gqa = c.gqa || in.Hq != in.Hkv;
   in.requires_grad = c.direction == "backward" || c.pair_id >= 0;
+  if (c.capture) {  // the live capture saw the real arguments
+    in.requires_grad = c.capture->requires_grad;
+    in.enable_gqa = c.capture->enable_gqa;
+    if (!c.capture->last_dim_contiguous) in.q_stride_last = 0;  // "not 1": the exact stride is unknown
+  }
   return in;
 }
 
