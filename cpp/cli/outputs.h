@@ -16,6 +16,9 @@ namespace attnprof::cli {
 struct OutputOptions {
   std::string json_path;      // one Report as JSON; several traces -> a JSON array of Reports
   std::string markdown_path;  // Markdown; several traces -> sections separated by a rule
+  std::string html_path;      // HTML dashboard; several traces -> one page with a multi-run view
+  std::string chrome_path;    // annotated trace (.gz -> gzip); one Report only
+  std::string tensorboard_dir;  // TensorBoard log dir; each Report appends one run (step)
 };
 
 void add_output_options(CLI::App& cmd, OutputOptions& options);
