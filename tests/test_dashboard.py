@@ -1,0 +1,151 @@
+"""The HTML dashboard in a real browser (headless Chromium over the DevTools pipe)."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from test_dashboard_cdp import DOM_FACTS, Browser, cudnn_report, eager_report
+
+from attnprof import _core
+
+COMPONENTS = ["qk", "mask", "softmax", "dropout", "av", "fused"]
+COLOURS = {"fused": "#2e9d4f", "fallback": "#e8952f", "eager": "#d64541", "absent": "#e9ecef"}
+
+def expected_class(call: dict) -> str:
+    if call["fused"]:
+        return "fused"
+    return "eager" if call["backend"] == "eager" else "fallback"
+
+
+def render(tmp_path: Path, reports: list[dict], labels: list[str] | None = None, name="dash.html") -> Path:
+    page = _core.render_html([json.dumps(r) for r in reports], labels or [])
+    out = tmp_path / name
+    out.write_text(page, encoding="utf-8")
+    return out
+
+
+def keep_screenshot(path: Path):
+    """ATTNPROF_SCREENSHOT_DIR=dir keeps the screenshots for a person to look at."""
+    target = os.environ.get("ATTNPROF_SCREENSHOT_DIR")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(target) / path.name)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Browser() as b:
+        yield b
+
+
+def open_page(browser: Browser, page: Path) -> dict:
+    browser.events.clear()
+    browser.open(page)
+    facts = json.loads(browser.evaluate(DOM_FACTS))
+    assert browser.errors() == []
+    return facts
+
+
+def test_dashboard_has_one_coloured_cell_per_layer_and_component(browser, tmp_path):
+    before, after = eager_report(), cudnn_report()
+    assert len(before["calls"]) == 4 and len(after["calls"]) == 4  # 4 layers in both real traces
+    page = render(tmp_path, [before, after], ["eager", "sdpa"])
+    facts = open_page(browser, page)
+    for section in ("runs", "regressions", "summary", "activation-map", "model-graph", "findings"):
+        assert section in facts["sections"]
+    cells = facts["cells"]
+    assert len(cells) == 4 * len(COMPONENTS)
+    assert {(c["layer"], c["component"]) for c in cells} == {(l, c) for l in range(4) for c in COMPONENTS}
+    for c in cells:
+        assert c["fill"] == COLOURS[c["cls"]]
+        want = "eager" if c["component"] in ("qk", "softmax", "av") else "absent"
+        assert c["cls"] == want, c
+    # The second run (cuDNN): only the fused column is filled, in the fused colour.
+    browser.evaluate("document.querySelector('button.tab[data-run=\"1\"]').click()")
+    facts = json.loads(browser.evaluate(DOM_FACTS))
+    fused_cells = [c for c in facts["cells"] if c["cls"] != "absent"]
+    assert [(c["layer"], c["component"]) for c in fused_cells] == [(l, "fused") for l in range(4)]
+    assert all(c["fill"] == COLOURS["fused"] for c in fused_cells)
+    assert [n["cls"] for n in facts["attentionNodes"]] == [expected_class(c) for c in after["calls"]]
+    assert "cudnn_generated_fort_native_sdpa_sm90_flash_fprop" in browser.evaluate(
+        "document.querySelector('rect.cell[data-component=fused]').dispatchEvent(new Event('click'));"
+        "document.getElementById('detail').textContent")
+    shot = tmp_path / "dashboard_eager_vs_sdpa.png"
+    browser.screenshot(shot)
+    assert shot.stat().st_size > 10_000
+    keep_screenshot(shot)
+    assert browser.errors() == []
+
+
+def full_report() -> dict:
+    """The cuDNN report with every optional section filled (values are display data)."""
+    r = cudnn_report()
+    for layer in r["layers"]:
+        layer["cost"] = {"achieved_tflops": 400.0 + layer["index"], "peak_fraction": 0.4,
+                         "peak_bytes": (1 + layer["index"]) << 28, "bytes_per_q_head": 1 << 23,
+                         "bytes_per_kv_head": 1 << 23, "disproportionate": layer["index"] == 3}
+    r["scaling"] = {"memory_budget_bytes": 150 << 30, "budget_source": "deviceProperties",
+                    "series": [{"backend": "eager", "lengths": [512, 1024, 2048, 4096],
+                                "time_us": [100, 380, 1500, 6000], "peak_bytes": [1 << 30, 4 << 30, 16 << 30, 64 << 30],
+                                "oom_threshold_tokens": 6100,
+                                "time_fit": {"growth": "quadratic"}, "memory_fit": {"growth": "quadratic"}},
+                               {"backend": "cudnn", "lengths": [512, 1024, 2048, 4096],
+                                "time_us": [20, 70, 280, 1100], "peak_bytes": [1 << 28, 1 << 29, 1 << 30, 2 << 30],
+                                "time_fit": {"growth": "quadratic"}, "memory_fit": {"growth": "linear"}}]}
+    r["heads"] = {"heads": [{"layer": l, "head": h, "entropy": (l * 8 + h) / 32, "block_coverage_90": h / 8,
+                             "kind": "dense"} for l in range(4) for h in range(8)]}
+    r["advice"] = {"rows": [{"shape": "B=4 H=32 S=2048 D=128 bf16", "fastest_backend": "flash",
+                             "heuristic_backend": "cudnn", "gain": 1.1,
+                             "code": "with sdpa_kernel(SDPBackend.FLASH_ATTENTION): ..."}]}
+    r["ranks"] = {"ranks": [{"rank": 0, "file": "r0.json", "attention_device_time_us": 100},
+                            {"rank": 1, "file": "r1.json", "attention_device_time_us": 140}],
+                  "slowest_rank": 1, "slowest_over_median": 1.17}
+    r["findings"] = [{"severity": "high", "title": "Layer 3 runs eager attention", "detail": "use sdpa",
+                      "rule": "core.eager", "layers": [3], "expected_gain": 3.5}]
+    return r
+
+
+def test_dashboard_draws_every_optional_section_present_in_the_report(browser, tmp_path):
+    facts = open_page(browser, render(tmp_path, [full_report()]))
+    for section in ("roofline", "memory", "scaling", "heads", "advice", "ranks", "findings"):
+        assert section in facts["sections"]
+    assert "runs" not in facts["sections"]  # one Report: no multi-run view
+    assert "Layer 3 runs eager attention" in facts["bodyText"]
+    assert "eager OOM > 6100" in facts["svgText"]
+    shot = tmp_path / "dashboard_all_sections.png"
+    browser.screenshot(shot)
+    keep_screenshot(shot)
+
+
+def test_dashboard_without_optional_data_shows_only_core_sections(browser, tmp_path):
+    facts = open_page(browser, render(tmp_path, [cudnn_report()]))
+    assert facts["sections"] == ["summary", "activation-map", "model-graph", "findings"]
+
+
+HOSTILE_KERNEL = "</script><script>window.pwned=true;document.title='pwned'</script>"
+HOSTILE_MODULE = "model.layers.0.<img src=x onerror=\"window.pwned=true;document.title='pwned'\">"
+
+
+def test_hostile_trace_strings_are_shown_as_text_and_never_run(browser, tmp_path):
+    r = copy.deepcopy(cudnn_report())
+    r["calls"][0]["kernels"][0]["name"] = HOSTILE_KERNEL
+    r["calls"][0]["module"] = HOSTILE_MODULE
+    r["source"]["files"] = ["/tmp/<svg onload=alert(1)>'\".json"]
+    page = render(tmp_path, [r])
+    facts = open_page(browser, page)
+    assert facts["pwned"] is False
+    assert facts["title"].startswith("attnprof") and "pwned" not in facts["title"]
+    assert facts["images"] == 0
+    assert facts["scripts"] == 2  # the JSON data block and the dashboard's own script
+    assert "<img src=x onerror=" in facts["svgText"]  # the module tree shows the name as text
+    detail = browser.evaluate(
+        "document.querySelector('rect.cell[data-layer=\"0\"][data-component=fused]').dispatchEvent(new Event('click'));"
+        "document.getElementById('detail').textContent")
+    assert HOSTILE_KERNEL in detail
+    assert browser.evaluate("window.pwned === true") is False
+    assert browser.errors() == []
