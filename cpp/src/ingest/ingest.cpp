@@ -1,136 +1,369 @@
-// load_trace / parse_trace: the document-level walk. Event and key handling live in
-// trace_builder.cpp; getting the bytes off disk in input.cpp.
+// load_trace / parse_trace: the streaming driver.
+//
+// Bytes arrive in blocks (input.cpp) into one reused window. The header (keys before
+// "traceEvents") is found with a small scanner and parsed on its own; the events array is
+// cut at event boundaries (scanner.cpp) into chunks of about IngestOptions::chunk_bytes,
+// each parsed by one reused simdjson on-demand parser as "[...]" in place; the keys after the
+// array (distributedInfo, traceName, ...) are parsed last. Memory is the window plus the
+// tables. Layouts this does not split (no "traceEvents" array in the top object) go through
+// the whole-document path (document.cpp), which also owns the not-a-trace messages.
 #include "attnprof/ingest.h"
 
 #include <simdjson.h>
 
+#include <cstring>
+#include <memory>
 #include <string>
 
+#include "ingest/document.h"
 #include "ingest/input.h"
+#include "ingest/scanner.h"
 #include "ingest/trace_builder.h"
 #include "ingest/utf8.h"
 
 namespace attnprof {
 namespace {
 
-using ingest::od::json_type;
 namespace od = ingest::od;
+using simdjson::SUCCESS;
 
-Error malformed(const std::string& label, std::string_view text, const char* where,
-                simdjson::error_code e) {
-  std::string msg = label + ": malformed JSON";
-  if (where != nullptr && where >= text.data() && where <= text.data() + text.size())
-    msg += " near byte " + std::to_string(where - text.data()) + " of " + std::to_string(text.size());
-  msg += " (" + std::string(simdjson::error_message(e)) + ")";
-  return make_error(ErrorCode::kMalformedJson, msg);
-}
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
-bool only_whitespace(std::string_view text) {
-  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
-}
+// The bytes being worked on: data() is preceded by one spare byte (so a chunk can be
+// parsed in place as "[" + events + "]") and followed by simdjson's padding.
+class Window {
+ public:
+  explicit Window(size_t initial_capacity) { allocate(initial_capacity); }
+  char* data() { return buf_.get() + 1; }
+  size_t size() const { return size_; }
+  size_t padded_capacity_from_bracket() const { return capacity_ + 2 + simdjson::SIMDJSON_PADDING; }
+  size_t dropped() const { return dropped_; }  // bytes of the stream before data()[0]
 
-// A document that is one scalar: "42" is valid JSON (not a trace), "not json" is not JSON.
-bool is_valid_scalar_document(od::document& doc, json_type type) {
-  switch (type) {
-    case json_type::null: {
-      bool null = false;
-      return doc.is_null().get(null) == simdjson::SUCCESS && null;
-    }
-    case json_type::boolean: return doc.get_bool().error() == simdjson::SUCCESS;
-    case json_type::number: return doc.get_double().error() == simdjson::SUCCESS;
-    case json_type::string: return doc.get_string().error() == simdjson::SUCCESS;
-    default: return false;
+  // Reads up to `want` more bytes, doubling the buffer when it is full. Returns the bytes
+  // read: fewer than `want` when the buffer filled up, 0 only at the end of the input.
+  size_t fill(ingest::ByteSource& src, size_t want) {
+    if (size_ == capacity_) grow(capacity_ * 2);
+    const size_t n = src.read(data() + size_, std::min(want, capacity_ - size_));
+    size_ += n;
+    return n;
   }
+  void drop_front(size_t n) {
+    std::memmove(data(), data() + n, size_ - n);
+    size_ -= n;
+    dropped_ += n;
+  }
+
+ private:
+  void allocate(size_t capacity) {
+    const size_t total = capacity + 2 + simdjson::SIMDJSON_PADDING;
+    buf_.reset(new char[total]);  // not value-initialised: first-touching pages costs time
+    std::memset(buf_.get() + capacity + 1, ' ', total - capacity - 1);
+    capacity_ = capacity;
+  }
+  void grow(size_t capacity) {
+    auto old = std::move(buf_);
+    allocate(capacity);
+    std::memcpy(data(), old.get() + 1, size_);
+  }
+
+  std::unique_ptr<char[]> buf_;
+  size_t capacity_ = 0;
+  size_t size_ = 0;
+  size_t dropped_ = 0;
+};
+
+// Finds where the traceEvents array starts: after `"traceEvents": [` at depth 1 of the top
+// object, or right after a top-level '[' (Chrome's JSON Array Format).
+class HeaderScanner {
+ public:
+  enum class State { kScanning, kObjectEvents, kArrayEvents, kUnsupported };
+
+  State scan(const char* data, size_t size) {
+    for (; pos_ < size && state_ == State::kScanning; ++pos_) step(data, data[pos_]);
+    return state_;
+  }
+  size_t key_start() const { return key_start_; }        // the '"' of "traceEvents"
+  size_t events_start() const { return events_start_; }  // just after the '['
+
+ private:
+  void step(const char* data, char c) {
+    if (in_string_) {
+      if (escaped_) escaped_ = false;
+      else if (c == '\\') escaped_ = true;
+      else if (c == '"') {
+        in_string_ = false;
+        if (depth_ == 1) key_end_ = pos_, key_pending_ = true;
+      }
+      return;
+    }
+    if (is_space(c)) return;
+    if (value_expected_) {  // just after `"traceEvents":`
+      if (c == '[') events_start_ = pos_ + 1, state_ = State::kObjectEvents;
+      else state_ = State::kUnsupported;
+      return;
+    }
+    const bool key_was_pending = key_pending_;
+    key_pending_ = false;
+    switch (c) {
+      case '"':
+        in_string_ = true;
+        if (depth_ == 1) key_begin_ = pos_;
+        return;
+      case ':':
+        if (depth_ == 1 && key_was_pending &&
+            std::string_view(data + key_begin_ + 1, key_end_ - key_begin_ - 1) == "traceEvents")
+          key_start_ = key_begin_, value_expected_ = true;
+        return;
+      case '{':
+      case '[':
+        if (depth_ == 0 && c == '[') {
+          events_start_ = pos_ + 1;
+          state_ = State::kArrayEvents;
+          return;
+        }
+        ++depth_;
+        return;
+      case '}':
+      case ']':
+        if (--depth_ <= 0) state_ = State::kUnsupported;  // top object ended without traceEvents
+        return;
+      default:
+        if (depth_ == 0) state_ = State::kUnsupported;  // a scalar document, or not JSON
+        return;
+    }
+  }
+
+  State state_ = State::kScanning;
+  size_t pos_ = 0;
+  int64_t depth_ = 0;
+  bool in_string_ = false, escaped_ = false, key_pending_ = false, value_expected_ = false;
+  size_t key_begin_ = 0, key_end_ = 0, key_start_ = 0, events_start_ = 0;
+};
+
+class StreamIngest {
+ public:
+  StreamIngest(ingest::ByteSource& src, const std::string& label, const IngestOptions& options)
+      : src_(src), label_(label), options_(options),
+        window_(std::min<size_t>(block(), std::max<size_t>(src.total() + 1, 4096))),
+        builder_(trace_) {
+    trace_.path = label;
+  }
+
+  Result<Trace> run();
+
+ private:
+  size_t block() const { return std::max<size_t>(options_.chunk_bytes, 4096); }
+  Error not_array_of_events() const {
+    return make_error(ErrorCode::kNotATrace, label_ + ": a JSON array, but not of trace events");
+  }
+  Error source_error_or(Error e) const {
+    auto st = src_.status();
+    return st ? std::move(e) : st.error();
+  }
+  Error malformed_at(const char* where, simdjson::error_code e) {
+    const size_t rel = static_cast<size_t>(where - window_.data());
+    return source_error_or(ingest::malformed_json(label_, window_.dropped() + rel, e));
+  }
+  Error truncated() {
+    return source_error_or(ingest::malformed_json(label_, window_.dropped() + window_.size(), simdjson::INCOMPLETE_ARRAY_OR_OBJECT));
+  }
+  void report_progress() {
+    if (options_.progress) options_.progress(src_.consumed(), src_.total());
+  }
+  void repair_utf8(char* data, size_t n) {
+    if (const size_t fixed = ingest::replace_invalid_utf8(data, n); fixed > 0)
+      trace_.add_issue("non_utf8_text", std::to_string(fixed) + " invalid UTF-8 sequence(s) replaced by '?' near byte " +
+                                            std::to_string(window_.dropped() + static_cast<size_t>(data - window_.data())));
+  }
+
+  Result<Trace> whole_document();
+  Status parse_members(char* open_brace, size_t n);
+  Status parse_chunk(size_t n);
+  Status read_events();
+  Status read_tail(bool object_format);
+
+  ingest::ByteSource& src_;
+  const std::string& label_;
+  const IngestOptions& options_;
+  Window window_;
+  Trace trace_;
+  ingest::TraceBuilder builder_;
+  od::parser parser_;
+  bool array_format_ = false;
+};
+
+// Reads everything left and hands it to the whole-document path.
+Result<Trace> StreamIngest::whole_document() {
+  while (window_.fill(src_, block()) > 0) {
+  }
+  if (auto st = src_.status(); !st) return st.error();
+  if (window_.size() == 0) return make_error(ErrorCode::kEmptyInput, label_ + ": empty file");
+  // The window is at the start of the stream here (nothing dropped yet).
+  return ingest::parse_whole_document(window_.data(), window_.size(), window_.padded_capacity_from_bracket() - 1,
+                                      label_);
 }
 
-// Walks the document: an object with traceEvents (Kineto), or a bare array of events
-// (the Chrome "JSON Array Format").
-Result<Trace> parse_document(ingest::PaddedBuffer& buffer, const std::string& label) {
-  Trace trace;
-  trace.path = label;
-  const std::string_view text = buffer.view();
-  if (only_whitespace(text)) return make_error(ErrorCode::kEmptyInput, label + ": empty file");
-  if (const size_t fixed = ingest::replace_invalid_utf8(buffer.data(), buffer.size()); fixed > 0)
-    trace.add_issue("non_utf8_text", std::to_string(fixed) + " invalid UTF-8 sequence(s) replaced by '?'");
-
-  od::parser parser;
+// Parses "{ members }" held in the window at open_brace[0, n) (already a complete object)
+// and hands each key to the builder.
+Status StreamIngest::parse_members(char* open_brace, size_t n) {
+  repair_utf8(open_brace, n);
+  const size_t cap = window_.padded_capacity_from_bracket() - 1 - static_cast<size_t>(open_brace - window_.data());
   od::document doc;
-  const simdjson::padded_string_view input(buffer.data(), buffer.size(), buffer.capacity());
-  if (auto e = parser.iterate(input).get(doc)) return malformed(label, text, nullptr, e);
-  ingest::TraceBuilder builder(trace);
-  const char* where = text.data();  // start of the value being read, for error messages
+  if (auto e = parser_.iterate(simdjson::padded_string_view(open_brace, n, cap)).get(doc)) return malformed_at(open_brace, e);
+  od::object obj;
+  if (auto e = doc.get_object().get(obj)) return malformed_at(open_brace, e);
+  const char* where = open_brace;
+  for (auto field : obj) {
+    std::string_view key;
+    if (auto e = field.unescaped_key().get(key)) return malformed_at(where, e);
+    od::value v;
+    if (auto e = field.value().get(v)) return malformed_at(where, e);
+    where = v.raw_json_token().data();
+    if (auto e = builder_.add_top_level(key, v)) return malformed_at(where, e);
+  }
+  if (const char* rest = nullptr; doc.current_location().get(rest) == SUCCESS)
+    return malformed_at(rest, simdjson::TRAILING_CONTENT);
+  return Ok{};
+}
 
-  json_type type;
-  if (auto e = doc.type().get(type)) return malformed(label, text, where, e);
-  if (type == json_type::array) {
-    od::array events;
-    if (auto e = doc.get_array().get(events)) return malformed(label, text, where, e);
-    bool first = true;
+// Parses the events in window[0, n) as "[" + events + "]", in place.
+Status StreamIngest::parse_chunk(size_t n) {
+  char* data = window_.data();
+  size_t first = 0;
+  while (first < n && is_space(data[first])) ++first;
+  if (first < n && data[first] == ',') data[first] = ' ';  // the separator after the previous chunk
+  repair_utf8(data, n);
+  const char saved = data[n];
+  data[-1] = '[';
+  data[n] = ']';
+  od::document doc;
+  simdjson::error_code err = parser_.iterate(simdjson::padded_string_view(data - 1, n + 2, window_.padded_capacity_from_bracket())).get(doc);
+  const char* where = data;
+  od::array events;
+  if (!err) err = doc.get_array().get(events);
+  if (!err) {
     for (auto event_result : events) {
       od::value event;
-      if (auto e = event_result.get(event)) return malformed(label, text, where, e);
+      if ((err = event_result.get(event))) break;
       where = event.raw_json_token().data();
-      if (first) {
-        json_type t;
-        if (auto e = event.type().get(t)) return malformed(label, text, where, e);
-        if (t != json_type::object)
-          return make_error(ErrorCode::kNotATrace, label + ": a JSON array, but not of trace events");
-        first = false;
+      if (array_format_ && trace_.event_count == 0) {  // Chrome's array format: events, or not a trace
+        od::json_type t;
+        if ((err = event.type().get(t))) break;
+        if (t != od::json_type::object) {
+          data[n] = saved;
+          return not_array_of_events();
+        }
       }
-      if (auto e = builder.add_event(event)) return malformed(label, text, where, e);
+      if ((err = builder_.add_event(event))) break;
     }
-    if (first) return make_error(ErrorCode::kNotATrace, label + ": an empty JSON array, not a trace");
-  } else if (type == json_type::object) {
-    od::object top;
-    if (auto e = doc.get_object().get(top)) return malformed(label, text, where, e);
-    bool saw_events = false;
-    for (auto field_result : top) {
-      std::string_view key;
-      if (auto e = field_result.unescaped_key().get(key)) return malformed(label, text, where, e);
-      od::value v;
-      if (auto e = field_result.value().get(v)) return malformed(label, text, where, e);
-      where = v.raw_json_token().data();
-      if (key != "traceEvents") {
-        if (auto e = builder.add_top_level(key, v)) return malformed(label, text, where, e);
-        continue;
-      }
-      od::array events;
-      if (auto e = v.get_array().get(events)) {
-        if (ingest::is_structural_error(e)) return malformed(label, text, where, e);
-        return make_error(ErrorCode::kNotATrace, label + ": \"traceEvents\" is not an array");
-      }
-      saw_events = true;
-      for (auto event_result : events) {
-        od::value event;
-        if (auto e = event_result.get(event)) return malformed(label, text, where, e);
-        where = event.raw_json_token().data();
-        if (auto e = builder.add_event(event)) return malformed(label, text, where, e);
-      }
-    }
-    if (!saw_events)
-      return make_error(ErrorCode::kNotATrace, label + ": valid JSON but not a trace (no \"traceEvents\" array)");
-  } else if (!is_valid_scalar_document(doc, type)) {
-    return malformed(label, text, text.data(), simdjson::TAPE_ERROR);
-  } else {
-    return make_error(ErrorCode::kNotATrace, label + ": valid JSON but not a trace (top level is not an object)");
   }
-  if (const char* rest = nullptr; doc.current_location().get(rest) == simdjson::SUCCESS)
-    return malformed(label, text, rest, simdjson::TRAILING_CONTENT);
-  return trace;
+  if (!err) {
+    if (const char* rest = nullptr; doc.current_location().get(rest) == SUCCESS) err = simdjson::TRAILING_CONTENT, where = rest;
+  }
+  data[n] = saved;
+  if (err) return malformed_at(where, err);
+  report_progress();
+  return Ok{};
+}
+
+// The window starts just after the '[' of traceEvents: cut and parse chunks until the ']'.
+Status StreamIngest::read_events() {
+  ingest::EventScanner scanner;
+  size_t scanned = 0;
+  for (;;) {
+    scanner.scan(window_.data(), scanned, window_.size());
+    scanned = window_.size();
+    if (scanner.array_end() != ingest::EventScanner::kNone) {
+      const size_t end = scanner.array_end();
+      if (auto st = parse_chunk(end); !st) return st;
+      window_.drop_front(end + 1);
+      return Ok{};
+    }
+    const size_t cut = scanner.last_boundary();
+    if (window_.size() >= options_.chunk_bytes && cut != ingest::EventScanner::kNone) {
+      if (auto st = parse_chunk(cut); !st) return st;
+      window_.drop_front(cut);
+      scanner.shift(cut);
+      scanned -= cut;
+    }
+    const size_t free_target = std::max<size_t>(options_.chunk_bytes, 4096);
+    const size_t want = window_.size() < free_target ? free_target - window_.size() : block();
+    if (window_.fill(src_, want) == 0) return truncated();
+  }
+}
+
+// After the events array: `, "key": value ... }` (object format) or nothing (array format).
+Status StreamIngest::read_tail(bool object_format) {
+  while (window_.fill(src_, block()) > 0) {
+  }
+  if (auto st = src_.status(); !st) return st.error();
+  char* data = window_.data();
+  const size_t n = window_.size();
+  size_t i = 0;
+  while (i < n && is_space(data[i])) ++i;
+  if (!object_format) {
+    if (i < n) return malformed_at(data + i, simdjson::TRAILING_CONTENT);
+    return Ok{};
+  }
+  if (i == n) return truncated();
+  if (data[i] == '}') {
+    size_t j = i + 1;
+    while (j < n && is_space(data[j])) ++j;
+    if (j < n) return malformed_at(data + j, simdjson::TRAILING_CONTENT);
+    return Ok{};
+  }
+  if (data[i] != ',') return malformed_at(data + i, simdjson::TAPE_ERROR);
+  data[i] = '{';  // ", k: v }" -> "{ k: v }"
+  return parse_members(data + i, n - i);
+}
+
+Result<Trace> StreamIngest::run() {
+  HeaderScanner header;
+  HeaderScanner::State state = HeaderScanner::State::kScanning;
+  while (state == HeaderScanner::State::kScanning) {
+    if (window_.fill(src_, block()) == 0) break;
+    if (window_.dropped() == 0 && window_.size() >= 3 && std::memcmp(window_.data(), "\xEF\xBB\xBF", 3) == 0)
+      std::memset(window_.data(), ' ', 3);  // a UTF-8 byte order mark
+    state = header.scan(window_.data(), window_.size());
+  }
+  if (state == HeaderScanner::State::kScanning || state == HeaderScanner::State::kUnsupported) return whole_document();
+
+  const bool object_format = state == HeaderScanner::State::kObjectEvents;
+  array_format_ = !object_format;
+  if (object_format) {
+    // Header keys: "{ ... ," up to "traceEvents" becomes "{ ... }".
+    char* data = window_.data();
+    size_t end = header.key_start();
+    while (end > 0 && is_space(data[end - 1])) --end;
+    if (end > 0 && data[end - 1] == ',') --end;
+    const char saved = data[end];
+    data[end] = '}';
+    size_t open = 0;
+    while (data[open] != '{') ++open;
+    Status st = parse_members(data + open, end + 1 - open);
+    data[end] = saved;
+    if (!st) return st.error();
+  }
+  window_.drop_front(header.events_start());
+  if (auto st = read_events(); !st) return st.error();
+  if (auto st = read_tail(object_format); !st) return st.error();
+  if (array_format_ && trace_.event_count == 0)
+    return make_error(ErrorCode::kNotATrace, label_ + ": an empty JSON array, not a trace");
+  report_progress();
+  return std::move(trace_);
 }
 
 }  // namespace
 
 Result<Trace> load_trace(const std::string& path, const IngestOptions& options) {
-  ingest::PaddedBuffer buffer;
-  if (auto st = ingest::read_whole_file(path, buffer, options.progress); !st) return st.error();
-  return parse_document(buffer, path);
+  auto src = ingest::open_source(path);
+  if (!src) return src.error();
+  return StreamIngest(**src, path, options).run();
 }
 
-Result<Trace> parse_trace(std::string_view json_text, const std::string& label, const IngestOptions&) {
-  ingest::PaddedBuffer buffer;
-  buffer.assign(json_text);
-  return parse_document(buffer, label);
+Result<Trace> parse_trace(std::string_view json_text, const std::string& label, const IngestOptions& options) {
+  auto src = ingest::memory_source(json_text, label);
+  return StreamIngest(*src, label, options).run();
 }
 
 }  // namespace attnprof

@@ -4,10 +4,16 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
-#include <memory>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
 #include <vector>
 
 namespace attnprof::ingest {
@@ -30,6 +36,13 @@ bool starts_with_gzip_magic(std::string_view head) {
          static_cast<unsigned char>(head[1]) == 0x8b;
 }
 
+Status read_all(ByteSource& source, PaddedBuffer& out) {
+  constexpr size_t kBlock = size_t{4} << 20;
+  std::vector<char> block(kBlock);
+  for (size_t n; (n = source.read(block.data(), block.size())) > 0;) out.append(block.data(), n);
+  return source.status();
+}
+
 namespace {
 
 struct FileCloser {
@@ -37,79 +50,212 @@ struct FileCloser {
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
-Error corrupt_gzip(const std::string& path, const char* what) {
-  return make_error(ErrorCode::kCorruptGzip, path + ": " + what);
-}
+// Raw bytes: from a file or from memory.
+class RawSource {
+ public:
+  virtual ~RawSource() = default;
+  virtual size_t read(char* dst, size_t capacity) = 0;
+  virtual size_t consumed() const = 0;
+  virtual size_t total() const = 0;
+};
 
-// Inflates every gzip member of `compressed` (concatenated members are legal gzip).
-Status inflate_all(const std::string& path, std::string_view compressed, PaddedBuffer& out,
-                   const std::function<void(size_t, size_t)>& progress) {
-  z_stream zs{};
-  if (inflateInit2(&zs, 15 + 16) != Z_OK) return make_error(ErrorCode::kInternal, "zlib init failed");
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
-  zs.avail_in = static_cast<uInt>(std::min<size_t>(compressed.size(), UINT32_MAX));
-  size_t fed = zs.avail_in;
-  out.reserve(compressed.size() * 8);
-  std::vector<char> block(size_t{1} << 20);
-  for (;;) {
-    zs.next_out = reinterpret_cast<Bytef*>(block.data());
-    zs.avail_out = static_cast<uInt>(block.size());
-    const int rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(block.data(), block.size() - zs.avail_out);
-    if (zs.avail_in == 0 && fed < compressed.size()) {  // inputs over 4 GiB: feed the rest
-      const size_t more = std::min<size_t>(compressed.size() - fed, UINT32_MAX);
-      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data() + fed));
-      zs.avail_in = static_cast<uInt>(more);
-      fed += more;
+class FileSource final : public ByteSource, public RawSource {
+ public:
+  FileSource(File f, size_t size, std::string head)
+      : file_(std::move(f)), size_(size), pending_(std::move(head)) {}
+  size_t read(char* dst, size_t capacity) override {
+    size_t n = 0;
+    if (!pending_.empty()) {  // the bytes read to sniff the gzip magic
+      n = std::min(capacity, pending_.size());
+      std::memcpy(dst, pending_.data(), n);
+      pending_.erase(0, n);
     }
-    if (rc == Z_STREAM_END) {
-      if (zs.avail_in == 0 && fed == compressed.size()) break;
-      if (inflateReset(&zs) != Z_OK) break;  // another gzip member follows
-      continue;
-    }
-    if (rc == Z_BUF_ERROR && zs.avail_in == 0) {
-      inflateEnd(&zs);
-      return corrupt_gzip(path, "truncated gzip data (the file ends mid-stream)");
-    }
-    if (rc != Z_OK) {
-      inflateEnd(&zs);
-      return corrupt_gzip(path, "corrupt gzip data");
-    }
-    if (progress) progress(fed - zs.avail_in, compressed.size());
+    if (n < capacity) n += std::fread(dst + n, 1, capacity - n, file_.get());
+    consumed_ += n;
+    return n;
   }
-  inflateEnd(&zs);
-  return Ok{};
-}
+  size_t consumed() const override { return consumed_; }
+  size_t total() const override { return size_; }
+
+ private:
+  File file_;
+  size_t size_;
+  std::string pending_;
+  size_t consumed_ = 0;
+};
+
+class MemorySource final : public ByteSource, public RawSource {
+ public:
+  explicit MemorySource(std::string_view bytes) : bytes_(bytes) {}
+  size_t read(char* dst, size_t capacity) override {
+    const size_t n = std::min(capacity, bytes_.size() - pos_);
+    std::memcpy(dst, bytes_.data() + pos_, n);
+    pos_ += n;
+    return n;
+  }
+  size_t consumed() const override { return pos_; }
+  size_t total() const override { return bytes_.size(); }
+
+ private:
+  std::string_view bytes_;
+  size_t pos_ = 0;
+};
+
+// Inflates a gzip stream (all members) in a background thread that fills a bounded queue
+// of blocks, so that inflating (serial, the slowest step) overlaps with parsing.
+class GzipSource final : public ByteSource {
+ public:
+  GzipSource(std::unique_ptr<RawSource> raw, std::string label)
+      : raw_(std::move(raw)), label_(std::move(label)) {
+    worker_ = std::thread([this] { inflate_loop(); });
+  }
+  ~GzipSource() override {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+  size_t read(char* dst, size_t capacity) override {
+    size_t n = 0;
+    while (n < capacity) {
+      if (current_pos_ == current_.size()) {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [this] { return !queue_.empty() || done_; });
+        if (queue_.empty()) break;
+        current_ = std::move(queue_.front());
+        queue_.pop_front();
+        current_pos_ = 0;
+        lock.unlock();
+        cv_.notify_all();
+      }
+      const size_t k = std::min(capacity - n, current_.size() - current_pos_);
+      std::memcpy(dst + n, current_.data() + current_pos_, k);
+      current_pos_ += k;
+      n += k;
+    }
+    return n;
+  }
+  Status status() const override {
+    std::lock_guard lock(mu_);
+    if (error_) return *error_;
+    return Ok{};
+  }
+  size_t consumed() const override { return raw_consumed_.load(); }
+  size_t total() const override { return raw_->total(); }
+
+ private:
+  static constexpr size_t kBlock = size_t{4} << 20;
+  static constexpr size_t kQueueDepth = 4;
+
+  void finish(std::optional<Error> error) {
+    std::lock_guard lock(mu_);
+    error_ = std::move(error);
+    done_ = true;
+    cv_.notify_all();
+  }
+
+  bool push(std::vector<char>&& block) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return queue_.size() < kQueueDepth || stop_; });
+    if (stop_) return false;
+    queue_.push_back(std::move(block));
+    cv_.notify_all();
+    return true;
+  }
+
+  void inflate_loop() {
+    z_stream zs{};
+    if (inflateInit2(&zs, 15 + 16) != Z_OK) return finish(make_error(ErrorCode::kInternal, "zlib init failed"));
+    std::vector<char> in(kBlock);
+    std::vector<char> out(kBlock);
+    size_t out_used = 0;
+    bool input_done = false;
+    int rc = Z_OK;
+    for (;;) {
+      if (zs.avail_in == 0 && !input_done) {
+        const size_t n = raw_->read(in.data(), in.size());
+        raw_consumed_.store(raw_->consumed());
+        input_done = n == 0;
+        zs.next_in = reinterpret_cast<Bytef*>(in.data());
+        zs.avail_in = static_cast<uInt>(n);
+      }
+      if (rc == Z_STREAM_END) {
+        if (zs.avail_in == 0 && input_done) break;  // clean end after the last member
+        if (zs.avail_in == 0) continue;             // read more to see if a member follows
+        inflateReset(&zs);                          // another gzip member
+      }
+      zs.next_out = reinterpret_cast<Bytef*>(out.data() + out_used);
+      zs.avail_out = static_cast<uInt>(out.size() - out_used);
+      rc = inflate(&zs, Z_NO_FLUSH);
+      out_used = out.size() - zs.avail_out;
+      if (rc == Z_BUF_ERROR && zs.avail_in == 0 && input_done) {
+        inflateEnd(&zs);
+        return finish(make_error(ErrorCode::kCorruptGzip, label_ + ": truncated gzip data (the file ends mid-stream)"));
+      }
+      if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+        inflateEnd(&zs);
+        return finish(make_error(ErrorCode::kCorruptGzip, label_ + ": corrupt gzip data"));
+      }
+      if (out_used == out.size()) {
+        if (!push(std::move(out))) break;
+        out.assign(kBlock, 0);
+        out_used = 0;
+      }
+    }
+    inflateEnd(&zs);
+    if (out_used > 0) {
+      out.resize(out_used);
+      push(std::move(out));
+    }
+    finish(std::nullopt);
+  }
+
+  std::unique_ptr<RawSource> raw_;
+  std::string label_;
+  std::atomic<size_t> raw_consumed_{0};
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::vector<char>> queue_;
+  bool done_ = false, stop_ = false;
+  std::optional<Error> error_;
+  std::vector<char> current_;
+  size_t current_pos_ = 0;
+  std::thread worker_;
+};
 
 }  // namespace
 
-Status read_whole_file(const std::string& path, PaddedBuffer& out,
-                       const std::function<void(size_t, size_t)>& progress) {
+Result<std::unique_ptr<ByteSource>> open_source(const std::string& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    return make_error(ErrorCode::kFileNotFound, path + ": no such file");
-  if (S_ISDIR(st.st_mode))
-    return make_error(ErrorCode::kFileNotFound, path + ": is a directory, not a trace file");
+  if (::stat(path.c_str(), &st) != 0) return make_error(ErrorCode::kFileNotFound, path + ": no such file");
+  if (S_ISDIR(st.st_mode)) return make_error(ErrorCode::kFileNotFound, path + ": is a directory, not a trace file");
   File f(std::fopen(path.c_str(), "rb"));
   if (!f) return make_error(ErrorCode::kFileNotFound, path + ": cannot open: " + std::strerror(errno));
-  PaddedBuffer raw;
-  raw.reserve(static_cast<size_t>(st.st_size));
-  std::vector<char> block(size_t{16} << 20);
-  for (;;) {
-    const size_t n = std::fread(block.data(), 1, block.size(), f.get());
-    if (n > 0) raw.append(block.data(), n);
-    if (n < block.size()) break;
-  }
-  if (std::ferror(f.get())) return make_error(ErrorCode::kIoError, path + ": read error");
-  if (raw.size() == 0) return make_error(ErrorCode::kEmptyInput, path + ": empty file");
-  if (!starts_with_gzip_magic(raw.view())) {
-    out = std::move(raw);
-    if (progress) progress(out.size(), out.size());
-    return Ok{};
-  }
+  std::string head(2, '\0');
+  head.resize(std::fread(head.data(), 1, 2, f.get()));
+  if (head.empty()) return make_error(ErrorCode::kEmptyInput, path + ": empty file");
+  const bool gz = starts_with_gzip_magic(head);
+  auto file = std::make_unique<FileSource>(std::move(f), static_cast<size_t>(st.st_size), std::move(head));
+  if (!gz) return std::unique_ptr<ByteSource>(std::move(file));
+  return std::unique_ptr<ByteSource>(std::make_unique<GzipSource>(std::move(file), path));
+}
+
+std::unique_ptr<ByteSource> memory_source(std::string_view bytes, const std::string& label) {
+  auto raw = std::make_unique<MemorySource>(bytes);
+  if (!starts_with_gzip_magic(bytes)) return raw;
+  return std::make_unique<GzipSource>(std::move(raw), label);
+}
+
+Status read_whole_file(const std::string& path, PaddedBuffer& out,
+                       const std::function<void(size_t, size_t)>& progress) {
+  auto src = open_source(path);
+  if (!src) return src.error();
   out.clear();
-  if (auto st2 = inflate_all(path, raw.view(), out, progress); !st2) return st2.error();
-  if (out.size() == 0) return make_error(ErrorCode::kEmptyInput, path + ": empty file (gzip of nothing)");
+  if (auto st = read_all(**src, out); !st) return st;
+  if (progress) progress((*src)->consumed(), (*src)->total());
+  if (out.size() == 0) return make_error(ErrorCode::kEmptyInput, path + ": empty file");
   return Ok{};
 }
 

@@ -1,9 +1,10 @@
-// Getting trace bytes off disk: plain or gzip (detected by the magic bytes, not the name),
-// into a buffer with the padding simdjson needs behind the last byte.
+// Getting trace bytes: a file (plain, or gzip detected by its magic bytes, not its name) or
+// text in memory, read as a stream of blocks so that memory does not grow with file size.
 #pragma once
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -27,9 +28,31 @@ class PaddedBuffer {
   std::string bytes_;
 };
 
+// A stream of input bytes. read() returns 0 at the end or after an error (see status()).
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  virtual size_t read(char* dst, size_t capacity) = 0;
+  virtual Status status() const { return Ok{}; }
+  // Progress in input bytes (compressed bytes for gzip): consumed so far, and in total.
+  virtual size_t consumed() const = 0;
+  virtual size_t total() const = 0;
+};
+
 bool starts_with_gzip_magic(std::string_view head);
 
-// Reads the whole file (inflating gzip) into `out`. Errors name the file.
+// Opens PATH: kFileNotFound when missing or a directory, kEmptyInput when it has no bytes.
+// Gzip inflates in a background thread (errors: kCorruptGzip, reported by status()).
+Result<std::unique_ptr<ByteSource>> open_source(const std::string& path);
+
+// Bytes already in memory (gzip-compressed text is inflated too).
+std::unique_ptr<ByteSource> memory_source(std::string_view bytes, const std::string& label);
+
+// Drains a source into `out`.
+Status read_all(ByteSource& source, PaddedBuffer& out);
+
+// The whole file (inflated) in memory, for tools that rewrite a trace (render/chrome_overlay).
+// Errors as open_source, plus kEmptyInput when a gzip inflates to nothing.
 Status read_whole_file(const std::string& path, PaddedBuffer& out,
                        const std::function<void(size_t, size_t)>& progress);
 

@@ -12,8 +12,8 @@ namespace {
 
 const std::string kFixtures = ATTNPROF_FIXTURES_DIR;
 
-Trace load(const std::string& rel) {
-  auto r = load_trace(kFixtures + "/" + rel);
+Trace load(const std::string& rel, const IngestOptions& options = {}) {
+  auto r = load_trace(kFixtures + "/" + rel, options);
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   return r.ok() ? std::move(r).value() : Trace{};
 }
@@ -97,6 +97,34 @@ TEST(FixtureLoad, EveryFixtureLoadsWithTheEventCountsPythonSees) {
     // Every args row belongs to exactly one slice of its category.
     EXPECT_EQ(t.op_args.size(), count_cat(t, Category::kCpuOp) + count_cat(t, Category::kUserAnnotation));
     EXPECT_EQ(t.python_args.size(), c.python);
+  }
+}
+
+// Cutting traceEvents into many small chunks (events straddle every block boundary) must
+// give exactly the tables of one big chunk.
+TEST(FixtureLoad, SmallChunksGiveTheSameTablesAsOneChunk) {
+  IngestOptions small;
+  small.chunk_bytes = 4096;
+  for (const char* rel : {"h200-torch2.11/traces/llama7b4l_sdpa_bf16_b4_s1024_stack.pt.trace.json.gz",
+                          "hta/ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+                          "tracelens/b200_eager_trace.json.gz"}) {
+    SCOPED_TRACE(rel);
+    const Trace a = load(rel);
+    const Trace b = load(rel, small);
+    ASSERT_EQ(a.slices.size(), b.slices.size());
+    for (size_t i = 0; i < a.slices.size(); ++i) {
+      ASSERT_EQ(a.name_of(a.slices[i]), b.name_of(b.slices[i]));
+      ASSERT_EQ(a.slices[i].ts_ns, b.slices[i].ts_ns);
+      ASSERT_EQ(a.slices[i].dur_ns, b.slices[i].dur_ns);
+      ASSERT_EQ(a.slices[i].correlation, b.slices[i].correlation);
+    }
+    EXPECT_EQ(a.event_count, b.event_count);
+    EXPECT_EQ(a.memory.size(), b.memory.size());
+    EXPECT_EQ(a.flows.size(), b.flows.size());
+    EXPECT_EQ(a.op_args.size(), b.op_args.size());
+    EXPECT_EQ(a.meta.devices.size(), b.meta.devices.size());
+    EXPECT_EQ(a.meta.display_time_unit, b.meta.display_time_unit);
+    EXPECT_EQ(a.meta.distributed.has_value(), b.meta.distributed.has_value());
   }
 }
 

@@ -1,0 +1,39 @@
+// Finds event boundaries in the traceEvents array without parsing: a byte scanner that
+// tracks strings, escapes and bracket depth (64 bytes at a time with SIMD masks), so the
+// array can be cut into chunks of whole events for the on-demand parser.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace attnprof::ingest {
+
+class EventScanner {
+ public:
+  static constexpr size_t kNone = SIZE_MAX;
+
+  // Scans data[from, to) continuing from the state left by the previous call (positions
+  // are relative to `data`; after the caller drops a prefix it calls shift()).
+  // Stops at the ']' that closes the array.
+  void scan(const char* data, size_t from, size_t to);
+
+  // Position just after the last element that closed at depth 1 ('}' or ']' of an event),
+  // kNone when no element has closed yet.
+  size_t last_boundary() const { return last_boundary_; }
+  // Position of the ']' closing the array, kNone until seen.
+  size_t array_end() const { return array_end_; }
+  // The caller dropped `n` bytes from the front.
+  void shift(size_t n);
+
+ private:
+  void scan_block(const char* block, size_t pos);  // 64 bytes
+  void scan_byte(char c, size_t pos);
+
+  int64_t depth_ = 1;  // inside the traceEvents array
+  bool in_string_ = false;
+  bool escaped_ = false;  // the next byte is escaped (a backslash ended the previous block)
+  size_t last_boundary_ = kNone;
+  size_t array_end_ = kNone;
+};
+
+}  // namespace attnprof::ingest
