@@ -117,7 +117,7 @@ Result<DiffResult> diff_paths(const std::string& baseline, const std::string& ca
     base_paths.insert(base_paths.end(), options.extra_baseline.begin(), options.extra_baseline.end());
     cand_paths.insert(cand_paths.end(), options.extra_candidate.begin(), options.extra_candidate.end());
     const std::string b = stem_of(baseline), c = stem_of(candidate);
-    Result<DiffVerdict> v = diff_pair(b == c ? c : b + " -> " + c, base_paths, cand_paths, options);
+    Result<DiffVerdict> v = diff_pair(b == c ? c : b + " vs " + c, base_paths, cand_paths, options);
     if (!v) return v.error();
     result.pairs.push_back(std::move(v).value());
     return result;

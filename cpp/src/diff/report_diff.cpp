@@ -8,6 +8,7 @@
 #include <set>
 
 #include "attnprof/diff.h"
+#include "diff/diff_format.h"
 #include "diff/layer_ranges.h"
 
 namespace attnprof {
@@ -345,14 +346,17 @@ void add_reasons(DiffVerdict& v, const DiffThresholds& t) {
   }
   if (v.attention_time_us.regression) {
     const auto& d = v.attention_time_us;
-    v.reasons.push_back(fmt::format("attention device time {:.1f} us -> {:.1f} us ({:+.1f}%, limit +{}{})",
-                                    d.before, d.after, 100 * d.relative(), pct(t.max_time_increase),
-                                    noise_text(d, [](double n) { return fmt::format("{:.1f} us", n); })));
+    v.reasons.push_back(fmt::format("attention device time {} -> {} ({:+.1f}%, limit +{}{})",
+                                    diff_format::time_text(d.before), diff_format::time_text(d.after),
+                                    100 * d.relative(), pct(t.max_time_increase),
+                                    noise_text(d, diff_format::time_text)));
   }
   if (v.peak_bytes.regression) {
     const auto& d = v.peak_bytes;
-    v.reasons.push_back(fmt::format("peak memory during attention {:.0f} B -> {:.0f} B ({:+.1f}%, limit +{})",
-                                    d.before, d.after, 100 * d.relative(), pct(t.max_memory_increase)));
+    v.reasons.push_back(fmt::format("peak memory during attention {} -> {} ({:+.1f}%, limit +{}{})",
+                                    diff_format::bytes_text(d.before), diff_format::bytes_text(d.after),
+                                    100 * d.relative(), pct(t.max_memory_increase),
+                                    noise_text(d, diff_format::bytes_text)));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnprof/diff.h"
+#include "diff/diff_format.h"
 #include "diff/layer_ranges.h"
 
 namespace attnprof {
@@ -29,18 +30,8 @@ std::string md(std::string_view s) {
   return out;
 }
 
-std::string time_text(double us) {
-  if (us < 1000) return fmt::format("{:.1f} us", us);
-  if (us < 1e6) return fmt::format("{:.2f} ms", us / 1e3);
-  return fmt::format("{:.2f} s", us / 1e6);
-}
-
-std::string bytes_text(double b) {
-  if (b >= double(1ull << 30)) return fmt::format("{:.2f} GiB", b / double(1ull << 30));
-  if (b >= double(1ull << 20)) return fmt::format("{:.1f} MiB", b / double(1ull << 20));
-  if (b >= 1024) return fmt::format("{:.1f} KiB", b / 1024);
-  return fmt::format("{:.0f} B", b);
-}
+using diff_format::bytes_text;
+using diff_format::time_text;
 
 std::string pct_text(double p) { return fmt::format("{:.1f}%", p); }
 std::string tflops_text(double t) { return fmt::format("{:.1f}", t); }
@@ -85,7 +76,7 @@ void markdown_pair(std::string& out, const DiffVerdict& v, const DiffThresholds&
   out += fmt::format("Baseline `{}` ({} run(s), {} calls) vs candidate `{}` ({} run(s), {} calls).\n\n",
                      md(v.baseline), v.baseline_runs, v.calls_before, md(v.candidate), v.candidate_runs,
                      v.calls_after);
-  for (const auto& r : v.reasons) out += "- **Regression:** " + md(r) + "\n";
+  for (const auto& r : v.reasons) out += "- **Regression:** " + r + "\n";  // numbers only, no input text
   if (!v.reasons.empty()) out += "\n";
 
   out += "| Metric | Baseline -> Candidate | Gate |\n|---|---|---|\n";
