@@ -167,7 +167,7 @@ const char* const kDashboardJs = R"attnprof_js(
   // Line chart: series [{name, xs, ys, color}], optional hline {y,label}, vlines [{x,label,color}].
   const lineChart = (cfg) => {
     const W = 760, H = 300, L = 80, R = 20, T = 16, B = 40;
-    const xsAll = cfg.series.flatMap((s) => s.xs).concat((cfg.vlines || []).map((v) => v.x)).filter((x) => x > 0);
+    const xsAll = cfg.series.flatMap((s) => s.xs).concat((cfg.vlines || []).map((v) => v.x)).filter((x) => x >= 0);
     const ysAll = cfg.series.flatMap((s) => s.ys).concat(cfg.hline ? [cfg.hline.y] : []).filter((y) => y !== null && y >= 0);
     const s = svg('svg', { class: 'chart', width: W, height: H, 'data-chart': cfg.name });
     if (!xsAll.length || !ysAll.length) return s;
