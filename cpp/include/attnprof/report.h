@@ -155,6 +155,7 @@ struct Report {
   std::optional<AdviceSection> advice;     // backend advice from forced-backend runs
   std::optional<HeadsSection> heads;       // head utilisation and sparsity
   std::optional<RanksSection> ranks;       // multi-rank comparison
+  std::optional<WhatIfSection> whatif;     // attnprof whatif: full vs sliding-window attention
 };
 
 }  // namespace attnprof

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "attnprof/cost_render.h"
 #include "attnprof/render.h"
 
 namespace attnprof {
@@ -52,7 +53,8 @@ std::string render_markdown(const Report& r) {
   for (const std::string& f : r.source.files) out += fmt::format("- trace: `{}`\n", md_escape(f));
   out += fmt::format("- device: {}{}\n", r.source.device_name.empty() ? "CPU only" : md_escape(r.source.device_name),
                      r.source.arch.empty() ? "" : " (" + md_escape(r.source.arch) + ")");
-  if (r.calls.empty()) return out + "\n**no attention found**\n";
+  const std::string cost = render_cost_markdown(r);  // cost sections (cpp/src/render/cost_render.cpp)
+  if (r.calls.empty()) return out + (cost.empty() ? "\n**no attention found**\n" : "\n" + cost);
   out += fmt::format("- attention calls: {} ({} fused: {:.0f}% of calls, {:.0f}% of time)\n", s.call_count,
                      s.fused_call_count, 100 * s.fused_call_fraction, 100 * s.fused_time_fraction);
   out += fmt::format("- attention {} time: {} us", s.has_gpu ? "device" : "CPU", us(s.attention_device_time_us));
@@ -111,6 +113,7 @@ std::string render_markdown(const Report& r) {
     for (const Finding& f : r.findings)
       out += fmt::format("- **{}** {}: {}\n", md_escape(f.severity), md_escape(f.title), md_escape(f.detail));
   }
+  if (!cost.empty()) out += "\n## Cost\n\n" + cost;
   if (!r.source.missing.empty()) {
     out += "\n## Notes\n\n";
     for (const std::string& m : r.source.missing) out += "- " + md_escape(m) + "\n";

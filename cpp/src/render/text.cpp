@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "attnprof/cost_render.h"
 #include "attnprof/render.h"
 
 namespace attnprof {
@@ -171,12 +172,15 @@ std::string source_notes(const Report& r) {
 
 std::string render_text(const Report& report, const TextOptions& options) {
   std::string out = header(report);
+  const std::string cost = render_cost_text(report);  // cost sections (cpp/src/render/cost_render.cpp)
   if (report.calls.empty())
-    return out + (report.heads ? heads_text(report) : "no attention found\n") + source_notes(report);
+    return out + (report.heads ? heads_text(report) : cost.empty() ? "no attention found\n" : "\n") + cost +
+           source_notes(report);
   out += summary(report);
   out += unfused_calls(report);
   out += activation_map(report, options);
   out += heads_text(report);
+  out += cost.empty() ? "" : "\n" + cost;
   out += explanations(report);
   out += findings(report);
   out += source_notes(report);

@@ -7,6 +7,7 @@
 #include "attnprof/attention.h"
 #include "attnprof/capture.h"
 #include "attnprof/diff.h"
+#include "attnprof/cost.h"
 #include "attnprof/hw.h"
 #include "attnprof/ingest.h"
 #include "attnprof/rules.h"
@@ -77,6 +78,9 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
   // after core_findings, which replaces the list.
   rules::explain_calls(report, {options.torch_version.value_or(""), options.cudnn_version.value_or(""),
                                 options.arch.value_or("")});
+  // Cost (cpp/src/analysis): Call::cost, Layer::cost (roofline, memory during each call) and
+  // a roofline finding per backend; after core_findings, which replaces the list.
+  add_cost_analysis(report, trace);
   return report;
 }
 

@@ -12,7 +12,8 @@ struct CallCost {
   double peak_fraction = 0;        // achieved / peak
   double bytes_moved = 0;          // analytic minimum HBM traffic
   double bandwidth_gbs = 0;        // achieved
-  int64_t peak_bytes_during = -1;  // max Total Allocated during the call, -1 when unknown
+  int64_t peak_bytes_during = -1;  // max Total Allocated during the call minus the value at its
+                                   // start (the call's transient peak); -1 when no memory events
   int64_t allocated_bytes = -1;    // bytes allocated during the call (net of frees)
   int64_t analytic_bytes = 0;      // model: scores+softmax (eager) or O(S) logsumexp (fused)
 };
@@ -41,7 +42,11 @@ struct ScalingSeries {
   std::vector<int64_t> peak_bytes;
   FitTerm time_fit;
   FitTerm memory_fit;
-  int64_t oom_threshold_tokens = -1;  // largest S predicted to fit the budget
+  int64_t oom_threshold_tokens = -1;  // largest S predicted to fit the budget (allocated bytes)
+  // Same, if the caching allocator keeps reserving allocator_overhead x what is allocated
+  // (the pessimistic bound; PyTorch frees cached blocks and retries before raising OOM).
+  int64_t oom_threshold_tokens_reserved = -1;
+  std::vector<std::string> files;     // one trace per length, in length order
 };
 
 struct ScalingSection {
@@ -63,6 +68,28 @@ struct AdviceRow {
 
 struct AdviceSection {
   std::vector<AdviceRow> rows;
+};
+
+}  // namespace attnprof
+
+namespace attnprof {
+
+// `attnprof whatif`: a request-length distribution under full vs sliding-window attention.
+struct WhatIfSection {
+  std::string model;
+  int64_t window = 0;
+  int64_t global_tokens = 0;
+  double requests = 0;            // sum of counts
+  double mean_tokens = 0;
+  double covered_share = 0;       // share of requests with length <= window (window = full)
+  double full_flops = 0;          // attention FLOPs over the distribution, all layers
+  double window_flops = 0;
+  double flops_saving = 0;        // 1 - window / full
+  double full_kv_bytes = 0;       // KV cache bytes summed over requests
+  double window_kv_bytes = 0;
+  double memory_saving = 0;
+  double max_full_kv_bytes = 0;   // the longest request's KV cache, full vs window
+  double max_window_kv_bytes = 0;
 };
 
 }  // namespace attnprof

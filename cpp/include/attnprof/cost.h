@@ -1,0 +1,59 @@
+// What one attention call costs: the analytic model (FLOPs, minimum HBM traffic, memory of
+// the materialised or fused path, KV cache) and what the trace measured (roofline against the
+// GPU spec table, bytes allocated during the call from [memory] events). Every formula is
+// written out, with its source, in docs/cost.md.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "attnprof/report.h"
+#include "attnprof/trace.h"
+
+namespace attnprof {
+
+// FLOPs of a call: attention_flops(const Call&) in attention.h (one formula, owned by
+// extraction); predict and whatif build a Call to use it.
+
+// Minimum HBM traffic of a fused forward: read Q, K, V once and write O once:
+// (B*Hq*Sq*D + B*Hkv*Skv*(D+Dv) + B*Hq*Sq*Dv) * bytes. A materialised (eager/math) call adds
+// the score matrix traffic 4*B*Hq*Sq*Skv*bytes (store QK^T, load+store softmax, load for PV).
+double attention_min_bytes(const Shape& shape, bool materialised);
+
+// Transient memory of one call beyond its inputs.
+struct AttentionMemory {
+  int64_t scores_bytes = 0;     // materialised: B*Hq*Sq*Skv*b (scores in the input dtype)
+  int64_t softmax_bytes = 0;    // materialised: B*Hq*Sq*Skv*8 (fp32 upcast + fp32 softmax output)
+  int64_t mask_bytes = 0;       // materialised with a mask: B*Sq*Skv*b (4-D mask, 1 head)
+  int64_t repeat_kv_bytes = 0;  // materialised with Hkv < Hq: B*Hq*Skv*(D+Dv)*b (K,V expanded)
+  int64_t lse_bytes = 0;        // fused: logsumexp B*Hq*Sq*4
+  int64_t output_bytes = 0;     // B*Hq*Sq*Dv*b
+  int64_t transient() const {
+    return scores_bytes + softmax_bytes + mask_bytes + repeat_kv_bytes + lse_bytes + output_bytes;
+  }
+};
+AttentionMemory attention_memory(const Shape& shape, bool materialised, bool masked);
+
+// KV cache bytes one token adds to one layer: 2 (K and V) * Hkv * D * bytes.
+int64_t kv_cache_bytes_per_token(int64_t kv_heads, int64_t head_dim, int dtype_bytes);
+
+// True for backends that build the Sq x Skv matrix in memory (eager, math).
+bool materialises_scores(std::string_view backend);
+
+// Memory of the profiled pass, from the [memory] events of the device that allocated most
+// (CUDA/ROCm when present, else CPU). All -1 when the trace has no memory events.
+struct PassMemory {
+  int64_t baseline_bytes = -1;        // Total Allocated before the first event (weights, inputs)
+  int64_t peak_allocated_bytes = -1;  // max Total Allocated
+  int64_t peak_activation_bytes = -1; // peak_allocated - baseline
+  int64_t peak_reserved_bytes = -1;   // Total Reserved at the peak
+  bool known() const { return peak_allocated_bytes >= 0; }
+};
+PassMemory pass_memory(const Trace& trace);
+
+// Fills Call::cost and Layer::cost (roofline against the spec of report.source.device_name,
+// memory during each call) and adds one finding per backend that states the fraction of peak
+// reached. Needs report.calls already extracted from `trace`.
+void add_cost_analysis(Report& report, const Trace& trace);
+
+}  // namespace attnprof

@@ -1,0 +1,155 @@
+// Roofline and memory per call and per layer (issue 5 items 1-2); docs/cost.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "analysis/memory_timeline.h"
+#include "attnprof/attention.h"
+#include "attnprof/cost.h"
+#include "attnprof/hw.h"
+
+namespace attnprof {
+namespace {
+
+// A layer whose attention peak exceeds this multiple of the median layer's is flagged.
+constexpr double kDisproportionateFactor = 1.5;
+
+const GpuSpec* spec_of(const SourceInfo& source, bool has_gpu) {
+  if (const GpuSpec* spec = find_gpu_spec(source.device_name)) return spec;
+  return has_gpu ? nullptr : find_gpu_spec("cpu");
+}
+
+double call_flops(const Call& call) { return call.flops > 0 ? call.flops : attention_flops(call); }
+
+CallCost cost_of_call(const Call& call, const GpuSpec* spec, const analysis::MemoryTimeline& memory) {
+  CallCost cost;
+  const bool materialised = materialises_scores(call.backend);
+  const double seconds = call.device_time_us * 1e-6;
+  if (spec != nullptr) cost.peak_tflops = peak_tflops(*spec, call.shape.dtype);
+  cost.bytes_moved = attention_min_bytes(call.shape, materialised);
+  if (seconds > 0) {
+    const double achieved = call_flops(call) / seconds / 1e12;
+    if (cost.peak_tflops > 0) cost.peak_fraction = achieved / cost.peak_tflops;
+    cost.bandwidth_gbs = cost.bytes_moved / seconds / 1e9;
+  }
+  cost.analytic_bytes = attention_memory(call.shape, materialised, call.mask.present).transient();
+  if (!memory.empty()) {
+    const int64_t begin = call.cpu_ts_ns, end = call.cpu_ts_ns + call.cpu_dur_ns;
+    const int64_t before = memory.allocated_before(begin);
+    const int64_t highest = memory.max_allocated_in(begin, end);
+    cost.peak_bytes_during = highest < 0 ? 0 : std::max<int64_t>(0, highest - before);
+    cost.allocated_bytes = memory.net_bytes_in(begin, end);
+  }
+  return cost;
+}
+
+LayerCost cost_of_layer(const Layer& layer, const std::vector<Call>& calls, const GpuSpec* spec) {
+  LayerCost cost;
+  double flops = 0, seconds = 0, peak_tflops_sum = 0;
+  for (int64_t id : layer.call_ids) {
+    const Call& call = calls[static_cast<size_t>(id)];
+    flops += call_flops(call);
+    seconds += call.device_time_us * 1e-6;
+    if (spec != nullptr) peak_tflops_sum += peak_tflops(*spec, call.shape.dtype) * call.device_time_us * 1e-6;
+    if (call.cost && call.cost->peak_bytes_during >= 0)
+      cost.peak_bytes = std::max(cost.peak_bytes, call.cost->peak_bytes_during);
+  }
+  if (seconds > 0) {
+    cost.achieved_tflops = flops / seconds / 1e12;
+    const double peak = peak_tflops_sum / seconds;  // time-weighted peak of the layer's dtypes
+    if (peak > 0) cost.peak_fraction = cost.achieved_tflops / peak;
+  }
+  if (!layer.call_ids.empty()) {
+    const Shape& s = calls[static_cast<size_t>(layer.call_ids.front())].shape;
+    if (cost.peak_bytes >= 0 && s.Hq > 0) cost.bytes_per_q_head = cost.peak_bytes / s.Hq;
+    const int64_t dv = s.Dv > 0 ? s.Dv : s.D;
+    if (s.B > 0) cost.bytes_per_kv_head = s.B * s.Skv * (s.D + dv) * dtype_bytes(s.dtype);
+  }
+  return cost;
+}
+
+void flag_disproportionate_layers(Report& report) {
+  std::vector<int64_t> peaks;
+  for (const auto& layer : report.layers)
+    if (layer.cost && layer.cost->peak_bytes > 0) peaks.push_back(layer.cost->peak_bytes);
+  if (peaks.size() < 3) return;
+  std::nth_element(peaks.begin(), peaks.begin() + static_cast<std::ptrdiff_t>(peaks.size() / 2), peaks.end());
+  const double median = static_cast<double>(peaks[peaks.size() / 2]);
+  Finding finding{"medium", "", "", "cost.memory_share", {}, 0};
+  for (auto& layer : report.layers) {
+    if (!layer.cost || static_cast<double>(layer.cost->peak_bytes) <= kDisproportionateFactor * median) continue;
+    layer.cost->disproportionate = true;
+    finding.layers.push_back(layer.index);
+  }
+  if (finding.layers.empty()) return;
+  finding.title = fmt::format("{} attention layer(s) allocate over {}x the median layer's peak",
+                              finding.layers.size(), kDisproportionateFactor);
+  finding.detail = fmt::format("Median layer peak during attention: {:.1f} MiB. Peak bytes come from the "
+                               "trace's [memory] events inside each call's time span.",
+                               median / (1 << 20));
+  report.findings.push_back(std::move(finding));
+}
+
+// One line per backend: "cudnn attention reaches 61% of NVIDIA H200 bf16 peak (best layer 3: 63%)".
+void add_roofline_findings(Report& report) {
+  struct Sum {
+    double flops = 0, peak_seconds = 0, seconds = 0;
+    std::string dtype;
+  };
+  std::map<std::string, Sum> by_backend;
+  std::map<std::string, std::pair<int64_t, double>> best_layer;  // backend -> (layer, fraction)
+  for (const auto& call : report.calls) {
+    if (!call.cost || call.cost->peak_tflops <= 0 || call.device_time_us <= 0) continue;
+    Sum& sum = by_backend[call.backend];
+    const double seconds = call.device_time_us * 1e-6;
+    sum.flops += call_flops(call);
+    sum.seconds += seconds;
+    sum.peak_seconds += call.cost->peak_tflops * 1e12 * seconds;
+    sum.dtype = call.shape.dtype;
+    auto& best = best_layer.try_emplace(call.backend, -1, -1.0).first->second;
+    if (call.cost->peak_fraction > best.second) best = {call.layer, call.cost->peak_fraction};
+  }
+  for (const auto& [name, sum] : by_backend) {
+    const double fraction = sum.flops / sum.peak_seconds;
+    const auto& best = best_layer[name];
+    Finding finding;
+    finding.severity = "info";
+    finding.rule = "cost.roofline";
+    finding.title = fmt::format("{} attention reaches {:.0f}% of {} {} peak (best layer {}: {:.0f}%)", name,
+                                100 * fraction, report.source.device_name, sum.dtype, best.first,
+                                100 * best.second);
+    finding.detail = fmt::format("{:.1f} TFLOP/s achieved over {:.1f} us of attention kernels; FLOPs "
+                                 "4*B*Hq*Sq*Skv*D (causal /2), peak from the GPU spec table (docs/cost.md).",
+                                 sum.flops / sum.seconds / 1e12, sum.seconds * 1e6);
+    if (best.first >= 0) finding.layers.push_back(best.first);
+    report.findings.push_back(std::move(finding));
+  }
+}
+
+}  // namespace
+
+PassMemory pass_memory(const Trace& trace) {
+  PassMemory result;
+  const analysis::MemoryTimeline timeline(trace);
+  const MemoryEvent* peak = timeline.peak();
+  if (peak == nullptr) return result;
+  result.baseline_bytes = timeline.baseline();
+  result.peak_allocated_bytes = peak->total_allocated;
+  result.peak_activation_bytes = peak->total_allocated - result.baseline_bytes;
+  result.peak_reserved_bytes = peak->total_reserved;
+  return result;
+}
+
+void add_cost_analysis(Report& report, const Trace& trace) {
+  const GpuSpec* spec = spec_of(report.source, report.summary.has_gpu);
+  const analysis::MemoryTimeline memory(trace);
+  for (auto& call : report.calls) call.cost = cost_of_call(call, spec, memory);
+  for (auto& layer : report.layers) layer.cost = cost_of_layer(layer, report.calls, spec);
+  flag_disproportionate_layers(report);
+  add_roofline_findings(report);
+}
+
+}  // namespace attnprof

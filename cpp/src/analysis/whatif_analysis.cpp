@@ -1,0 +1,118 @@
+// Workload what-if (issue 5 item 7): full attention vs a sliding window over a distribution
+// of request lengths; docs/cost.md, "What-if".
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "attnprof/cost.h"
+#include "attnprof/predict.h"
+
+namespace attnprof {
+namespace {
+
+// 1 + 2 + ... + n
+double triangle(double n) { return n * (n + 1) / 2; }
+
+// sum over j = 1..m of min(cap, j)
+double capped_sum(int64_t m, int64_t cap) {
+  if (m <= 0 || cap <= 0) return 0;
+  const double md = static_cast<double>(m), c = static_cast<double>(cap);
+  return m <= cap ? triangle(md) : triangle(c) + (md - c) * c;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool parse_number(std::string_view s, double& out) {
+  s = trim(s);
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+// One line: "812", "812,3", {"tokens": 812} or {"length": 812, "count": 3}.
+bool parse_line(std::string_view line, LengthBin& bin) {
+  double tokens = 0, count = 1;
+  if (line.front() == '{') {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return false;
+    for (const char* key : {"tokens", "length", "num_tokens", "len", "prompt_tokens"})
+      if (j.contains(key) && j[key].is_number()) { tokens = j[key].get<double>(); break; }
+    if (j.contains("count") && j["count"].is_number()) count = j["count"].get<double>();
+  } else {
+    const size_t comma = line.find_first_of(",;\t");
+    if (!parse_number(line.substr(0, comma), tokens)) return false;
+    if (comma != std::string_view::npos && !parse_number(line.substr(comma + 1), count)) return false;
+  }
+  if (!(tokens >= 1) || !(count > 0)) return false;
+  bin = LengthBin{static_cast<int64_t>(tokens), count};
+  return true;
+}
+
+}  // namespace
+
+Result<std::vector<LengthBin>> parse_length_distribution(std::string_view text) {
+  std::vector<LengthBin> bins;
+  size_t line_no = 0;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    const std::string_view line = trim(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++line_no;
+    if (line.empty() || line.front() == '#') continue;
+    LengthBin bin;
+    if (parse_line(line, bin)) {
+      bins.push_back(bin);
+    } else if (!(bins.empty() && line_no == 1)) {  // a non-numeric first line is a header
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("line {}: '{}' is not a token count (N, N,count or {{\"tokens\": N}})",
+                                    line_no, line.substr(0, 60)));
+    }
+  }
+  if (bins.empty()) return make_error(ErrorCode::kEmptyInput, "the length distribution holds no request");
+  return bins;
+}
+
+double visible_key_sum(int64_t length, int64_t window, int64_t global_tokens) {
+  if (window <= 0 || window >= length) return triangle(static_cast<double>(length));
+  return capped_sum(length, window) + capped_sum(length - window, global_tokens);
+}
+
+WhatIfSection what_if(const ModelConfig& m, const std::vector<LengthBin>& bins, int64_t window,
+                      int64_t global_tokens, std::string_view dtype) {
+  WhatIfSection w;
+  w.model = m.name;
+  w.window = window;
+  w.global_tokens = global_tokens;
+  // Per visible (query, key) pair: QK^T and PV, 2 FLOPs each per head dim, every head and layer.
+  const double flops_per_pair = 2.0 * static_cast<double>(m.layers * m.heads) * static_cast<double>(2 * m.head_dim);
+  const double kv_per_token =
+      static_cast<double>(m.layers * kv_cache_bytes_per_token(m.kv_heads, m.head_dim, dtype_bytes(dtype)));
+  double tokens = 0, covered = 0;
+  for (const auto& bin : bins) {
+    w.requests += bin.count;
+    tokens += bin.count * static_cast<double>(bin.tokens);
+    if (bin.tokens <= window) covered += bin.count;
+    const double full_pairs = visible_key_sum(bin.tokens, 0, 0);
+    const double window_pairs = visible_key_sum(bin.tokens, window, global_tokens);
+    w.full_flops += bin.count * flops_per_pair * full_pairs;
+    w.window_flops += bin.count * flops_per_pair * window_pairs;
+    const double full_kv = kv_per_token * static_cast<double>(bin.tokens);
+    const double window_kv = kv_per_token * static_cast<double>(std::min(bin.tokens, window + global_tokens));
+    w.full_kv_bytes += bin.count * full_kv;
+    w.window_kv_bytes += bin.count * window_kv;
+    w.max_full_kv_bytes = std::max(w.max_full_kv_bytes, full_kv);
+    w.max_window_kv_bytes = std::max(w.max_window_kv_bytes, window_kv);
+  }
+  w.mean_tokens = tokens / w.requests;
+  w.covered_share = covered / w.requests;
+  w.flops_saving = w.full_flops > 0 ? 1 - w.window_flops / w.full_flops : 0;
+  w.memory_saving = w.full_kv_bytes > 0 ? 1 - w.window_kv_bytes / w.full_kv_bytes : 0;
+  return w;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,191 @@
+// Cost sections as text tables (terminal) or Markdown tables; one table builder, two styles.
+#include "attnprof/cost_render.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace attnprof {
+namespace {
+
+using Row = std::vector<std::string>;
+
+struct Table {
+  std::string title;
+  Row header;
+  std::vector<Row> rows;
+  std::vector<std::string> notes;
+};
+
+std::string as_text(const Table& t) {
+  std::vector<size_t> width(t.header.size(), 0);
+  auto widen = [&](const Row& r) {
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  };
+  widen(t.header);
+  for (const auto& r : t.rows) widen(r);
+  std::string out = t.title + "\n";
+  auto line = [&](const Row& r) {
+    std::string s = " ";
+    for (size_t i = 0; i < r.size(); ++i) s += fmt::format(" {:<{}}", r[i], width[i]);
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  };
+  out += line(t.header);
+  for (const auto& r : t.rows) out += line(r);
+  for (const auto& n : t.notes) out += "  " + n + "\n";
+  return out + "\n";
+}
+
+// Markdown cells: pipes and newlines would break the table.
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += "<br>";
+    else out += c;
+  }
+  return out;
+}
+
+std::string as_markdown(const Table& t) {
+  std::string out = "### " + t.title + "\n\n|";
+  for (const auto& h : t.header) out += " " + cell(h) + " |";
+  out += "\n|";
+  for (size_t i = 0; i < t.header.size(); ++i) out += "---|";
+  out += "\n";
+  for (const auto& r : t.rows) {
+    out += "|";
+    for (const auto& c : r) out += " " + cell(c) + " |";
+    out += "\n";
+  }
+  for (const auto& n : t.notes) out += "\n" + cell(n) + "\n";
+  return out + "\n";
+}
+
+std::string tokens(int64_t n) { return n < 0 ? "-" : fmt::format("{}", n); }
+
+std::string fit_text(const FitTerm& f, const char* unit) {
+  return fmt::format("{:.4g} + {:.4g}*S + {:.4g}*S^2 {} ({}, rms err {:.1f}%)", f.c0, f.c1, f.c2, unit, f.growth,
+                     100 * f.rel_rms_error);
+}
+
+std::vector<Table> layer_tables(const Report& r) {
+  Table t{"Attention cost per layer (roofline and memory)",
+          {"layer", "backends", "TFLOP/s", "% peak", "peak MiB during", "per Q head", "per KV head (K+V)", ""},
+          {},
+          {}};
+  for (const auto& layer : r.layers) {
+    if (!layer.cost) continue;
+    const LayerCost& c = *layer.cost;
+    std::string backends;
+    for (const auto& b : layer.backends) backends += (backends.empty() ? "" : ",") + b;
+    t.rows.push_back({fmt::format("{}", layer.index), backends, fmt::format("{:.1f}", c.achieved_tflops),
+                      c.peak_fraction > 0 ? fmt::format("{:.0f}%", 100 * c.peak_fraction) : "-",
+                      c.peak_bytes >= 0 ? format_bytes(static_cast<double>(c.peak_bytes)) : "-",
+                      c.bytes_per_q_head >= 0 ? format_bytes(static_cast<double>(c.bytes_per_q_head)) : "-",
+                      c.bytes_per_kv_head >= 0 ? format_bytes(static_cast<double>(c.bytes_per_kv_head)) : "-",
+                      c.disproportionate ? "<- disproportionate" : ""});
+  }
+  if (t.rows.empty()) return {};
+  return {t};
+}
+
+std::vector<Table> scaling_tables(const ScalingSection& s) {
+  std::vector<Table> tables;
+  for (const auto& series : s.series) {
+    Table t{fmt::format("Scaling with sequence length: {}", series.backend),
+            {"S", "attention time (us)", "peak activation", "memory residual"},
+            {},
+            {}};
+    for (size_t i = 0; i < series.lengths.size(); ++i) {
+      const double residual =
+          i < series.memory_fit.residuals.size() ? series.memory_fit.residuals[i] : 0.0;
+      t.rows.push_back({fmt::format("{}", series.lengths[i]), fmt::format("{:.1f}", series.time_us[i]),
+                        series.peak_bytes[i] >= 0 ? format_bytes(static_cast<double>(series.peak_bytes[i])) : "-",
+                        format_bytes(residual)});
+    }
+    t.notes.push_back("time(S)   = " + fit_text(series.time_fit, "us"));
+    t.notes.push_back("memory(S) = " + fit_text(series.memory_fit, "bytes"));
+    if (series.memory_fit.quadratic_dominates_from > 0)
+      t.notes.push_back(fmt::format("memory: the S^2 term dominates from S = {}", series.memory_fit.quadratic_dominates_from));
+    if (series.time_fit.quadratic_dominates_from > 0)
+      t.notes.push_back(fmt::format("time: the S^2 term dominates from S = {}", series.time_fit.quadratic_dominates_from));
+    if (s.memory_budget_bytes > 0) {
+      std::string line = fmt::format("OOM threshold for {} ({}; {} before the pass): S <= {}",
+                                     format_bytes(static_cast<double>(s.memory_budget_bytes)), s.budget_source,
+                                     format_bytes(static_cast<double>(s.baseline_bytes)),
+                                     tokens(series.oom_threshold_tokens));
+      if (series.oom_threshold_tokens_reserved >= 0)
+        line += fmt::format(" (if the allocator keeps {:.2f}x reserved/allocated as seen: S <= {})",
+                            s.allocator_overhead, tokens(series.oom_threshold_tokens_reserved));
+      t.notes.push_back(std::move(line));
+    }
+    tables.push_back(std::move(t));
+  }
+  return tables;
+}
+
+Table advice_table(const AdviceSection& a) {
+  Table t{"Backend advice (forced-backend runs)", {"shape", "fastest", "PyTorch picked", "gain", "times (us)"}, {}, {}};
+  for (const auto& row : a.rows) {
+    std::string times;
+    for (const auto& [name, us] : row.times_us) times += fmt::format("{}{} {:.0f}", times.empty() ? "" : ", ", name, us);
+    t.rows.push_back({row.shape, row.fastest_backend, row.heuristic_backend.empty() ? "?" : row.heuristic_backend,
+                      row.gain > 0 ? fmt::format("{:.2f}x", row.gain) : "-", times});
+    if (!row.code.empty()) t.notes.push_back(fmt::format("{}: pin {}:\n{}", row.shape, row.fastest_backend, row.code));
+  }
+  if (t.notes.empty()) t.notes.push_back("PyTorch's own pick is the fastest (within noise) for every shape.");
+  return t;
+}
+
+Table whatif_table(const WhatIfSection& w) {
+  Table t{fmt::format("What-if: {} requests (mean {:.0f} tokens), full attention vs window {}{}", w.requests,
+                      w.mean_tokens, w.window, w.global_tokens > 0 ? fmt::format(" + {} global", w.global_tokens) : ""),
+          {"", "full", "window", "saving"},
+          {},
+          {}};
+  t.rows.push_back({"attention FLOPs", fmt::format("{:.4g}", w.full_flops), fmt::format("{:.4g}", w.window_flops),
+                    fmt::format("{:.1f}%", 100 * w.flops_saving)});
+  t.rows.push_back({"KV cache (sum)", format_bytes(w.full_kv_bytes), format_bytes(w.window_kv_bytes),
+                    fmt::format("{:.1f}%", 100 * w.memory_saving)});
+  t.rows.push_back({"KV cache (longest)", format_bytes(w.max_full_kv_bytes), format_bytes(w.max_window_kv_bytes), ""});
+  t.notes.push_back(fmt::format("{:.1f}% of requests fit entirely in the window (no change for them). Model: {}.",
+                                100 * w.covered_share, w.model));
+  return t;
+}
+
+std::vector<Table> cost_tables(const Report& r) {
+  std::vector<Table> tables = layer_tables(r);
+  if (r.scaling)
+    for (auto& t : scaling_tables(*r.scaling)) tables.push_back(std::move(t));
+  if (r.advice) tables.push_back(advice_table(*r.advice));
+  if (r.whatif) tables.push_back(whatif_table(*r.whatif));
+  return tables;
+}
+
+}  // namespace
+
+std::string format_bytes(double bytes) {
+  const double a = std::abs(bytes);
+  if (a >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
+  if (a >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
+  if (a >= 1024.0) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  return fmt::format("{:.0f} B", bytes);
+}
+
+std::string render_cost_text(const Report& report) {
+  std::string out;
+  for (const auto& t : cost_tables(report)) out += as_text(t);
+  return out;
+}
+
+std::string render_cost_markdown(const Report& report) {
+  std::string out;
+  for (const auto& t : cost_tables(report)) out += as_markdown(t);
+  return out;
+}
+
+}  // namespace attnprof
