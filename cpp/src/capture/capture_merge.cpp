@@ -1,6 +1,7 @@
 // Merges a live-capture sidecar into a Report built from the same run's trace. Matching is by
-// time containment: each captured call ran inside its own "attnprof.call#N" range, and every
-// non-torch module inside an "attnprof.module <path>" range (capture.h).
+// time containment of a call's first CPU op: each captured call ran inside its own
+// "attnprof.call#N" range, and every non-torch module inside an "attnprof.module <path>" range
+// (capture.h).
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
@@ -181,8 +182,9 @@ MergeStats merge_capture(Report& report, const Trace& trace, const CaptureSideca
   std::unordered_map<int64_t, bool> used_ids;
   for (Call& call : report.calls) {
     if (call.direction == "backward") continue;
-    int64_t end_ns = call.cpu_ts_ns + call.cpu_dur_ns;
-    if (const Range* r = ranges.calls.innermost_containing(call.cpu_ts_ns, end_ns)) {
+    // The call's first op decides: an eager call's extracted span may reach past the range.
+    const int64_t start = call.cpu_ts_ns;
+    if (const Range* r = ranges.calls.innermost_containing(start, start)) {
       auto id = call_id_of(r->label);
       auto it = id ? by_id.find(*id) : by_id.end();
       if (it != by_id.end()) {
@@ -193,7 +195,7 @@ MergeStats merge_capture(Report& report, const Trace& trace, const CaptureSideca
         continue;
       }
     }
-    if (const Range* r = ranges.modules.innermost_containing(call.cpu_ts_ns, end_ns)) {
+    if (const Range* r = ranges.modules.innermost_containing(start, start)) {
       call.module = std::string(r->label);
       call.source = "trace+capture";
       ++stats.module_only_calls;

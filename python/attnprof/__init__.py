@@ -1,0 +1,16 @@
+"""attnprof: attention profiler for PyTorch transformer models.
+
+    import attnprof
+    with attnprof.profile(attention_profile=True) as prof:   # same arguments as torch.profiler.profile
+        model(**inputs)
+    prof.attention_report().show()
+
+The analysis runs in the C++ core (attnprof._core); this package captures and converts.
+"""
+from ._core import __version__
+from .profile import profile, trace_handler
+from .report import AttentionReport, analyze
+
+__all__ = ["profile", "trace_handler", "analyze", "AttentionReport", "__version__"]
+# Other modules register here, one import line each.
+from .sweep import sweep

@@ -1,0 +1,162 @@
+"""`make demo`: profile built-in transformers architectures (random weights, small configs)
+with eager and sdpa attention on this machine's device, and write attnprof-demo/.
+
+    python -m attnprof.demo --out attnprof-demo [--models gpt2,bert,llama,vit,mistral]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from . import _core
+from .profile import profile
+
+BATCH, SEQ = 1, 128
+
+
+@dataclass(frozen=True)
+class DemoModel:
+    name: str
+    what: str
+    build: Callable[[str], torch.nn.Module]   # attn_implementation -> model
+    inputs: Callable[[torch.device], dict]
+
+
+def _text_inputs(with_padding: bool = False) -> Callable[[torch.device], dict]:
+    def make(device: torch.device) -> dict:
+        g = torch.Generator().manual_seed(0)
+        ids = torch.randint(0, 1000, (BATCH, SEQ), generator=g)
+        inputs = {"input_ids": ids}
+        if with_padding:
+            mask = torch.ones(BATCH, SEQ, dtype=torch.long)
+            mask[:, SEQ * 3 // 4:] = 0  # the last quarter is padding
+            inputs["attention_mask"] = mask
+        return {k: v.to(device) for k, v in inputs.items()}
+    return make
+
+
+def _image_inputs(device: torch.device) -> dict:
+    g = torch.Generator().manual_seed(0)
+    return {"pixel_values": torch.randn(BATCH, 3, 64, 64, generator=g).to(device)}
+
+
+def _models() -> list[DemoModel]:
+    import transformers as tf
+    small = dict(hidden_size=128, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256)
+    return [
+        DemoModel("gpt2", "GPT-2 (causal, MHA)", lambda a: tf.GPT2LMHeadModel(tf.GPT2Config(
+            n_embd=128, n_layer=2, n_head=4, vocab_size=1000, n_positions=SEQ, attn_implementation=a)),
+            _text_inputs()),
+        DemoModel("bert", "BERT (bidirectional, padding mask)", lambda a: tf.BertModel(tf.BertConfig(
+            vocab_size=1000, max_position_embeddings=SEQ, attn_implementation=a, **small)),
+            _text_inputs(with_padding=True)),
+        DemoModel("llama", "LLaMA (causal, GQA 4:2)", lambda a: tf.LlamaForCausalLM(tf.LlamaConfig(
+            vocab_size=1000, num_key_value_heads=2, max_position_embeddings=SEQ, attn_implementation=a,
+            **small)), _text_inputs()),
+        DemoModel("vit", "ViT (image patches, no mask)", lambda a: tf.ViTModel(tf.ViTConfig(
+            image_size=64, patch_size=8, attn_implementation=a, **small)), _image_inputs),
+        DemoModel("mistral", "Mistral (sliding window 64 < sequence 128)", lambda a: tf.MistralForCausalLM(
+            tf.MistralConfig(vocab_size=1000, num_key_value_heads=2, sliding_window=64,
+                             max_position_embeddings=SEQ, attn_implementation=a, **small)), _text_inputs()),
+    ]
+
+
+def _progress(total: int):
+    try:
+        from tqdm import tqdm
+        return tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True)
+    except ImportError:
+        return None
+
+
+def _activities(device: torch.device) -> list:
+    acts = [torch.profiler.ProfilerActivity.CPU]
+    if device.type == "cuda":
+        acts.append(torch.profiler.ProfilerActivity.CUDA)
+    return acts
+
+
+def profile_one(model: DemoModel, attn: str, device: torch.device, out_dir: str) -> tuple[str, str]:
+    """Profiles one forward pass after a warm-up; returns (Report JSON, trace path)."""
+    from .report import analyze_path
+    torch.manual_seed(0)
+    net = model.build(attn).to(device).eval()
+    inputs = model.inputs(device)
+    with torch.no_grad():
+        net(**inputs)  # warm-up: first-call allocations and lazy init stay out of the trace
+        with profile(attention_profile=True, activities=_activities(device), record_shapes=True,
+                     profile_memory=True) as prof:
+            net(**inputs)
+    os.makedirs(out_dir, exist_ok=True)
+    trace = os.path.join(out_dir, "trace.json")
+    prof.export_chrome_trace(trace)
+    report = analyze_path(trace)
+    report.save_json(os.path.join(out_dir, "report.json"))
+    report.save_markdown(os.path.join(out_dir, "report.md"))
+    return report.to_json(), trace
+
+
+def _extra_outputs(report_json: str, trace: str, out_dir: str, run: str, root: str) -> None:
+    """Renderers other topics provide, when this build has them."""
+    if hasattr(_core, "write_chrome_overlay"):
+        _core.write_chrome_overlay(report_json, trace, os.path.join(out_dir, "trace.attnprof.json.gz"))
+    if hasattr(_core, "write_tensorboard"):
+        _core.write_tensorboard(report_json, os.path.join(root, "tensorboard", run),
+                                _core.render(report_json, "markdown"), trace, run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m attnprof.demo", description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default="attnprof-demo")
+    parser.add_argument("--models", default="gpt2,bert,llama,vit,mistral")
+    parser.add_argument("--attn", default="eager,sdpa")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--quiet", action="store_true", help="no per-run report on stdout")
+    args = parser.parse_args(argv)
+
+    wanted = args.models.split(",")
+    models = [m for m in _models() if m.name in wanted]
+    unknown = set(wanted) - {m.name for m in models}
+    if unknown:
+        parser.error(f"unknown model(s): {', '.join(sorted(unknown))}")
+    attns = args.attn.split(",")
+    device = torch.device(args.device)
+    if device.type == "cpu":
+        torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
+    runs = [(m, a) for m in models for a in attns]
+    bar = _progress(len(runs))
+    reports, labels, started = [], [], time.perf_counter()
+    for model, attn in runs:
+        run = f"{model.name}-{attn}"
+        if bar is not None:
+            bar.set_description(run)
+        else:
+            print(f"[{len(reports) + 1}/{len(runs)}] {run}", file=sys.stderr, flush=True)
+        out_dir = os.path.join(args.out, run)
+        report_json, trace = profile_one(model, attn, device, out_dir)
+        _extra_outputs(report_json, trace, out_dir, run, args.out)
+        reports.append(report_json)
+        labels.append(run)
+        if bar is not None:
+            bar.update(1)
+        if not args.quiet:
+            text = _core.render(report_json, "text")
+            (bar.write if bar is not None else print)(f"\n=== {run}: {model.what}, {attn}, {device.type} ===\n{text}")
+    if bar is not None:
+        bar.close()
+    if hasattr(_core, "render_html"):
+        _core.write_file_atomic(os.path.join(args.out, "dashboard.html"), _core.render_html(reports, labels))
+    print(f"attnprof demo: {len(runs)} runs in {time.perf_counter() - started:.0f} s on {device.type}; "
+          f"outputs in {args.out}/ (per run: trace.json, report.json, report.md"
+          f"{', dashboard.html' if hasattr(_core, 'render_html') else ''})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""attnprof.profile: torch.profiler.profile plus live attention capture."""
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+import time
+from typing import Any, Callable
+
+import torch
+
+from . import _core
+from ._capture import AttentionCapture, write_sidecar
+
+
+class profile(torch.profiler.profile):  # noqa: N801 - same name and role as torch's class
+    """Drop-in for ``torch.profiler.profile`` (same arguments; the trace is exported as usual).
+
+    With ``attention_profile=True`` every attention call is captured while the model runs and
+    a sidecar is written next to each exported trace (``<trace>`` + ``.attnprof-capture.json``),
+    which ``attention_report()`` / ``attnprof.analyze`` / the ``attnprof`` CLI merge into the
+    Report. ``heads=True`` is reserved for head sampling (attnprof.heads).
+    """
+
+    def __init__(self, *args: Any, attention_profile: bool = True, heads: bool = False,
+                 **torch_profiler_kwargs: Any) -> None:
+        super().__init__(*args, **torch_profiler_kwargs)
+        self.attention_profile = attention_profile
+        self.heads = heads
+        self._capture: AttentionCapture | None = None
+        self._exported_records = 0   # records already written to a sidecar this cycle
+        self.last_trace_path: str | None = None
+
+    # ---- lifecycle --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.attention_profile and self._capture is None:
+            self._capture = AttentionCapture(step_of=lambda: self.step_num)
+            self._capture.__enter__()
+        super().start()
+
+    def stop(self) -> None:
+        try:
+            super().stop()
+        finally:
+            if self._capture is not None:
+                self._capture.__exit__(None, None, None)
+
+    def step(self) -> None:
+        # A new step after an export starts a new cycle: its sidecar holds only its own calls.
+        if self._capture is not None and self._exported_records:
+            del self._capture.records[:self._exported_records]
+            self._exported_records = 0
+        super().step()
+
+    # ---- outputs ----------------------------------------------------------------------------
+
+    @property
+    def capture(self) -> AttentionCapture | None:
+        return self._capture
+
+    def export_chrome_trace(self, path: str, *args: Any, **kwargs: Any) -> Any:
+        result = super().export_chrome_trace(path, *args, **kwargs)
+        self.last_trace_path = str(path)
+        if self._capture is not None:
+            records = list(self._capture.records)
+            write_sidecar(_core.sidecar_path_for(str(path)), self._capture.sidecar(records))
+            self._exported_records = len(records)
+        return result
+
+    def attention_report(self, **options: Any) -> "AttentionReport":
+        """Analyses this run in the C++ core. Uses the last exported trace when there is one,
+        else exports the trace (and its sidecar) to a temporary folder first."""
+        from .report import analyze_path
+        if self.last_trace_path and os.path.exists(self.last_trace_path):
+            return analyze_path(self.last_trace_path, **options)
+        with tempfile.TemporaryDirectory(prefix="attnprof-") as tmp:
+            path = os.path.join(tmp, "trace.json")
+            self.export_chrome_trace(path)
+            self.last_trace_path = None  # the file goes away with the folder
+            return analyze_path(path, **options)
+
+
+def trace_handler(dir_name: str, worker_name: str | None = None, use_gzip: bool = False,
+                  report: bool = True) -> Callable[[torch.profiler.profile], None]:
+    """``on_trace_ready`` handler: exports the trace (+ capture sidecar with attnprof.profile)
+    into ``dir_name`` like torch's tensorboard_trace_handler, and writes the Report JSON next to
+    it (``<trace>.report.json``) when ``report``. The Report is kept as ``prof.last_report``."""
+
+    def handler(prof: torch.profiler.profile) -> None:
+        from .report import analyze_path
+        os.makedirs(dir_name, exist_ok=True)
+        worker = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+        path = os.path.join(dir_name, f"{worker}.{time.time_ns()}.pt.trace.json" + (".gz" if use_gzip else ""))
+        prof.export_chrome_trace(path)
+        if report:
+            prof.last_report = analyze_path(path)
+            prof.last_report.save_json(path + ".report.json")
+
+    return handler

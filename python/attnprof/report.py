@@ -1,0 +1,76 @@
+"""AttentionReport: the C++ core's Report as plain Python data, plus its renderers.
+
+All analysis and rendering happen in C++ (attnprof._core); this module only converts."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, TextIO
+
+import torch
+
+from . import _core
+
+
+class AttentionReport:
+    """One Report (schema: docs/report-schema.md). ``.calls``, ``.layers``, ``.summary``,
+    ``.findings`` and ``.source`` are plain dicts/lists as in the Report JSON."""
+
+    def __init__(self, report_json: str) -> None:
+        self._json = report_json
+        self.data: dict = json.loads(report_json)
+
+    calls = property(lambda self: self.data["calls"])
+    layers = property(lambda self: self.data["layers"])
+    summary = property(lambda self: self.data["summary"])
+    findings = property(lambda self: self.data["findings"])
+    source = property(lambda self: self.data["source"])
+
+    def to_json(self) -> str:
+        return self._json
+
+    def text(self) -> str:
+        return _core.render(self._json, "text")
+
+    def show(self, file: TextIO | None = None) -> None:
+        print(self.text(), file=file or sys.stdout)
+
+    def save_json(self, path: str | os.PathLike) -> None:
+        _core.save(self._json, str(path), "json")
+
+    def save_markdown(self, path: str | os.PathLike) -> None:
+        _core.save(self._json, str(path), "markdown")
+
+    def save_html(self, path: str | os.PathLike) -> None:
+        _core.save(self._json, str(path), "html")
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (f"<AttentionReport calls={s.get('call_count', 0)} layers={len(self.layers)} "
+                f"fused_time_fraction={s.get('fused_time_fraction', 0):.2f}>")
+
+
+def analyze_path(trace_path: str | os.PathLike, sidecar: str | os.PathLike | None = None,
+                 torch_version: str | None = None, arch: str | None = None) -> AttentionReport:
+    """Trace file (+ capture sidecar beside it, or the one given) -> AttentionReport."""
+    return AttentionReport(_core.analyze(str(trace_path), "" if sidecar is None else str(sidecar),
+                                         torch_version or "", arch or ""))
+
+
+def analyze(prof_or_path: Any, **options: Any) -> AttentionReport:
+    """Report of an ``attnprof.profile`` or plain ``torch.profiler.profile`` object (after the
+    ``with`` block), or of a trace path written by torch.profiler."""
+    if isinstance(prof_or_path, (str, Path)):
+        return analyze_path(prof_or_path, **options)
+    report_of = getattr(prof_or_path, "attention_report", None)
+    if report_of is not None:
+        return report_of(**options)
+    if isinstance(prof_or_path, torch.profiler.profile):
+        with tempfile.TemporaryDirectory(prefix="attnprof-") as tmp:
+            path = os.path.join(tmp, "trace.json")
+            prof_or_path.export_chrome_trace(path)
+            return analyze_path(path, **options)
+    raise TypeError(f"attnprof.analyze wants a profiler or a trace path, not {type(prof_or_path).__name__}")
