@@ -149,3 +149,38 @@ def test_hostile_trace_strings_are_shown_as_text_and_never_run(browser, tmp_path
     assert HOSTILE_KERNEL in detail
     assert browser.evaluate("window.pwned === true") is False
     assert browser.errors() == []
+
+
+STACK_TRACE = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / \
+    "h200-torch2.11/traces/llama7b4l_sdpa_bf16_b4_s1024_stack.pt.trace.json.gz"
+INJECT = "<img src=x onerror=\"window.pwned=true\">'\"</script><script>window.pwned=true;document.title='pwned'</script>"
+
+
+def test_hostile_names_in_a_real_trace_stay_inert_through_the_cli(browser, tmp_path, run_cli):
+    """Kernel and module names of a real trace carrying markup, quotes and non-UTF-8 bytes."""
+    import gzip
+    raw = gzip.decompress(STACK_TRACE.read_bytes())
+    hostile_bytes = INJECT.replace('"', '\\"').encode() + b"\xff\xfe"
+    raw = raw.replace(b"\"name\": \"nn.Module: LlamaAttention_0\"",
+                      b"\"name\": \"nn.Module: LlamaAttention_0" + hostile_bytes + b"\"")
+    raw = raw.replace(b"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_",
+                      b"cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_" + hostile_bytes)
+    trace = tmp_path / "hostile.pt.trace.json"
+    trace.write_bytes(raw)
+    page = tmp_path / "hostile.html"
+    run_cli("analyze", trace, "--html", page, check_code=0)
+    facts = open_page(browser, page)
+    assert facts["pwned"] is False and facts["title"] == "attnprof \u2014 hostile.pt.trace.json"
+    assert facts["images"] == 0 and facts["scripts"] == 2
+    assert {c["cls"] for c in facts["cells"] if c["component"] == "fused"} == {"fused"}
+    module_names = "\n".join(n["path"] for n in facts["attentionNodes"])
+    assert "<img src=x onerror=" in module_names and "</script><script>" in module_names
+    detail = browser.evaluate(
+        "document.querySelector('rect.cell[data-layer=\"0\"][data-component=fused]').dispatchEvent(new Event('click'));"
+        "document.getElementById('detail').textContent")
+    assert "knob_<img src=x onerror=" in detail
+    assert browser.evaluate("window.pwned === true") is False
+    shot = tmp_path / "dashboard_hostile.png"
+    browser.screenshot(shot)
+    keep_screenshot(shot)
+    assert browser.errors() == []

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import subprocess
 import sys
 import time
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable
 
@@ -111,6 +114,35 @@ def _extra_outputs(report_json: str, trace: str, out_dir: str, run: str, root: s
                                 _core.render(report_json, "markdown"), trace, run)
 
 
+# The H200 fixtures (shared/fixtures beside the checkout): eager, SDPA math fallback, cuDNN.
+H200_FIXTURES = ["llama7b4l_eager_bf16_b4_s2048", "llama7b4l_sdpa_bf16_b4_s2048_force_math",
+                 "llama7b4l_sdpa_bf16_b4_s2048", "llama7b4l_sdpa_bf16_b4_s1024_stack"]
+
+
+def _screenshot(html: str) -> None:
+    """PNG of a dashboard beside it, when headless Chromium is installed (make deps installs it)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        return
+    png = os.path.splitext(html)[0] + ".png"
+    subprocess.run([chromium, "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
+                    f"--screenshot={os.path.abspath(png)}", "--window-size=1400,3200",
+                    Path(html).resolve().as_uri()],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120, check=False)
+
+
+def _fixture_dashboard(out_dir: str) -> None:
+    """Dashboard (+ screenshot) of the real H200 traces, when shared/fixtures is beside the checkout."""
+    traces = Path.cwd().parent / "shared" / "fixtures" / "h200-torch2.11" / "traces"
+    paths = [traces / f"{name}.pt.trace.json.gz" for name in H200_FIXTURES]
+    if not all(p.is_file() for p in paths):
+        return
+    reports = [_core.analyze(str(p), "", "", "") for p in paths]
+    html = os.path.join(out_dir, "h200-fixtures-dashboard.html")
+    _core.write_file_atomic(html, _core.render_html(reports, H200_FIXTURES))
+    _screenshot(html)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m attnprof.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="attnprof-demo")
@@ -152,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         bar.close()
     if hasattr(_core, "render_html"):
         _core.write_file_atomic(os.path.join(args.out, "dashboard.html"), _core.render_html(reports, labels))
+        _screenshot(os.path.join(args.out, "dashboard.html"))
+        _fixture_dashboard(args.out)
     print(f"attnprof demo: {len(runs)} runs in {time.perf_counter() - started:.0f} s on {device.type}; "
           f"outputs in {args.out}/ (per run: trace.json, report.json, report.md"
           f"{', dashboard.html' if hasattr(_core, 'render_html') else ''})")
