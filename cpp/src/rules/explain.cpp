@@ -243,7 +243,22 @@ void explain_calls(Report& report, const ExplainOptions& options) {
       bool forced = false;
       if (d.choice == "ERROR" || d.chosen != seen) {
         forced = single == seen && seen_verdict && seen_verdict->eligible;
-        if (forced) {
+        // With the versions assumed, an older default order (flash first: torch 2.5.1-2.8, or
+        // cuDNN <= 9.15) explains the trace as well as sdpa_kernel does: say so, claim neither.
+        Env older = env;
+        older.torch = Version{2, 8, 0};
+        const bool versions_assumed = options.torch_version.empty() && version_of(report.source, "torch").empty();
+        if (forced && versions_assumed && decide(input, older).chosen == seen) {
+          d = decide(input, older);
+          e = explanation_from(input, older, d);
+          e.consistency_note = fmt::format(
+              "{} is the default choice of torch 2.5.1-2.8 (flash > efficient > math > cudnn); with torch {} it would "
+              "mean sdpa_kernel([{}]). The trace has no torch version: pass --torch/--cudnn to decide",
+              call.backend, env.torch.str(), sdp_backend_enum(seen));
+          assumptions.push_back("torch 2.8 priority order used: it explains the backend in the trace");
+          cause_key = "older-order";
+          forced = false;
+        } else if (forced) {
           // Explain what the user got and what the default would have been.
           const Decision by_default = d;
           Env forced_env = env;
@@ -266,7 +281,7 @@ void explain_calls(Report& report, const ExplainOptions& options) {
                                    backend_name(by_default.chosen));
           severity = call.backend == backend::kMath ? "high" : "low";
           rule_id = "rules.forced_backend";
-        } else {
+        } else if (cause_key.empty()) {
           e = explanation_from(input, env, d);
           e.consistent = false;
           e.consistency_note = fmt::format(
@@ -293,6 +308,7 @@ void explain_calls(Report& report, const ExplainOptions& options) {
       }
     }
     e.assumptions = std::move(assumptions);
+    if (cause_key == "older-order") cause_key.clear();
     if (!cause_key.empty() && call.direction != "backward") {
       auto [it, inserted] = groups.try_emplace(cause_key);
       Group& g = it->second;
