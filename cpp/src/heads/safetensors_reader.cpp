@@ -174,7 +174,9 @@ Result<SavedHeads> load_heads_safetensors(const std::string& path) {
     }
     const std::string causal_key = fmt::format("layers.{}.causal", index);
     in.causal = truthy(meta.count(causal_key) ? meta[causal_key] : meta["causal"]);
-    if (meta.count("scale")) in.scale = std::atof(meta["scale"].c_str());
+    const std::string scale_key = fmt::format("layers.{}.scale", index);
+    if (meta.count(scale_key)) in.scale = std::atof(meta[scale_key].c_str());
+    else if (meta.count("scale")) in.scale = std::atof(meta["scale"].c_str());
     saved.layers.push_back(std::move(lt));
   }
   for (auto& lt : saved.layers) {  // pointers taken once the vectors no longer move
