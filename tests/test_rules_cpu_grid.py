@@ -114,3 +114,29 @@ def test_explain_batch_bad_line_is_one_error_line_and_exit_2(run_cli, tmp_path, 
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "line 2" in proc.stderr
     assert not out.exists()
+
+
+def test_analyze_explains_a_real_cpu_trace_consistently(run_cli, tmp_path):
+    import torch.nn.functional as F
+    from torch.profiler import ProfilerActivity, profile
+
+    q = torch.randn(2, 4, 64, 32)
+    kv = torch.randn(2, 2, 64, 32)
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        F.scaled_dot_product_attention(q, q, q, is_causal=True)    # CPU flash
+        F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)     # math: the CPU flash path has no dropout
+        F.scaled_dot_product_attention(q, kv, kv, enable_gqa=True)  # CPU flash with GQA
+    trace = tmp_path / "cpu_sdpa.json"
+    prof.export_chrome_trace(str(trace))
+    out = tmp_path / "report.json"
+    run_cli("analyze", trace, "--arch", "cpu", "--torch", torch.__version__.split("+")[0], "--json", out,
+            check_code=0)
+    calls = json.loads(out.read_text())["calls"]
+    assert [c["backend"] for c in calls] == ["cpu_flash", "math", "cpu_flash"]
+    for c in calls:
+        e = c["explanation"]
+        assert e["consistent"] and e["predicted_backend"] == c["backend"], e
+    math = calls[1]["explanation"]
+    flash = next(v for v in math["backends"] if v["backend"] == "cpu_flash")
+    assert [f["rule"] for f in flash["failed"]] == ["cpu_flash.dropout"]
+    assert "dropout" in math["fix"]
