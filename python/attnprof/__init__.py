@@ -14,3 +14,4 @@ from .report import AttentionReport, analyze
 __all__ = ["profile", "trace_handler", "analyze", "AttentionReport", "__version__"]
 # Other modules register here, one import line each.
 from .sweep import sweep
+from . import heads  # noqa: E402,F401  (attnprof.heads: Q/K/V capture -> per-head statistics)

@@ -19,7 +19,8 @@ class profile(torch.profiler.profile):  # noqa: N801 - same name and role as tor
     With ``attention_profile=True`` every attention call is captured while the model runs and
     a sidecar is written next to each exported trace (``<trace>`` + ``.attnprof-capture.json``),
     which ``attention_report()`` / ``attnprof.analyze`` / the ``attnprof`` CLI merge into the
-    Report. ``heads=True`` is reserved for head sampling (attnprof.heads).
+    Report. ``heads=True`` also records Q/K/V of each SDPA call (attnprof.heads) and adds the
+    per-head statistics to ``attention_report()``.
     """
 
     def __init__(self, *args: Any, attention_profile: bool = True, heads: bool = False,
@@ -27,6 +28,7 @@ class profile(torch.profiler.profile):  # noqa: N801 - same name and role as tor
         super().__init__(*args, **torch_profiler_kwargs)
         self.attention_profile = attention_profile
         self.heads = heads
+        self._heads_capture = None  # attnprof.heads.HeadCapture when heads=True
         self._capture: AttentionCapture | None = None
         self._exported_records = 0   # records already written to a sidecar this cycle
         self.last_trace_path: str | None = None
@@ -37,6 +39,10 @@ class profile(torch.profiler.profile):  # noqa: N801 - same name and role as tor
         if self.attention_profile and self._capture is None:
             self._capture = AttentionCapture(step_of=lambda: self.step_num)
             self._capture.__enter__()
+        if self.heads and self._heads_capture is None:
+            from .heads import HeadCapture
+            self._heads_capture = HeadCapture()
+            self._heads_capture.__enter__()
         super().start()
 
     def stop(self) -> None:
@@ -45,6 +51,8 @@ class profile(torch.profiler.profile):  # noqa: N801 - same name and role as tor
         finally:
             if self._capture is not None:
                 self._capture.__exit__(None, None, None)
+            if self._heads_capture is not None:
+                self._heads_capture.__exit__(None, None, None)
 
     def step(self) -> None:
         # A new step after an export starts a new cycle: its sidecar holds only its own calls.
@@ -71,14 +79,19 @@ class profile(torch.profiler.profile):  # noqa: N801 - same name and role as tor
     def attention_report(self, **options: Any) -> "AttentionReport":
         """Analyses this run in the C++ core. Uses the last exported trace when there is one,
         else exports the trace (and its sidecar) to a temporary folder first."""
-        from .report import analyze_path
+        from .report import AttentionReport, analyze_path
         if self.last_trace_path and os.path.exists(self.last_trace_path):
-            return analyze_path(self.last_trace_path, **options)
-        with tempfile.TemporaryDirectory(prefix="attnprof-") as tmp:
-            path = os.path.join(tmp, "trace.json")
-            self.export_chrome_trace(path)
-            self.last_trace_path = None  # the file goes away with the folder
-            return analyze_path(path, **options)
+            report = analyze_path(self.last_trace_path, **options)
+        else:
+            with tempfile.TemporaryDirectory(prefix="attnprof-") as tmp:
+                path = os.path.join(tmp, "trace.json")
+                self.export_chrome_trace(path)
+                self.last_trace_path = None  # the file goes away with the folder
+                report = analyze_path(path, **options)
+        if self._heads_capture is not None and self._heads_capture.calls:
+            from .heads import attach
+            report = AttentionReport(attach(report.to_json(), self._heads_capture))
+        return report
 
 
 def trace_handler(dir_name: str, worker_name: str | None = None, use_gzip: bool = False,

