@@ -91,7 +91,11 @@ Result<Report> load_report_or_trace(const std::string& path, const AnalyzeOption
   if (fs::file_size(path, ec) <= kMaxSniffBytes) {
     Result<std::string> text = read_text_file(path);
     if (!text) return text.error();
-    if (looks_like_report(*text)) {
+    // looks_like_report checks only the first bytes, but report_to_json sorts keys, so
+    // "schema_version" comes late: also accept a document with it and no traceEvents.
+    const bool report_like = looks_like_report(*text) || (text->find("\"schema_version\"") != std::string::npos &&
+                                                          text->find("\"traceEvents\"") == std::string::npos);
+    if (report_like) {
       Result<Report> report = report_from_json(*text);
       if (!report) return make_error(report.error().code, path + ": " + report.error().message);
       return report;
