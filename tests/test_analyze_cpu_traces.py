@@ -137,3 +137,29 @@ def test_trace_without_attention_says_so(run_cli, tmp_path):
     report, stdout = analyze(run_cli, tmp_path, trace)
     assert report["calls"] == []
     assert "no attention found" in stdout
+
+
+def test_generate_loop_gets_one_step_per_token_with_decode_phase(run_cli, tmp_path):
+    """GPT-2 generate() with a KV cache: a prefill pass, then one pass per new token (Sq == 1)."""
+    model = tiny_model("gpt2", "sdpa")
+    inputs = model_inputs("gpt2")
+    new_tokens = 3
+    generator = transformers.GPT2LMHeadModel._from_config(model.config, attn_implementation="sdpa").eval()
+    with torch.no_grad():
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
+                                    with_stack=True) as prof:
+            generator.generate(**inputs, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False,
+                               pad_token_id=0)
+    trace = tmp_path / "gpt2_generate.pt.trace.json"
+    prof.export_chrome_trace(str(trace))
+    report, _ = analyze(run_cli, tmp_path, trace)
+    calls = report["calls"]
+    assert len(calls) == LAYERS * new_tokens
+    assert [c["step"] for c in calls] == [s for s in range(new_tokens) for _ in range(LAYERS)]
+    assert [c["layer"] for c in calls] == list(range(LAYERS)) * new_tokens
+    assert [c["phase"] for c in calls[:LAYERS]] == ["prefill"] * LAYERS
+    for step in range(1, new_tokens):
+        for c in calls[step * LAYERS:(step + 1) * LAYERS]:
+            assert c["phase"] == "decode" and c["decode"] is True
+            assert c["shape"]["Sq"] == 1
+            assert c["shape"]["Skv"] == SEQ + step
