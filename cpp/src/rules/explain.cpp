@@ -308,6 +308,18 @@ void explain_calls(Report& report, const ExplainOptions& options) {
       }
     }
     e.assumptions = std::move(assumptions);
+    // The live capture recorded PyTorch's own choice (torch._fused_sdp_choice): a second check.
+    if (!eager && call.capture && !call.capture->pytorch_choice.empty() && call.capture->pytorch_choice != d.choice) {
+      e.consistent = false;
+      e.consistency_note += fmt::format("{}PyTorch's own choice (live capture) was {}, the rules say {}",
+                                        e.consistency_note.empty() ? "" : "; ", call.capture->pytorch_choice, d.choice);
+      if (cause_key.empty() || cause_key == "older-order") {
+        cause_key = "capture-mismatch:" + call.capture->pytorch_choice + ">" + d.choice;
+        title_core = fmt::format("rules predict {} but PyTorch chose {} (live capture)", d.choice,
+                                 call.capture->pytorch_choice);
+        rule_id = "rules.consistency";
+      }
+    }
     if (cause_key == "older-order") cause_key.clear();
     if (!cause_key.empty() && call.direction != "backward") {
       auto [it, inserted] = groups.try_emplace(cause_key);

@@ -151,3 +151,41 @@ TEST(AnalyzeExplains, WrongVersionAssumptionIsReportedAsADisagreement) {
 }
 
 }  // namespace
+
+namespace {
+
+attnprof::Report one_call_report(const std::string& backend, const std::string& pytorch_choice) {
+  attnprof::Report r;
+  r.source.arch = "sm90";
+  r.source.versions = {{"torch", "2.11"}, {"cudnn", "9.19"}};
+  attnprof::Call c;
+  c.backend = backend;
+  c.direction = "forward";
+  c.layer = 0;
+  c.shape = {2, 8, 8, 256, 256, 64, 64, "bf16"};
+  c.capture = attnprof::CaptureInfo{pytorch_choice};
+  r.calls.push_back(c);
+  return r;
+}
+
+TEST(ExplainCalls, LiveCaptureChoiceThatDisagreesWithTheRulesIsReported) {
+  attnprof::Report r = one_call_report("cudnn", "FLASH_ATTENTION");
+  attnprof::rules::explain_calls(r, {});
+  const attnprof::Explanation& e = *r.calls[0].explanation;
+  EXPECT_EQ(e.predicted_backend, "cudnn");
+  EXPECT_FALSE(e.consistent);
+  EXPECT_NE(e.consistency_note.find("live capture) was FLASH_ATTENTION"), std::string::npos) << e.consistency_note;
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.back().rule, "rules.consistency");
+}
+
+TEST(ExplainCalls, LiveCaptureChoiceThatAgreesKeepsTheCallConsistentWithoutAssumptions) {
+  attnprof::Report r = one_call_report("cudnn", "CUDNN_ATTENTION");
+  attnprof::rules::explain_calls(r, {});
+  const attnprof::Explanation& e = *r.calls[0].explanation;
+  EXPECT_TRUE(e.consistent) << e.consistency_note;
+  EXPECT_TRUE(e.assumptions.empty());  // versions and arch came from the Report
+  EXPECT_TRUE(r.findings.empty());
+}
+
+}  // namespace
