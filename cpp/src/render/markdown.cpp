@@ -77,6 +77,10 @@ std::string render_markdown(const Report& r) {
   out += "\n## Activation map\n\n" +
          header_row({"layer", "module", "backend", "library", "fused share", "calls", "time (us)", "shape", "kernels"});
   for (const Layer& layer : r.layers) {
+    // A Report read back from JSON may be inconsistent: skip layers naming no valid call.
+    if (layer.call_ids.empty() || layer.call_ids.front() < 0 ||
+        static_cast<size_t>(layer.call_ids.front()) >= r.calls.size())
+      continue;
     const Call& first = r.calls[static_cast<size_t>(layer.call_ids.front())];
     std::string backends;
     for (const std::string& b : layer.backends) backends += (backends.empty() ? "" : "+") + b;

@@ -76,6 +76,10 @@ std::string activation_map(const Report& r, const TextOptions& options) {
   std::vector<Row> rows;
   for (const Layer& layer : r.layers) {
     if (rows.size() == options.max_rows) break;
+    // A Report read back from JSON may be inconsistent: skip layers naming no valid call.
+    if (layer.call_ids.empty() || layer.call_ids.front() < 0 ||
+        static_cast<size_t>(layer.call_ids.front()) >= r.calls.size())
+      continue;
     const Call& first = r.calls[static_cast<size_t>(layer.call_ids.front())];
     std::string backends;
     for (const std::string& b : layer.backends) backends += (backends.empty() ? "" : "+") + b;

@@ -63,3 +63,21 @@ TEST(CoreRender, EmptyReportSaysNoAttentionFound) {
 
 }  // namespace
 }  // namespace attnprof::test
+
+namespace attnprof::test {
+namespace {
+
+TEST(CoreRender, LayerNamingAMissingCallIsSkippedNotACrash) {
+  Report r = report_with_hostile_kernel();
+  r.layers.push_back(r.layers.front());
+  r.layers.back().index = 1;
+  r.layers.back().call_ids = {42};  // as a hand-edited or truncated JSON Report may say
+  Layer empty;
+  empty.index = 2;
+  r.layers.push_back(empty);
+  EXPECT_NE(render_text(r).find("Activation map"), std::string::npos);
+  EXPECT_NE(render_markdown(r).find("Activation map"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attnprof::test
