@@ -38,7 +38,9 @@ svg .limit-lbl { fill: #d64541; font-size: 11px; }
 table.grid { border-collapse: collapse; margin: 8px 0; font-size: 13px; }
 table.grid th, table.grid td { border: 1px solid var(--line); padding: 3px 8px; text-align: left; vertical-align: top; }
 table.grid th { background: #f2f4f7; }
-.changed { color: #d64541; font-weight: 600; }
+.changed { font-weight: 600; }
+.changed.worse { color: #d64541; }
+.changed.better { color: #2e9d4f; }
 .detail { background: #f8f9fb; border: 1px solid var(--line); border-radius: 6px; padding: 8px; white-space: pre-wrap; font-size: 12px; max-height: 260px; overflow: auto; }
 #tip { position: fixed; display: none; z-index: 10; max-width: 640px; padding: 8px 10px; background: rgba(29,35,48,.95); color: #fff; border-radius: 6px; font: 12px/1.4 ui-monospace, Menlo, Consolas, monospace; white-space: pre-wrap; pointer-events: none; }
 .tabs { display: flex; flex-wrap: wrap; gap: 6px; margin: 6px 0; }
@@ -417,7 +419,8 @@ const char* const kDashboardJs = R"attnprof_js(
       cmp.runs.forEach((r, i) => {
         const l = r.layers[li];
         const b = base.layers[li];
-        const td = el('span', { class: l.cls !== b.cls && i > 0 ? 'changed' : '' },
+        const direction = l.us !== null && b.us !== null && l.us < b.us ? 'better' : 'worse';
+        const td = el('span', { class: l.cls !== b.cls && i > 0 ? 'changed ' + direction : '' },
           fmtUs(l.us) + (i > 0 ? ' (' + ratio(l.us, b.us) + ')' : '') + (l.cls ? ' ' + l.cls : ''));
         cells.push(td);
       });
