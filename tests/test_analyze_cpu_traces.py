@@ -139,15 +139,18 @@ def test_trace_without_attention_says_so(run_cli, tmp_path):
     assert "no attention found" in stdout
 
 
-def test_generate_loop_gets_one_step_per_token_with_decode_phase(run_cli, tmp_path):
-    """GPT-2 generate() with a KV cache: a prefill pass, then one pass per new token (Sq == 1)."""
+@pytest.mark.parametrize("with_stack", [True, False])
+def test_generate_loop_gets_one_step_per_token_with_decode_phase(run_cli, tmp_path, with_stack):
+    """GPT-2 generate() with a KV cache: a prefill pass, then one pass per new token (Sq == 1).
+
+    With module paths a pass ends when a module runs again; without, when (Sq, Skv) changes."""
     model = tiny_model("gpt2", "sdpa")
     inputs = model_inputs("gpt2")
     new_tokens = 3
     generator = transformers.GPT2LMHeadModel._from_config(model.config, attn_implementation="sdpa").eval()
     with torch.no_grad():
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
-                                    with_stack=True) as prof:
+                                    with_stack=with_stack) as prof:
             generator.generate(**inputs, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False,
                                pad_token_id=0)
     trace = tmp_path / "gpt2_generate.pt.trace.json"

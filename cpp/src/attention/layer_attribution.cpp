@@ -3,13 +3,15 @@
 //
 //   step:   0-based index of the forward pass. ProfilerStep#N annotations split the trace
 //           into passes; within one, a module that runs its attention a second time starts
-//           a new pass (a generate() loop records one pass per token).
+//           a new pass (a generate() loop records one pass per token), or, without module
+//           paths, regular runs of equal (Sq, Skv) do (see mark_shape_runs).
 //   layer:  execution order of the forward calls within their pass (0 = first attention).
 //   module: the nn.Module chain around the call (python_function events, with_stack=True).
 //   pairs:  a backward call's autograd node carries the Sequence number of the forward op
 //           it differentiates; without it, backward calls pair with forward calls of the
 //           same pass in reverse order.
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -19,24 +21,58 @@
 namespace attnprof {
 namespace {
 
+// Without module paths, a generate() loop shows as a run of forward calls whose (Sq, Skv)
+// changes once per pass (prefill S x S, then 1 x S+1, 1 x S+2, ...). The runs are taken as
+// passes only when they all have the same length L > 1 (L = number of attention layers);
+// anything less regular (e.g. sliding-window layers alternating Skv during decode) keeps
+// one pass.
+void mark_shape_runs(const std::vector<Call*>& group, std::vector<bool>& starts_pass, size_t offset) {
+  std::vector<size_t> run_starts{0};
+  for (size_t i = 1; i < group.size(); ++i)
+    if (group[i]->shape.Sq != group[i - 1]->shape.Sq || group[i]->shape.Skv != group[i - 1]->shape.Skv)
+      run_starts.push_back(i);
+  if (run_starts.size() < 2) return;
+  const size_t length = run_starts[1];
+  if (length < 2 || group.size() != length * run_starts.size()) return;
+  for (size_t r = 0; r < run_starts.size(); ++r)
+    if (run_starts[r] != r * length) return;
+  for (const size_t start : run_starts) starts_pass[offset + start] = true;
+}
+
 void assign_forward_steps_and_layers(const TraceIndex& index, std::vector<Call>& calls) {
-  int64_t pass = -1;
-  int64_t current_profiler_step = INT64_MIN;
+  std::vector<Call*> forward;
+  for (Call& call : calls)
+    if (call.direction == "forward") forward.push_back(&call);
+  const bool have_modules = std::any_of(forward.begin(), forward.end(), [](const Call* c) { return !c->module.empty(); });
+  std::vector<bool> starts_pass(forward.size(), false);
   std::set<std::string> modules_in_pass;
-  int64_t layer = 0;
-  for (Call& call : calls) {
-    if (call.direction != "forward") continue;
-    const int64_t profiler_step = step_at(index, call.cpu_ts_ns);
+  size_t group_begin = 0;
+  for (size_t i = 0; i < forward.size(); ++i) {
+    const Call& call = *forward[i];
+    const bool new_profiler_step = i == 0 || step_at(index, call.cpu_ts_ns) != step_at(index, forward[i - 1]->cpu_ts_ns);
     const bool module_repeats = !call.module.empty() && modules_in_pass.count(call.module) > 0;
-    if (pass < 0 || profiler_step != current_profiler_step || module_repeats) {
-      ++pass;
-      current_profiler_step = profiler_step;
+    if (new_profiler_step && i > 0 && !have_modules)
+      mark_shape_runs(std::vector<Call*>(forward.begin() + static_cast<std::ptrdiff_t>(group_begin),
+                                         forward.begin() + static_cast<std::ptrdiff_t>(i)),
+                      starts_pass, group_begin);
+    if (new_profiler_step) group_begin = i;
+    if (new_profiler_step || module_repeats) {
+      starts_pass[i] = true;
       modules_in_pass.clear();
-      layer = 0;
     }
     if (!call.module.empty()) modules_in_pass.insert(call.module);
-    call.step = pass;
-    call.layer = layer++;
+  }
+  if (!have_modules && !forward.empty())
+    mark_shape_runs(std::vector<Call*>(forward.begin() + static_cast<std::ptrdiff_t>(group_begin), forward.end()),
+                    starts_pass, group_begin);
+  int64_t pass = -1, layer = 0;
+  for (size_t i = 0; i < forward.size(); ++i) {
+    if (starts_pass[i]) {
+      ++pass;
+      layer = 0;
+    }
+    forward[i]->step = pass;
+    forward[i]->layer = layer++;
   }
 }
 
