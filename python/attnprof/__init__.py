@@ -15,3 +15,5 @@ __all__ = ["profile", "trace_handler", "analyze", "AttentionReport", "__version_
 # Other modules register here, one import line each.
 from .sweep import sweep
 from . import heads  # noqa: E402,F401  (attnprof.heads: Q/K/V capture -> per-head statistics)
+from .compare import compare, DiffVerdict  # noqa: E402  (attnprof.compare: `attnprof diff` in Python)
+from . import testing  # noqa: E402,F401  (attnprof.testing.assert_no_attention_regression)

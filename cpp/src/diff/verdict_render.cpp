@@ -12,14 +12,14 @@ namespace attnprof {
 namespace {
 
 // Text from traces and git (module paths, kernel names, commit subjects) must not break a
-// table or inject HTML into a PR comment.
+// table or inject HTML into a PR comment. '>' stays: it is harmless inside a line and every
+// "before -> after" uses it.
 std::string md(std::string_view s) {
   std::string out;
   for (char c : s) {
     switch (c) {
       case '|': out += "\\|"; break;
       case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
       case '&': out += "&amp;"; break;
       case '`': out += "'"; break;
       case '*': case '[': case ']': case '\\': out += '\\'; out += c; break;
@@ -34,7 +34,7 @@ using diff_format::bytes_text;
 using diff_format::time_text;
 
 std::string pct_text(double p) { return fmt::format("{:.1f}%", p); }
-std::string tflops_text(double t) { return fmt::format("{:.1f}", t); }
+std::string tflops_text(double t) { return t >= 100 ? fmt::format("{:.0f}", t) : fmt::format("{:.3g}", t); }
 
 enum class Change { kRelative, kPoints };
 

@@ -194,7 +194,7 @@ TEST(DiffRendering, MarkdownEscapesHostileModuleNames) {
   result.pairs.push_back(compare(r, r));
   const std::string md = diff_to_markdown(result);
   EXPECT_EQ(md.find("<script>"), std::string::npos);
-  EXPECT_NE(md.find("evil\\|&lt;script&gt;"), std::string::npos);
+  EXPECT_NE(md.find("evil\\|&lt;script>alert(1)&lt;/script>"), std::string::npos);
 }
 
 TEST(DiffRendering, JsonVerdictCarriesExitCodeReasonsAndNoiseRule) {
