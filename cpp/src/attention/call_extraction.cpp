@@ -189,10 +189,13 @@ Call call_from_op(ExtractionContext& ctx, OpClassifier& classify, uint32_t top) 
 void add_kernel_only_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
   const Trace& trace = ctx.trace;
   size_t open = SIZE_MAX;  // the last kernel-only call, for its auxiliary kernels
+  std::unordered_map<StrId, const KernelPattern*> by_name;  // a trace repeats few kernel names
   for (const uint32_t g : ctx.index.gpu_slices) {
     if (ctx.claimed_gpu[g]) continue;
     const Slice& k = trace.slices[g];
-    const KernelPattern* p = classify_kernel(trace.name_of(k));
+    auto [it, inserted] = by_name.try_emplace(k.name, nullptr);
+    if (inserted) it->second = classify_kernel(trace.name_of(k));
+    const KernelPattern* p = it->second;
     if (!p || p->kind != KernelKind::kFusedAttention) continue;
     const bool launched = ctx.index.launch_of[g] != kNoSlice || ctx.index.op_of[g] != kNoSlice;
     if (!launched) continue;
