@@ -277,6 +277,10 @@ const char* const kDashboardJs = R"attnprof_js(
   const mapSection = (run) => {
     const s = section('activation-map', 'Activation map',
       'Layers \u00d7 attention components, coloured by the backend that ran. Hover for kernels, shapes and why; click to pin.');
+    if (!run.map.length) {
+      s.appendChild(el('p', { class: 'note' }, 'No attention calls were found in this trace.'));
+      return s;
+    }
     s.appendChild(legend());
     const comps = DATA.components;
     const cw = 92, ch = run.map.length > 40 ? 14 : 22, L = 260, T = 24;
