@@ -88,7 +88,9 @@ Result<DiffVerdict> diff_pair(const std::string& name, const std::vector<std::st
 Result<Report> load_report_or_trace(const std::string& path, const AnalyzeOptions& analyze) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return make_error(ErrorCode::kFileNotFound, "no such file: " + path);
-  if (fs::file_size(path, ec) <= kMaxSniffBytes) {
+  // torch.profiler names its files "*.pt.trace.json[.gz]": those go straight to ingest.
+  const bool trace_name = fs::path(path).filename().string().find(".trace.json") != std::string::npos;
+  if (!trace_name && fs::file_size(path, ec) <= kMaxSniffBytes) {
     Result<std::string> text = read_text_file(path);
     if (!text) return text.error();
     // looks_like_report checks only the first bytes, but report_to_json sorts keys, so
