@@ -109,10 +109,18 @@ ATTNPROF_INLINE double hsum(v8sf v) {
   return s;
 }
 
-// Sum of e[lo, hi) (e is zero past the row's visible keys).
-double range_sum(const float* e, int64_t lo, int64_t hi) {
+// Sum of e[lo, hi) (e is zero past the row's visible keys): 8 float lanes per chunk of at
+// most 64 keys, chunks added in double (fast, and as exact as the float64 reference needs).
+ATTNPROF_INLINE double range_sum(const float* e, int64_t lo, int64_t hi) {
   double s = 0;
-  for (int64_t j = lo; j < hi; ++j) s += e[j];
+  int64_t j = lo;
+  while (hi - j >= 8) {
+    const int64_t end = j + std::min<int64_t>((hi - j) / 8 * 8, kTile);
+    v8sf acc = splat(0);
+    for (; j < end; j += 8) acc += load8(e + j);
+    s += hsum(acc);
+  }
+  for (; j < hi; ++j) s += e[j];
   return s;
 }
 
@@ -166,8 +174,9 @@ ATTNPROF_INLINE double softmax_row(float* z, int64_t hi, int64_t ld, double& neg
   return l;
 }
 
-// One (batch, head, query block). Compiled for AVX2+FMA and a baseline; picked at load time.
-__attribute__((target_clones("arch=haswell", "default")))
+// One (batch, head, query block). Compiled for x86-64-v3 (AVX2+FMA) and a baseline; the
+// loader picks by ISA level (an "arch=haswell" clone would be picked only on Haswell itself).
+__attribute__((target_clones("arch=x86-64-v3", "default")))
 void run_unit(const Context& c, const Unit& u, Scratch& s, UnitSums& out) {
   const HeadInputs& in = *c.in;
   const HeadOptions& opt = *c.opt;
@@ -199,14 +208,18 @@ void run_unit(const Context& c, const Unit& u, Scratch& s, UnitSums& out) {
   s.z.resize(static_cast<size_t>(nrows_pad * ld));
   const int64_t kvh = u.h / c.group;
   const float* kp = c.k_packed.data() + (u.b * in.Hkv + kvh) * c.ntiles * D * kTile;
-  for (int64_t r0 = 0; r0 < nrows_pad; r0 += 4) {
-    int64_t group_hi = 0;
-    for (int64_t r = r0; r < r0 + 4; ++r) group_hi = std::max(group_hi, s.hi[static_cast<size_t>(r)]);
-    for (int64_t t = 0; t * kTile < group_hi; ++t)
+  // Tile-outer order: one packed K tile (D x 64) stays in L1/L2 while every 4-row group of
+  // the query block uses it; row groups stop at their last visible tile (causal).
+  std::vector<int64_t> group_hi(static_cast<size_t>(nrows_pad / 4), 0);
+  for (int64_t r = 0; r < nrows_pad; ++r)
+    group_hi[static_cast<size_t>(r / 4)] = std::max(group_hi[static_cast<size_t>(r / 4)], s.hi[static_cast<size_t>(r)]);
+  for (int64_t t = 0; t * kTile < hi_max; ++t)
+    for (int64_t r0 = 0; r0 < nrows_pad; r0 += 4) {
+      if (group_hi[static_cast<size_t>(r0 / 4)] <= t * kTile) continue;
       for (int64_t c0 = 0; c0 < kTile; c0 += 16)
         gemm_4x16(s.q.data() + r0 * D, D, kp + t * D * kTile + c0, kTile, D,
                   s.z.data() + r0 * ld + t * kTile + c0, ld, false);
-  }
+    }
 
   // Sweep 2: exact softmax per row and the statistics as range sums of e / l.
   const int64_t nblocks = (hi_max + bs - 1) / bs;

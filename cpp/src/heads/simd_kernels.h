@@ -23,7 +23,9 @@ ATTNPROF_INLINE v8sf load8(const float* p) {
   return v;
 }
 ATTNPROF_INLINE void store8(float* p, v8sf v) { std::memcpy(p, &v, sizeof v); }
-ATTNPROF_INLINE v8sf splat(float x) { return v8sf{x, x, x, x, x, x, x, x}; }
+// `zero + x` (scalar operand broadcast) compiles to one vbroadcastss; an initializer list
+// of eight copies compiles to a chain of inserts.
+ATTNPROF_INLINE v8sf splat(float x) { return v8sf{} + x; }
 
 // exp(x) for x <= 0 (softmax numerators), relative error ~2 ulp: x = n*ln2 + r with
 // |r| <= ln2/2, a degree-6 Taylor-like polynomial for e^r, 2^n built in the exponent bits.
