@@ -166,3 +166,27 @@ def test_generate_loop_gets_one_step_per_token_with_decode_phase(run_cli, tmp_pa
             assert c["phase"] == "decode" and c["decode"] is True
             assert c["shape"]["Sq"] == 1
             assert c["shape"]["Skv"] == SEQ + step
+
+
+def test_eager_training_pairs_each_autograd_backward_with_its_forward_layer(run_cli, tmp_path):
+    """Eager attention's backward runs node by node (SoftmaxBackward0, BmmBackward0, ...);
+    the nodes carrying the Sequence numbers of one forward call make one backward call."""
+    model = tiny_model("gpt2", "eager").train()
+    inputs = model_inputs("gpt2")
+    model(**inputs).last_hidden_state.sum().backward()  # warm-up
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        model(**inputs).last_hidden_state.sum().backward()
+    trace = tmp_path / "gpt2_eager_train.pt.trace.json"
+    prof.export_chrome_trace(str(trace))
+    report, _ = analyze(run_cli, tmp_path, trace)
+    calls = report["calls"]
+    forward = [c for c in calls if c["direction"] == "forward"]
+    backward = [c for c in calls if c["direction"] == "backward"]
+    assert [c["layer"] for c in forward] == list(range(LAYERS))
+    assert sorted(c["layer"] for c in backward) == list(range(LAYERS))
+    for b in backward:
+        f = calls[b["pair_id"]]
+        assert f["direction"] == "forward" and f["pair_id"] == b["id"] and f["layer"] == b["layer"]
+        assert b["op"] == "SoftmaxBackward0"
+        assert b["backend"] == "eager" and b["fused"] is False
+        assert b["flops"] == pytest.approx(2.5 * f["flops"])

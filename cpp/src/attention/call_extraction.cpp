@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <map>
 #include <unordered_map>
 
 #include "attnprof/attention.h"
@@ -126,6 +127,7 @@ void add_math_kernels(ExtractionContext& ctx, uint32_t math_op, Call& call) {
     if (component == component::kSoftmax) after_softmax = true;
     if (component == "gemm") component = after_softmax ? component::kAV : component::kQK;
     add_kernels_under(ctx, c, component, call);
+    note_grad_sequences(ctx, c, call.cpu_ts_ns, component);
   }
   add_kernels_under(ctx, math_op, component::kOther, call);  // launched by the op itself
 }
@@ -248,6 +250,72 @@ std::string_view kernel_component(const KernelPattern* p, std::string_view op_co
 
 }  // namespace
 
+void note_grad_sequences(ExtractionContext& ctx, uint32_t op, int64_t call_ts, std::string_view component) {
+  auto note = [&](uint32_t s) {
+    if (!is_cpu_op(ctx.trace.slices[s])) return;
+    const OpArgs* args = ctx.trace.op_args_of(ctx.trace.slices[s]);
+    if (args && args->sequence_number >= 0) ctx.grad_owner[args->sequence_number] = {call_ts, std::string(component)};
+  };
+  note(op);
+  for_each_descendant(ctx.index, op, note);
+}
+
+void add_unfused_backward_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
+  if (ctx.grad_owner.empty()) return;
+  constexpr std::string_view kNodePrefix = "autograd::engine::evaluate_function: ";
+  const Trace& trace = ctx.trace;
+  std::unordered_map<int64_t, size_t> forward_at;  // CPU start -> forward call
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (!calls[i].fused && calls[i].direction == "forward") forward_at.emplace(calls[i].cpu_ts_ns, i);
+  struct Node {
+    uint32_t slice;
+    std::string component;
+    int64_t sequence;
+  };
+  std::map<size_t, std::vector<Node>> nodes_of;  // forward call -> its backward nodes
+  for (uint32_t i = 0; i < trace.slices.size(); ++i) {
+    const Slice& s = trace.slices[i];
+    if (!is_cpu_op(s) || ctx.inside_call[i] || !trace.name_of(s).starts_with(kNodePrefix)) continue;
+    const OpArgs* args = trace.op_args_of(s);
+    if (!args || args->sequence_number < 0) continue;
+    auto owner = ctx.grad_owner.find(args->sequence_number);
+    if (owner == ctx.grad_owner.end()) continue;
+    auto fwd = forward_at.find(owner->second.first);
+    if (fwd == forward_at.end()) continue;
+    nodes_of[fwd->second].push_back({i, owner->second.second, args->sequence_number});
+  }
+  for (auto& [index, nodes] : nodes_of) {
+    auto softmax = std::find_if(nodes.begin(), nodes.end(),
+                                [](const Node& n) { return n.component == component::kSoftmax; });
+    if (softmax == nodes.end()) continue;  // not the gradient of this attention
+    Call& fwd = calls[index];
+    fwd.sequence_number = softmax->sequence;
+    Call bwd;
+    bwd.direction = "backward";
+    bwd.backend = fwd.backend;
+    bwd.library = fwd.library;
+    bwd.fused = false;
+    bwd.sequence_number = softmax->sequence;
+    bwd.shape = fwd.shape;
+    bwd.mask = fwd.mask;
+    bwd.causal = fwd.causal;
+    bwd.dropout = fwd.dropout;
+    bwd.scale = fwd.scale;
+    bwd.gqa = fwd.gqa;
+    bwd.op = std::string(trace.name_of(trace.slices[softmax->slice]).substr(kNodePrefix.size()));
+    // Autograd interleaves other nodes with these: the call's CPU time is the sum of its own.
+    bwd.cpu_ts_ns = INT64_MAX;
+    for (const Node& n : nodes) {
+      const Slice& s = trace.slices[n.slice];
+      bwd.cpu_ts_ns = std::min(bwd.cpu_ts_ns, s.ts_ns);
+      bwd.cpu_dur_ns += s.dur_ns;
+      add_kernels_under(ctx, n.slice, n.component, bwd);
+      claim_ops(ctx, n.slice);
+    }
+    calls.push_back(std::move(bwd));
+  }
+}
+
 void claim_ops(ExtractionContext& ctx, uint32_t op) {
   ctx.inside_call[op] = true;
   for_each_descendant(ctx.index, op, [&](uint32_t s) { ctx.inside_call[s] = true; });
@@ -321,6 +389,7 @@ std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& 
   for (const uint32_t top : tops) calls.push_back(call_from_op(ctx, classify, top));
   std::vector<Call> eager = find_eager_calls(ctx);
   std::move(eager.begin(), eager.end(), std::back_inserter(calls));
+  add_unfused_backward_calls(ctx, calls);
   add_kernel_only_calls(ctx, calls);
 
   for (Call& call : calls) finish_call(ctx, call);

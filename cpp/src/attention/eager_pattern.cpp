@@ -169,6 +169,7 @@ class EagerMatcher {
       else if (i == av) component = component::kAV;
       describe_component(op, component, call);
       add_kernels_under(ctx_, op, component, call);
+      note_grad_sequences(ctx_, op, call.cpu_ts_ns, component);
       claim_ops(ctx_, op);
     }
     return call;
