@@ -26,6 +26,16 @@ ATTNPROF_INLINE void store8(float* p, v8sf v) { std::memcpy(p, &v, sizeof v); }
 // `zero + x` (scalar operand broadcast) compiles to one vbroadcastss; an initializer list
 // of eight copies compiles to a chain of inserts.
 ATTNPROF_INLINE v8sf splat(float x) { return v8sf{} + x; }
+// Broadcast of a float in memory: integer `zero + bits` folds away, leaving one broadcast load
+// (the float form keeps an add to respect -0.0).
+ATTNPROF_INLINE v8sf splat_load(const float* p) {
+  int bits;
+  std::memcpy(&bits, p, sizeof bits);
+  const v8si b = v8si{} + bits;
+  v8sf v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
 
 // exp(x) for x <= 0 (softmax numerators), relative error ~2 ulp: x = n*ln2 + r with
 // |r| <= ln2/2, a degree-6 Taylor-like polynomial for e^r, 2^n built in the exponent bits.
@@ -69,7 +79,8 @@ ATTNPROF_INLINE void gemm_4x16(const float* __restrict a, int64_t lda, const flo
   for (int64_t kk = 0; kk < K; ++kk) {
     const v8sf b0 = load8(b + kk * ldb);
     const v8sf b1 = load8(b + kk * ldb + 8);
-    const v8sf x0 = splat(a0[kk]), x1 = splat(a1[kk]), x2 = splat(a2[kk]), x3 = splat(a3[kk]);
+    const v8sf x0 = splat_load(a0 + kk), x1 = splat_load(a1 + kk), x2 = splat_load(a2 + kk),
+               x3 = splat_load(a3 + kk);
     c00 += x0 * b0; c01 += x0 * b1;
     c10 += x1 * b0; c11 += x1 * b1;
     c20 += x2 * b0; c21 += x2 * b1;
