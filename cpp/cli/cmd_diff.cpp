@@ -94,8 +94,10 @@ void setup_diff(CLI::App& app) {
   cmd->add_option("--json", o->json_path, "write the machine-readable verdict to FILE (docs/diff.md)");
   cmd->add_option("--baseline-run", o->extra_baseline,
                   "another run of the baseline (repeatable): runs and steps give the noise estimate")
+      ->allow_extra_args(false)  // one file per flag: never swallow the positionals
       ->check(CLI::ExistingFile);
   cmd->add_option("--candidate-run", o->extra_candidate, "another run of the candidate (repeatable)")
+      ->allow_extra_args(false)
       ->check(CLI::ExistingFile);
   cmd->add_option("--repo", o->repo,
                   "git repository to list commits from when the Reports' recorded one is absent (default: cwd)");

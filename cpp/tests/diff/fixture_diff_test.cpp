@@ -177,6 +177,20 @@ TEST_F(CliDiff, ReportsAndDirectoriesAreMatchedByName) {
   EXPECT_NE(j["unmatched"][0].get<std::string>().find("vit.pt.trace.json.gz"), std::string::npos);
 }
 
+TEST_F(CliDiff, ExtraRunsGiveTheSpreadThatAbsorbsASmallerChange) {
+  // S=2048 against S=512 alone is a regression. With S=2048 also as a second baseline run,
+  // the baseline median sits halfway and its spread (S=512 .. S=2048) is twice the change.
+  const std::string s512 = trace("llama7b4l_sdpa_bf16_b4_s512"), s2048 = trace(kBase);
+  EXPECT_EQ(run_cli("diff " + s512 + " " + s2048).code, 1);
+  const fs::path js = dir_ / "v.json";
+  const CliRun r = run_cli("diff --baseline-run " + s2048 + " " + s512 + " " + s2048 + " --json " + js.string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  const auto time = nlohmann::json::parse(read_file(js))["pairs"][0]["attention_device_time_us"];
+  EXPECT_EQ(time["before_samples"], 2);
+  EXPECT_GT(time["worsening"].get<double>(), time["limit"].get<double>());
+  EXPECT_LT(time["worsening"].get<double>(), time["noise"].get<double>());
+}
+
 TEST_F(CliDiff, BadInputExitsTwoWithOneLineAndNoOutputFile) {
   const fs::path md = dir_ / "out.md";
   std::ofstream(dir_ / "broken.json") << "{\"traceEvents\": [";
