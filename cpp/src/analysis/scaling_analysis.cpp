@@ -228,6 +228,10 @@ Result<Report> scale_traces(const std::vector<std::string>& paths, const std::st
   if (!scaling.series.empty()) combined.scaling = std::move(scaling);
   AdviceSection advice = build_advice(runs);
   if (!advice.rows.empty()) combined.advice = std::move(advice);
+  if (!combined.scaling && !combined.advice)
+    return make_error(ErrorCode::kInvalidArgument,
+                      "nothing to compare: give traces of one backend at two or more sequence lengths, "
+                      "or of several backends at one shape");
   return combined;
 }
 

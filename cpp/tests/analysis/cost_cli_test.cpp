@@ -87,3 +87,15 @@ TEST(WhatIfCommand, ReadsALengthFileAndRejectsAMissingOne) {
 
 }  // namespace
 }  // namespace attnprof
+
+namespace attnprof {
+namespace {
+
+TEST(ScaleCommand, ASingleTraceHasNothingToFitAndSaysSo) {
+  std::string err;
+  EXPECT_EQ(run("scale " + testing::h200_trace("llama7b4l_sdpa_bf16_b4_s512"), &err), 2);
+  EXPECT_NE(err.find("two or more sequence lengths"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace attnprof
