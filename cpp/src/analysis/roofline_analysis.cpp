@@ -50,6 +50,7 @@ LayerCost cost_of_layer(const Layer& layer, const std::vector<Call>& calls, cons
   LayerCost cost;
   double flops = 0, seconds = 0, peak_tflops_sum = 0;
   for (int64_t id : layer.call_ids) {
+    if (id < 0 || static_cast<size_t>(id) >= calls.size()) continue;
     const Call& call = calls[static_cast<size_t>(id)];
     flops += call_flops(call);
     seconds += call.device_time_us * 1e-6;
@@ -62,7 +63,8 @@ LayerCost cost_of_layer(const Layer& layer, const std::vector<Call>& calls, cons
     const double peak = peak_tflops_sum / seconds;  // time-weighted peak of the layer's dtypes
     if (peak > 0) cost.peak_fraction = cost.achieved_tflops / peak;
   }
-  if (!layer.call_ids.empty()) {
+  if (!layer.call_ids.empty() && layer.call_ids.front() >= 0 &&
+      static_cast<size_t>(layer.call_ids.front()) < calls.size()) {
     const Shape& s = calls[static_cast<size_t>(layer.call_ids.front())].shape;
     if (cost.peak_bytes >= 0 && s.Hq > 0) cost.bytes_per_q_head = cost.peak_bytes / s.Hq;
     const int64_t dv = s.Dv > 0 ? s.Dv : s.D;
