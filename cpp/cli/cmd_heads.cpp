@@ -21,6 +21,7 @@ namespace {
 struct HeadsCliOptions {
   std::string path;
   std::string json_path;
+  std::string markdown_path;
   HeadOptions heads;
   int64_t window = 0;  // sliding window the user knows (traces do not record it)
 };
@@ -58,6 +59,8 @@ int run_heads(const HeadsCliOptions& o) {
   const Report report = is_safetensors(o.path) ? heads_report_from_tensors(o) : heads_report_from_trace(o);
   if (!o.json_path.empty())
     if (Status s = write_file_atomic(o.json_path, report_to_json(report)); !s) fail("heads", s.error());
+  if (!o.markdown_path.empty())
+    if (Status s = write_file_atomic(o.markdown_path, render_markdown(report)); !s) fail("heads", s.error());
   std::fputs(render_text(report).c_str(), stdout);
   return kExitOk;
 }
@@ -70,6 +73,7 @@ void setup_heads(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--json", o->json_path, "write the Report (heads section) as JSON");
+  cmd->add_option("--md", o->markdown_path, "write the Report as Markdown");
   cmd->add_option("--block-size", o->heads.block_size, "block size of the coverage statistics: 64 or 128")
       ->check(CLI::IsMember({64, 128}));
   cmd->add_option("--sink-tokens", o->heads.sink_tokens, "first tokens counted as attention sinks")

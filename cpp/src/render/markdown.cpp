@@ -47,6 +47,33 @@ std::string us(double v) { return fmt::format("{:.1f}", v); }
 
 }  // namespace
 
+// Head utilisation and sparsity (cpp/src/heads; docs/heads.md), "" without a heads section.
+std::string heads_markdown(const Report& r) {
+  if (!r.heads) return "";
+  const HeadsSection& h = *r.heads;
+  std::string out = "\n## Heads\n\n";
+  if (!h.weights_look_trained) out += "**Weights look untrained:** " + md_escape(h.untrained_reason) + "\n\n";
+  if (!h.heads.empty()) {
+    out += header_row({"layer", "head", "entropy", "max weight", "sink/special", "output share", "blocks @95%",
+                        "sink+window", "kind"});
+    for (const HeadStats& s : h.heads)
+      out += row({std::to_string(s.layer), std::to_string(s.head), fmt::format("{:.3f}", s.entropy),
+                  fmt::format("{:.3f}", s.max_weight), fmt::format("{:.1f}%", 100 * s.special_mass),
+                  s.output_share < 0 ? "-" : fmt::format("{:.1f}%", 100 * s.output_share),
+                  fmt::format("{:.1f}%", 100 * s.block_coverage_95), fmt::format("{:.1f}%", 100 * s.sink_window_recall),
+                  s.kind.empty() ? "-" : md_escape(s.kind)});
+  }
+  for (const HeadCandidate& c : h.candidates)
+    out += fmt::format("- candidate: layer {} head {}: **{}**: {}{}\n", c.layer, c.head, md_escape(c.action),
+                       md_escape(c.reason),
+                       c.kv_bytes_per_token ? fmt::format(" (frees {} KV bytes per token)", c.kv_bytes_per_token) : "");
+  for (const WindowEffectiveness& w : h.sliding_window)
+    out += fmt::format("- sliding window, layer {}: {}\n", w.layer, md_escape(w.verdict));
+  if (!h.sampling_note.empty()) out += "- " + md_escape(h.sampling_note) + "\n";
+  for (const std::string& n : h.notes) out += "- " + md_escape(n) + "\n";
+  return out;
+}
+
 std::string render_markdown(const Report& r) {
   const Summary& s = r.summary;
   std::string out = "# attnprof report\n\n";
@@ -54,7 +81,8 @@ std::string render_markdown(const Report& r) {
   out += fmt::format("- device: {}{}\n", r.source.device_name.empty() ? "CPU only" : md_escape(r.source.device_name),
                      r.source.arch.empty() ? "" : " (" + md_escape(r.source.arch) + ")");
   const std::string cost = render_cost_markdown(r);  // cost sections (cpp/src/render/cost_render.cpp)
-  if (r.calls.empty()) return out + (cost.empty() ? "\n**no attention found**\n" : "\n" + cost);
+  if (r.calls.empty())
+    return out + (cost.empty() && !r.heads ? "\n**no attention found**\n" : "\n" + cost) + heads_markdown(r);
   out += fmt::format("- attention calls: {} ({} fused: {:.0f}% of calls, {:.0f}% of time)\n", s.call_count,
                      s.fused_call_count, 100 * s.fused_call_fraction, 100 * s.fused_time_fraction);
   out += fmt::format("- attention {} time: {} us", s.has_gpu ? "device" : "CPU", us(s.attention_device_time_us));
@@ -118,6 +146,7 @@ std::string render_markdown(const Report& r) {
       out += fmt::format("- **{}** {}: {}\n", md_escape(f.severity), md_escape(f.title), md_escape(f.detail));
   }
   if (!cost.empty()) out += "\n## Cost\n\n" + cost;
+  out += heads_markdown(r);
   if (!r.source.missing.empty()) {
     out += "\n## Notes\n\n";
     for (const std::string& m : r.source.missing) out += "- " + md_escape(m) + "\n";
