@@ -81,16 +81,18 @@ std::vector<Table> layer_tables(const Report& r) {
   for (const auto& layer : r.layers) {
     if (!layer.cost) continue;
     const LayerCost& c = *layer.cost;
+    if (c.achieved_tflops <= 0 && c.peak_bytes < 0) continue;  // no shapes, no memory events: nothing known
     int64_t analytic = 0;  // the model's transient bytes, next to the measured peak
     for (int64_t id : layer.call_ids)
       if (id >= 0 && static_cast<size_t>(id) < r.calls.size() && r.calls[static_cast<size_t>(id)].cost)
         analytic = std::max(analytic, r.calls[static_cast<size_t>(id)].cost->analytic_bytes);
     std::string backends;
     for (const auto& b : layer.backends) backends += (backends.empty() ? "" : ",") + b;
-    t.rows.push_back({fmt::format("{}", layer.index), backends, fmt::format("{:.1f}", c.achieved_tflops),
+    t.rows.push_back({fmt::format("{}", layer.index), backends,
+                      c.achieved_tflops > 0 ? fmt::format("{:.1f}", c.achieved_tflops) : "-",
                       c.peak_fraction > 0 ? fmt::format("{:.0f}%", 100 * c.peak_fraction) : "-",
                       c.peak_bytes >= 0 ? format_bytes(static_cast<double>(c.peak_bytes)) : "-",
-                      format_bytes(static_cast<double>(analytic)),
+                      analytic > 0 ? format_bytes(static_cast<double>(analytic)) : "-",
                       c.bytes_per_q_head >= 0 ? format_bytes(static_cast<double>(c.bytes_per_q_head)) : "-",
                       c.bytes_per_kv_head >= 0 ? format_bytes(static_cast<double>(c.bytes_per_kv_head)) : "-",
                       c.disproportionate ? "<- disproportionate" : ""});
