@@ -135,8 +135,9 @@ DiffVerdict compare_reports(const DiffSide& baseline, const DiffSide& candidate,
 void attach_git_history(CodeChange& change, const std::vector<std::string>& source_files,
                         const std::string& fallback_repo);
 
-// Loads a side: a Report JSON, or a trace analysed with `analyze`.
-Result<Report> load_report_or_trace(const std::string& path, const AnalyzeOptions& analyze);
+// Loads the runs in one file: a Report JSON (one run), a JSON array of Reports (`attnprof
+// analyze --json` of several traces: several runs), or a trace analysed with `analyze`.
+Result<std::vector<Report>> load_runs(const std::string& path, const AnalyzeOptions& analyze);
 
 struct DiffOptions {
   DiffThresholds thresholds;

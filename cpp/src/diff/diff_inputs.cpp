@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "attnprof/diff.h"
 #include "attnprof/io.h"
 #include "attnprof/report_json.h"
@@ -46,14 +48,35 @@ Result<std::map<std::string, std::string>> inputs_by_stem(const std::string& dir
   return out;
 }
 
+// One Report, or an array of them (several runs).
+Result<std::vector<Report>> reports_from_text(const std::string& path, const std::string& text) {
+  std::vector<std::string> documents;
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '[') {
+    const nlohmann::json array = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (array.is_discarded() || !array.is_array() || array.empty())
+      return make_error(ErrorCode::kMalformedJson, path + ": not a JSON array of Reports");
+    for (const auto& element : array) documents.push_back(element.dump());
+  } else {
+    documents.push_back(text);
+  }
+  std::vector<Report> reports;
+  for (const std::string& doc : documents) {
+    Result<Report> report = report_from_json(doc);
+    if (!report) return make_error(report.error().code, path + ": " + report.error().message);
+    reports.push_back(std::move(report).value());
+  }
+  return reports;
+}
+
 Result<DiffSide> load_side(const std::string& label, const std::vector<std::string>& paths,
                            const AnalyzeOptions& analyze) {
   DiffSide side;
   side.label = label;
   for (const auto& p : paths) {
-    Result<Report> r = load_report_or_trace(p, analyze);
-    if (!r) return r.error();
-    side.runs.push_back(std::move(r).value());
+    Result<std::vector<Report>> runs = load_runs(p, analyze);
+    if (!runs) return runs.error();
+    for (Report& r : *runs) side.runs.push_back(std::move(r));
   }
   return side;
 }
@@ -85,7 +108,7 @@ Result<DiffVerdict> diff_pair(const std::string& name, const std::vector<std::st
 
 }  // namespace
 
-Result<Report> load_report_or_trace(const std::string& path, const AnalyzeOptions& analyze) {
+Result<std::vector<Report>> load_runs(const std::string& path, const AnalyzeOptions& analyze) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return make_error(ErrorCode::kFileNotFound, "no such file: " + path);
   // torch.profiler names its files "*.pt.trace.json[.gz]": those go straight to ingest.
@@ -97,13 +120,11 @@ Result<Report> load_report_or_trace(const std::string& path, const AnalyzeOption
     // "schema_version" comes late: also accept a document with it and no traceEvents.
     const bool report_like = looks_like_report(*text) || (text->find("\"schema_version\"") != std::string::npos &&
                                                           text->find("\"traceEvents\"") == std::string::npos);
-    if (report_like) {
-      Result<Report> report = report_from_json(*text);
-      if (!report) return make_error(report.error().code, path + ": " + report.error().message);
-      return report;
-    }
+    if (report_like) return reports_from_text(path, *text);
   }
-  return analyze_file(path, analyze);
+  Result<Report> report = analyze_file(path, analyze);
+  if (!report) return report.error();
+  return std::vector<Report>{std::move(report).value()};
 }
 
 Result<DiffResult> diff_paths(const std::string& baseline, const std::string& candidate,

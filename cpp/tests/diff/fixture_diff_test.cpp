@@ -191,6 +191,15 @@ TEST_F(CliDiff, ExtraRunsGiveTheSpreadThatAbsorbsASmallerChange) {
   EXPECT_LT(time["worsening"].get<double>(), time["noise"].get<double>());
 }
 
+TEST_F(CliDiff, AnArrayOfReportsIsSeveralRunsOfOneSide) {
+  const fs::path runs = dir_ / "runs.json", js = dir_ / "v.json";
+  ASSERT_EQ(run_cli("analyze " + trace(kBase) + " " + trace(kBase) + " --json " + runs.string()).code, 0);
+  EXPECT_EQ(run_cli("diff " + runs.string() + " " + trace(kBase) + " --json " + js.string()).code, 0);
+  const auto pair = nlohmann::json::parse(read_file(js))["pairs"][0];
+  EXPECT_EQ(pair["baseline_runs"], 2);
+  EXPECT_EQ(pair["attention_device_time_us"]["before_samples"], 2);
+}
+
 TEST_F(CliDiff, BadInputExitsTwoWithOneLineAndNoOutputFile) {
   const fs::path md = dir_ / "out.md";
   std::ofstream(dir_ / "broken.json") << "{\"traceEvents\": [";
