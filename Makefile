@@ -65,5 +65,13 @@ bench: deps install
 	$(CMAKE) --build build/bench -j $(JOBS)
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) bench/run_all.py
 
+# libFuzzer (clang, ASan + UBSan) on ingest + extraction, seeded from real fixtures.
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(CMAKE) -S . -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DATTNPROF_FUZZ=ON \
+	  -DATTNPROF_BUILD_TESTS=OFF -DATTNPROF_WERROR=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	$(CMAKE) --build build/fuzz -j $(JOBS) --target attnprof_fuzz_ingest
+	cpp/fuzz/run.sh build/fuzz/cpp/fuzz/attnprof_fuzz_ingest $(FUZZ_SECONDS)
+
 clean:
 	rm -rf build attnprof-demo

@@ -1,0 +1,117 @@
+// The error contract end to end: `attnprof analyze BAD --json OUT` prints one line on
+// stderr, exits 2 and leaves no OUT; partial-data traces still succeed.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string stderr_text;
+};
+
+class CliErrorContract : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("attnprof_cli_contract_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string write(const std::string& name, const std::string& bytes) {
+    const auto p = (dir_ / name).string();
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  }
+  CliRun analyze(const std::string& input, const std::string& out_json) {
+    const auto err = (dir_ / "stderr.txt").string();
+    const std::string cmd = std::string(ATTNPROF_CLI_PATH) + " analyze '" + input + "' --json '" + out_json +
+                            "' > /dev/null 2> '" + err + "'";
+    const int status = std::system(cmd.c_str());
+    CliRun r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream in(err);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    r.stderr_text = ss.str();
+    return r;
+  }
+  void expect_bad_input(const std::string& input, const std::string& mention) {
+    SCOPED_TRACE(input);
+    const auto out = (dir_ / "report.json").string();
+    const CliRun r = analyze(input, out);
+    EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
+    EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
+    EXPECT_NE(r.stderr_text.find(mention), std::string::npos) << r.stderr_text;
+    EXPECT_FALSE(fs::exists(out)) << "no output file may be left behind";
+  }
+  fs::path dir_;
+};
+
+std::string gzip(const std::string& text) {
+  z_stream zs{};
+  deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&zs, text.size()) + 32, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  deflate(&zs, Z_FINISH);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+const std::string kTrace = R"({"schemaVersion": 1, "traceEvents": [
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10.0, "dur": 5.0, "args": {"External id": 1}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 20.0, "dur": 5.0, "args": {"External id": 2}}
+]})";
+
+TEST_F(CliErrorContract, MissingFileEmptyFileAndDirectoryExitTwo) {
+  expect_bad_input((dir_ / "missing.json").string(), "missing.json");
+  expect_bad_input(write("empty.json", ""), "empty.json");
+  fs::create_directories(dir_ / "no_traces");
+  expect_bad_input((dir_ / "no_traces").string(), "no_traces");
+}
+
+TEST_F(CliErrorContract, TruncatedJsonAtSeveralOffsetsExitsTwo) {
+  for (size_t cut : {size_t{5}, kTrace.size() / 3, kTrace.size() / 2, kTrace.size() - 3})
+    expect_bad_input(write("cut" + std::to_string(cut) + ".json", kTrace.substr(0, cut)), "malformed JSON");
+}
+
+TEST_F(CliErrorContract, CorruptGzipAndNotATraceExitTwo) {
+  const std::string gz = gzip(kTrace);
+  expect_bad_input(write("trunc.json.gz", gz.substr(0, gz.size() / 2)), "gzip");
+  expect_bad_input(write("list.json", "[1, 2]"), "not of trace events");
+  expect_bad_input(write("object.json", R"({"calls": []})"), "traceEvents");
+}
+
+TEST_F(CliErrorContract, PartialDataTracesStillSucceed) {
+  // Negative duration, duplicate correlation, out-of-range number, non-UTF-8 name: the
+  // trace is usable, so analyze succeeds and writes its Report.
+  std::string text = R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "neg", "pid": 1, "tid": 1, "ts": 10, "dur": -4},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 11, "dur": 1, "args": {"correlation": 5}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 12, "dur": 1, "args": {"correlation": 5}},
+    {"ph": "X", "cat": "kernel", "name": "k_)";
+  text += "\xff";
+  text += R"(", "pid": 0, "tid": 7, "ts": 13, "dur": 1, "args": {"correlation": 123456789012345678901234567890}}]})";
+  const auto out = (dir_ / "partial.json").string();
+  const CliRun r = analyze(write("partial_trace.json", text), out);
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+  EXPECT_TRUE(fs::exists(out));
+}
+
+}  // namespace
