@@ -1,0 +1,32 @@
+"""`make demo` (python -m attnprof.demo): one small run end to end, outputs checked."""
+from __future__ import annotations
+
+import json
+
+from attnprof import demo
+
+
+def test_demo_writes_trace_sidecar_reports_and_dashboard_for_each_run(tmp_path, capsys):
+    assert demo.main(["--out", str(tmp_path), "--models", "gpt2,llama", "--attn", "sdpa", "--device", "cpu"]) == 0
+    for run, layers in (("gpt2-sdpa", ["transformer.h.0.attn", "transformer.h.1.attn"]),
+                        ("llama-sdpa", ["model.layers.0.self_attn", "model.layers.1.self_attn"])):
+        d = tmp_path / run
+        assert (d / "trace.json").exists()
+        assert (d / "trace.json.attnprof-capture.json").exists()
+        report = json.loads((d / "report.json").read_text())
+        assert [layer["module"] for layer in report["layers"]] == layers
+        assert {c["source"] for c in report["calls"]} == {"trace+capture"}
+        assert (d / "report.md").read_text().strip()
+    assert (tmp_path / "dashboard.html").exists()
+    printed = capsys.readouterr().out
+    assert "=== gpt2-sdpa" in printed and "=== llama-sdpa" in printed
+
+
+def test_demo_rejects_an_unknown_model(tmp_path, capsys):
+    try:
+        demo.main(["--out", str(tmp_path), "--models", "gpt5"])
+    except SystemExit as e:
+        assert e.code == 2
+    else:
+        raise AssertionError("an unknown model name must be a usage error")
+    assert "gpt5" in capsys.readouterr().err
