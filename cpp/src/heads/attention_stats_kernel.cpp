@@ -292,10 +292,13 @@ void run_unit(const Context& c, const Unit& u, Scratch& s, UnitSums& out) {
   const int64_t dvp = c.dv_pad;
   s.o.assign(static_cast<size_t>(nrows_pad * dvp), 0.0f);
   const float* vp = c.v_packed.data() + (u.b * in.Hkv + kvh) * c.skv_pad * dvp;
-  for (int64_t r0 = 0; r0 < nrows_pad; r0 += 4)
+  // Key panels of 256 rows of V stay in cache while every row group accumulates into them.
+  constexpr int64_t kPanel = 256;
+  for (int64_t k0 = 0; k0 < hi_max; k0 += kPanel)
     for (int64_t c0 = 0; c0 < dvp; c0 += 16)
-      gemm_4x16(s.z.data() + r0 * ld, ld, vp + c0, dvp, hi_max, s.o.data() + r0 * dvp + c0, dvp,
-                false);
+      for (int64_t r0 = 0; r0 < nrows_pad; r0 += 4)
+        gemm_4x16(s.z.data() + r0 * ld + k0, ld, vp + k0 * dvp + c0, dvp, std::min(kPanel, hi_max - k0),
+                  s.o.data() + r0 * dvp + c0, dvp, k0 > 0);
   for (int64_t r = 0; r < nrows; ++r)
     for (int64_t cc = 0; cc < dvp; ++cc)
       s.o[static_cast<size_t>(r * dvp + cc)] *= static_cast<float>(inv_l[static_cast<size_t>(r)]);
