@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import socket
-import tempfile
 import time
 from typing import Any, Callable
 
@@ -78,16 +77,10 @@ class profile(torch.profiler.profile):  # noqa: N801 - same name and role as tor
 
     def attention_report(self, **options: Any) -> "AttentionReport":
         """Analyses this run in the C++ core. Uses the last exported trace when there is one,
-        else exports the trace (and its sidecar) to a temporary folder first."""
-        from .report import AttentionReport, analyze_path
-        if self.last_trace_path and os.path.exists(self.last_trace_path):
-            report = analyze_path(self.last_trace_path, **options)
-        else:
-            with tempfile.TemporaryDirectory(prefix="attnprof-") as tmp:
-                path = os.path.join(tmp, "trace.json")
-                self.export_chrome_trace(path)
-                self.last_trace_path = None  # the file goes away with the folder
-                report = analyze_path(path, **options)
+        else exports the trace (and its sidecar) to a kept temporary folder first (torch saves
+        a trace only once; ``last_trace_path`` tells where it went)."""
+        from .report import AttentionReport, analyze_path, export_once
+        report = analyze_path(export_once(self), **options)
         if self._heads_capture is not None and self._heads_capture.calls:
             from .heads import attach
             report = AttentionReport(attach(report.to_json(), self._heads_capture))

@@ -60,6 +60,18 @@ def analyze_path(trace_path: str | os.PathLike, sidecar: str | os.PathLike | Non
                                          torch_version or "", arch or ""))
 
 
+def export_once(prof: torch.profiler.profile) -> str:
+    """torch saves a trace only once: export it to a kept temporary file the first time and
+    reuse that file afterwards (``prof.last_trace_path``)."""
+    path = getattr(prof, "last_trace_path", None)
+    if path and os.path.exists(path):
+        return path
+    path = os.path.join(tempfile.mkdtemp(prefix="attnprof-"), "trace.json")
+    prof.export_chrome_trace(path)
+    prof.last_trace_path = path
+    return path
+
+
 def analyze(prof_or_path: Any, **options: Any) -> AttentionReport:
     """Report of an ``attnprof.profile`` or plain ``torch.profiler.profile`` object (after the
     ``with`` block), or of a trace path written by torch.profiler."""
@@ -69,8 +81,5 @@ def analyze(prof_or_path: Any, **options: Any) -> AttentionReport:
     if report_of is not None:
         return report_of(**options)
     if isinstance(prof_or_path, torch.profiler.profile):
-        with tempfile.TemporaryDirectory(prefix="attnprof-") as tmp:
-            path = os.path.join(tmp, "trace.json")
-            prof_or_path.export_chrome_trace(path)
-            return analyze_path(path, **options)
+        return analyze_path(export_once(prof_or_path), **options)
     raise TypeError(f"attnprof.analyze wants a profiler or a trace path, not {type(prof_or_path).__name__}")
