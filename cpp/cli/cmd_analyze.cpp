@@ -1,8 +1,10 @@
 // attnprof analyze TRACE [TRACE ...] : which attention kernel ran, per layer, fused or not.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "attnprof/analyze.h"
+#include "attnprof/ranks.h"
 #include "attnprof/render.h"
 #include "command.h"
 #include "outputs.h"
@@ -25,7 +27,9 @@ int run_analyze(const AnalyzeCommandOptions& o) {
   std::vector<Report> reports;
   for (const std::string& path : o.traces) {
     options.progress = progress_bar("reading " + path);
-    Result<Report> report = analyze_file(path, options);
+    // A directory holds per-rank traces: one Report with a ranks section (cpp/src/ranks).
+    Result<Report> report = std::filesystem::is_directory(path) ? analyze_directory(path, options)
+                                                                : analyze_file(path, options);
     if (!report) fail("analyze", report.error());
     reports.push_back(std::move(*report));
   }
@@ -50,7 +54,8 @@ void setup_analyze(CLI::App& app) {
   cmd->add_option("--arch", o->arch, "GPU architecture when the trace lacks deviceProperties (sm90, gfx942, cpu)");
   cmd->footer(
       "Exit status: 0 = analysed (also when no attention is found), 2 = bad input or output error.\n"
-      "Several traces: one Report each, printed in order; --json then writes a JSON array.");
+      "Several traces: one Report each, printed in order; --json then writes a JSON array.\n"
+      "A directory of per-rank traces (*trace*.json[.gz]): one Report, the slowest rank's, with a ranks section.");
   cmd->callback([o] { exit_with(run_analyze(*o)); });
 }
 

@@ -33,6 +33,29 @@ SourceInfo describe_source(const Trace& trace, const AnalyzeOptions& options) {
   return source;
 }
 
+// One readable line per ingest issue (Trace::issues, docs/ingest.md) for SourceInfo::missing:
+// what was done to the events and, where obvious, which numbers it weakens.
+std::string describe_ingest_issue(const IngestIssue& issue) {
+  std::string what;
+  if (issue.kind == "negative_duration")
+    what = "events with negative duration were kept with duration 0 (device times and fused share may be low)";
+  else if (issue.kind == "missing_duration")
+    what = "events without a duration were kept with duration 0 (device times and fused share may be low)";
+  else if (issue.kind == "missing_ts")
+    what = "events without a timestamp were ignored (calls and layers may be missing)";
+  else if (issue.kind == "duplicate_correlation")
+    what = "runtime events share one CUPTI correlation id (kernel-to-call attribution may be wrong)";
+  else if (issue.kind == "ignored_begin_end_event")
+    what = "B/E phase events were ignored (only complete X events are read)";
+  else if (issue.kind == "non_utf8_text")
+    what = "events had invalid UTF-8 bytes, replaced by '?' (names may not match kernel patterns)";
+  else
+    what = fmt::format("events had a {} problem and were kept or skipped as docs/ingest.md says", issue.kind);
+  std::string line = fmt::format("{} {}", issue.count, what);
+  if (!issue.samples.empty()) line += fmt::format(" (e.g. {})", issue.samples.front());
+  return line;
+}
+
 // What the trace lacks and what that weakens, for SourceInfo::missing.
 void note_missing(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls, SourceInfo& source) {
   if (index.gpu_slices.empty())
@@ -50,6 +73,7 @@ void note_missing(const Trace& trace, const TraceIndex& index, const std::vector
     source.missing.push_back(fmt::format(
         "{} attention kernel(s) have no CPU launch in the trace (started before the profiling window); "
         "they are not counted as calls", orphans));
+  for (const IngestIssue& issue : trace.issues) source.missing.push_back(describe_ingest_issue(issue));
 }
 
 }  // namespace

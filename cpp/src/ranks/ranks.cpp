@@ -1,0 +1,187 @@
+// Multi-rank analysis. Each worker loads and analyses one trace at a time, keeps only the
+// Report (small) and drops the Trace (large), so memory is bounded by the worker count.
+#include "attnprof/ranks.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+#include <thread>
+
+#include "attnprof/ingest.h"
+
+namespace attnprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RankResult {
+  int64_t rank = -1;
+  std::string file;
+  std::optional<Report> report;
+  std::optional<Error> error;
+};
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Digits after "rank" in a file name ("rank3_trace.json.gz", "trace-rank_12.json"); -1 if none.
+int64_t rank_from_file_name(std::string_view name) {
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (size_t at = lower.find("rank"); at != std::string::npos; at = lower.find("rank", at + 1)) {
+    size_t i = at + 4;
+    while (i < lower.size() && (lower[i] == '_' || lower[i] == '-')) ++i;
+    if (i >= lower.size() || !std::isdigit(static_cast<unsigned char>(lower[i]))) continue;
+    int64_t rank = 0;
+    for (; i < lower.size() && std::isdigit(static_cast<unsigned char>(lower[i])); ++i) rank = rank * 10 + (lower[i] - '0');
+    return rank;
+  }
+  return -1;
+}
+
+RankResult analyze_rank_file(const std::string& path, const AnalyzeOptions& options) {
+  RankResult result;
+  result.file = path;
+  Result<Trace> trace = load_trace(path);
+  if (!trace) {
+    result.error = trace.error();
+    return result;
+  }
+  if (trace->meta.distributed && trace->meta.distributed->rank >= 0) result.rank = trace->meta.distributed->rank;
+  else result.rank = rank_from_file_name(fs::path(path).filename().string());
+  result.report = analyze_trace(*trace, options);
+  return result;
+}
+
+std::vector<RankResult> analyze_in_parallel(const std::vector<std::string>& files, AnalyzeOptions options) {
+  options.progress = nullptr;  // one progress bar per file would interleave; workers stay quiet
+  std::vector<RankResult> results(files.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) results[i] = analyze_rank_file(files[i], options);
+  };
+  const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, files.size());
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < workers; ++w) threads.emplace_back(worker);
+  for (std::thread& t : threads) t.join();
+  return results;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+RankSummary summarize_rank(const RankResult& r) {
+  RankSummary s;
+  s.rank = r.rank;
+  s.file = r.file;
+  s.attention_device_time_us = r.report->summary.attention_device_time_us;
+  s.fused_time_fraction = r.report->summary.fused_time_fraction;
+  for (const Layer& layer : r.report->layers) {
+    if (layer.index < 0) continue;
+    if (s.layer_time_us.size() <= static_cast<size_t>(layer.index)) s.layer_time_us.resize(layer.index + 1, 0.0);
+    s.layer_time_us[layer.index] += layer.device_time_us;
+  }
+  return s;
+}
+
+// Layer index where the slowest rank's time is furthest above the median of all ranks; -1 if none.
+int64_t most_different_layer(const RanksSection& section, const RankSummary& slowest) {
+  int64_t best = -1;
+  double best_gap = 0;
+  for (size_t layer = 0; layer < slowest.layer_time_us.size(); ++layer) {
+    std::vector<double> times;
+    for (const RankSummary& r : section.ranks) times.push_back(layer < r.layer_time_us.size() ? r.layer_time_us[layer] : 0.0);
+    const double gap = slowest.layer_time_us[layer] - median(times);
+    if (gap > best_gap) best_gap = gap, best = static_cast<int64_t>(layer);
+  }
+  return best;
+}
+
+Finding slowest_rank_finding(const RanksSection& section, const RankSummary& slowest) {
+  Finding f;
+  f.rule = "ranks.slowest";
+  // A rank 10% slower than the median holds every collective back by that much.
+  f.severity = section.slowest_over_median >= 1.10 ? "medium" : "info";
+  const int64_t layer = most_different_layer(section, slowest);
+  f.title = fmt::format("rank {} spends {:.2f}x the median attention time", slowest.rank, section.slowest_over_median);
+  if (layer >= 0) {
+    f.title += fmt::format("; layer {} is where it differs most", layer);
+    f.layers.push_back(layer);
+  }
+  f.detail = fmt::format(
+      "Across {} ranks, rank {} ({}) spends {:.1f} us in attention on the device; the median rank spends {:.1f} us. "
+      "In data/tensor parallel training every rank waits for the slowest at the next collective: compare its shapes "
+      "(sequence length, batch) and backend with the other ranks.",
+      section.ranks.size(), slowest.rank, slowest.file, slowest.attention_device_time_us,
+      slowest.attention_device_time_us / (section.slowest_over_median > 0 ? section.slowest_over_median : 1.0));
+  return f;
+}
+
+}  // namespace
+
+bool is_trace_file_name(std::string_view name) {
+  if (!ends_with(name, ".json") && !ends_with(name, ".json.gz")) return false;
+  return name.find("trace") != std::string_view::npos;
+}
+
+std::vector<std::string> find_trace_files(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file(ec) && is_trace_file_name(entry.path().filename().string()))
+      files.push_back(entry.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return make_error(ErrorCode::kFileNotFound, fmt::format("{}: no such directory", dir));
+  const std::vector<std::string> files = find_trace_files(dir);
+  if (files.empty())
+    return make_error(ErrorCode::kEmptyInput,
+                      fmt::format("{}: no trace files (*.pt.trace.json[.gz], *trace*.json[.gz]) in this directory", dir));
+
+  std::vector<RankResult> results = analyze_in_parallel(files, options);
+  for (const RankResult& r : results)
+    if (r.error) return *r.error;
+  // A file without distributedInfo or a rank in its name gets the next free rank number.
+  int64_t next_rank = 0;
+  for (const RankResult& r : results) next_rank = std::max(next_rank, r.rank + 1);
+  for (RankResult& r : results)
+    if (r.rank < 0) r.rank = next_rank++;
+  std::stable_sort(results.begin(), results.end(), [](const RankResult& a, const RankResult& b) { return a.rank < b.rank; });
+
+  RanksSection section;
+  std::vector<double> times;
+  size_t slowest = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    section.ranks.push_back(summarize_rank(results[i]));
+    times.push_back(section.ranks.back().attention_device_time_us);
+    if (times[i] > times[slowest]) slowest = i;
+  }
+  section.slowest_rank = section.ranks[slowest].rank;
+  const double mid = median(times);
+  section.slowest_over_median = mid > 0 ? times[slowest] / mid : 0;
+
+  // Main body: the slowest rank's Report, the one worth reading; every rank's file is listed.
+  Report report = std::move(*results[slowest].report);
+  report.source.files.clear();
+  for (const RankSummary& r : section.ranks) report.source.files.push_back(r.file);
+  if (section.ranks.size() > 1) report.findings.insert(report.findings.begin(), slowest_rank_finding(section, section.ranks[slowest]));
+  report.ranks = std::move(section);
+  return report;
+}
+
+}  // namespace attnprof
