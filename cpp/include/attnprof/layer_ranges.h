@@ -1,4 +1,4 @@
-// "layers 0-3, 6": how diff names a set of layers in every rendering.
+// "layers 0-3, 6": how every finding, explanation and diff names a set of layers.
 #pragma once
 
 #include <cstdint>

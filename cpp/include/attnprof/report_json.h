@@ -16,8 +16,8 @@ std::string report_to_json(const Report& report, bool pretty = true);
 // schema_version or a newer major version is an error.
 Result<Report> report_from_json(std::string_view text);
 
-// True when the text looks like a Report rather than a trace (has "schema_version" and
-// "calls" at top level). Cheap check for commands that accept both.
+// True when the text looks like a Report rather than a trace: it names "schema_version"
+// (Kineto writes "schemaVersion") and has no "traceEvents". For commands that accept both.
 bool looks_like_report(std::string_view text);
 
 }  // namespace attnprof

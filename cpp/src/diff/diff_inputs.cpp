@@ -116,11 +116,7 @@ Result<std::vector<Report>> load_runs(const std::string& path, const AnalyzeOpti
   if (!trace_name && fs::file_size(path, ec) <= kMaxSniffBytes) {
     Result<std::string> text = read_text_file(path);
     if (!text) return text.error();
-    // looks_like_report checks only the first bytes, but report_to_json sorts keys, so
-    // "schema_version" comes late: also accept a document with it and no traceEvents.
-    const bool report_like = looks_like_report(*text) || (text->find("\"schema_version\"") != std::string::npos &&
-                                                          text->find("\"traceEvents\"") == std::string::npos);
-    if (report_like) return reports_from_text(path, *text);
+    if (looks_like_report(*text)) return reports_from_text(path, *text);
   }
   Result<Report> report = analyze_file(path, analyze);
   if (!report) return report.error();

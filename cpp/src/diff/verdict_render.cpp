@@ -6,7 +6,7 @@
 
 #include "attnprof/diff.h"
 #include "diff/diff_format.h"
-#include "diff/layer_ranges.h"
+#include "attnprof/layer_ranges.h"
 
 namespace attnprof {
 namespace {

@@ -82,9 +82,14 @@ const GpuSpec* find_gpu_spec(std::string_view device_name) {
 
 std::string gpu_arch(std::string_view device_name, int compute_major, int compute_minor) {
   if (const GpuSpec* spec = find_gpu_spec(device_name)) return spec->arch;
-  if (compute_major > 0) return "sm" + std::to_string(compute_major) + std::to_string(compute_minor);
-  for (const auto& token : tokens_of(device_name))
+  const std::vector<std::string> tokens = tokens_of(device_name);
+  for (const auto& token : tokens)
     if (token.size() > 3 && token.starts_with("gfx")) return token;
+  // ROCm fills computeMajor/Minor too (9.0 on gfx90a), which is not an sm number: an AMD
+  // device whose gfx target the name does not give is "rocm", never "sm90".
+  const bool amd = has_key(tokens, "amd") || has_key(tokens, "instinct") || has_key(tokens, "radeon");
+  if (amd) return "rocm";
+  if (compute_major > 0) return "sm" + std::to_string(compute_major) + std::to_string(compute_minor);
   return "";
 }
 

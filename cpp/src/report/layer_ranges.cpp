@@ -1,4 +1,6 @@
-#include "diff/layer_ranges.h"
+#include "attnprof/layer_ranges.h"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 
@@ -9,19 +11,16 @@ std::string format_layer_ranges(std::vector<int64_t> layers) {
   layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
   const bool unattributed = !layers.empty() && layers.front() < 0;
   if (unattributed) layers.erase(layers.begin());
-  std::string ranges;
+  std::vector<std::string> runs;
   for (size_t i = 0; i < layers.size();) {
     size_t j = i;
     while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
-    if (!ranges.empty()) ranges += ", ";
-    ranges += std::to_string(layers[i]);
-    if (j > i) ranges += "-" + std::to_string(layers[j]);
+    runs.push_back(i == j ? fmt::format("{}", layers[i]) : fmt::format("{}-{}", layers[i], layers[j]));
     i = j + 1;
   }
-  std::string out;
-  if (!layers.empty()) out = (layers.size() == 1 ? "layer " : "layers ") + ranges;
-  if (unattributed) out += out.empty() ? "unattributed" : ", unattributed";
-  return out;
+  if (unattributed) runs.emplace_back("unattributed");
+  if (layers.empty()) return unattributed ? "unattributed" : "";
+  return fmt::format("{} {}", layers.size() == 1 ? "layer" : "layers", fmt::join(runs, ", "));
 }
 
 }  // namespace attnprof

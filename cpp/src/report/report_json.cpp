@@ -119,9 +119,10 @@ Result<Report> report_from_json(std::string_view text) {
 }
 
 bool looks_like_report(std::string_view text) {
-  // The writer puts schema_version first; look in the first bytes only.
-  const std::string_view head = text.substr(0, 256);
-  return head.find("\"schema_version\"") != std::string_view::npos;
+  // Keys are written sorted, so "schema_version" is not at the start; a Kineto trace spells
+  // its key "schemaVersion" and always has "traceEvents", which a Report never has.
+  return text.find("\"schema_version\"") != std::string_view::npos &&
+         text.find("\"traceEvents\"") == std::string_view::npos;
 }
 
 }  // namespace attnprof

@@ -110,10 +110,11 @@ Result<Device> parse_arch(std::string_view text) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   auto bad = [&] {
     return make_error(ErrorCode::kInvalidArgument,
-                      fmt::format("bad arch '{}' (expected e.g. sm90, sm_80, 9.0, gfx942 or cpu)", text));
+                      fmt::format("bad arch '{}' (expected e.g. sm90, sm_80, 9.0, gfx942, rocm or cpu)", text));
   };
   if (s == "cpu") return Device{DeviceKind::kCpu, 0, ""};
   if (s.rfind("gfx", 0) == 0 && s.size() > 3) return Device{DeviceKind::kRocm, 0, s};
+  if (s == "rocm") return Device{DeviceKind::kRocm, 0, s};  // AMD GPU whose gfx target is unknown
   int sm = 0;
   if (s.rfind("sm", 0) == 0) {
     std::string_view digits = std::string_view(s).substr(2);

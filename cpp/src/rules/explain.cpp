@@ -7,6 +7,7 @@
 #include <set>
 
 #include "attnprof/report.h"
+#include "attnprof/layer_ranges.h"
 #include "attnprof/rules.h"
 
 namespace attnprof::rules {
@@ -144,19 +145,6 @@ std::optional<Backend> backend_from_name(std::string_view name) {
   for (Backend b : {Backend::kFlash, Backend::kEfficient, Backend::kCudnn, Backend::kMath, Backend::kCpuFlash})
     if (name == backend_name(b)) return b;
   return std::nullopt;
-}
-
-std::string layer_ranges(std::vector<int64_t> layers) {
-  std::sort(layers.begin(), layers.end());
-  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
-  std::vector<std::string> parts;
-  for (size_t i = 0; i < layers.size();) {
-    size_t j = i;
-    while (j + 1 < layers.size() && layers[j + 1] == layers[j] + 1) ++j;
-    parts.push_back(i == j ? std::to_string(layers[i]) : fmt::format("{}-{}", layers[i], layers[j]));
-    i = j + 1;
-  }
-  return fmt::format("{} {}", layers.size() == 1 ? "layer" : "layers", fmt::join(parts, ", "));
 }
 
 struct Group {
@@ -340,7 +328,7 @@ void explain_calls(Report& report, const ExplainOptions& options) {
   }
   for (const std::string& key : group_order) {
     Group& g = groups[key];
-    report.findings.push_back({g.severity, fmt::format("{}: {}", layer_ranges(g.layers), g.title_core), g.detail,
+    report.findings.push_back({g.severity, fmt::format("{}: {}", format_layer_ranges(g.layers), g.title_core), g.detail,
                                g.rule, g.layers, g.gain});
   }
 }

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "attnprof/diff.h"
-#include "diff/layer_ranges.h"
+#include "attnprof/layer_ranges.h"
 
 namespace attnprof {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "attnprof/diff.h"
 #include "diff/diff_test_reports.h"
-#include "diff/layer_ranges.h"
+#include "attnprof/layer_ranges.h"
 
 namespace attnprof {
 namespace {

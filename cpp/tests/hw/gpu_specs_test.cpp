@@ -60,6 +60,8 @@ TEST(GpuSpecs, ArchComesFromTableThenComputeCapabilityThenGfxToken) {
   EXPECT_EQ(gpu_arch("Tesla V100-SXM2-16GB", 7, 0), "sm70");
   EXPECT_EQ(gpu_arch("AMD Radeon gfx1100"), "gfx1100");
   EXPECT_EQ(gpu_arch("mystery"), "");
+  // ROCm reports compute capability 9.0 for an MI250X: that must not read as Hopper.
+  EXPECT_EQ(gpu_arch("AMD Instinct MI250X", 9, 0), "rocm");
 }
 
 TEST(GpuSpecs, PeakPerDtypeIsDenseDatasheetValue) {

@@ -61,3 +61,18 @@ TEST(ReportJson, InvalidUtf8InKernelNamesIsReplacedNotThrown) {
 
 }  // namespace
 }  // namespace attnprof
+
+namespace attnprof {
+namespace {
+
+TEST(ReportJson, WrittenReportsAreRecognisedAndTracesAreNot) {
+  Report r;
+  r.calls.push_back(Call{});
+  EXPECT_TRUE(looks_like_report(report_to_json(r)));
+  EXPECT_TRUE(looks_like_report(report_to_json(r, /*pretty=*/false)));
+  EXPECT_FALSE(looks_like_report("{\"schemaVersion\": 1, \"traceEvents\": []}"));
+  EXPECT_FALSE(looks_like_report("{\"schema_version\": \"1.0\", \"traceEvents\": []}"));
+}
+
+}  // namespace
+}  // namespace attnprof
