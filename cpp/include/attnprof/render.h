@@ -32,4 +32,11 @@ std::string shape_text(const Shape& shape);
 // ("qk gemm, softmax, av gemm (+4 more)"), shortened for one table cell.
 std::string kernels_text(const Call& call, size_t max_chars = 70);
 
+// The layer's first call, or nullptr when the layer names no valid call (a Report read back
+// from JSON may be inconsistent).
+const Call* first_call_of(const Report& report, const Layer& layer);
+
+// "cudnn" or "cudnn+math": the backends a layer ran, in first-seen order.
+std::string backends_text(const Layer& layer);
+
 }  // namespace attnprof

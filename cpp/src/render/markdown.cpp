@@ -105,13 +105,10 @@ std::string render_markdown(const Report& r) {
   out += "\n## Activation map\n\n" +
          header_row({"layer", "module", "backend", "library", "fused share", "calls", "time (us)", "shape", "kernels"});
   for (const Layer& layer : r.layers) {
-    // A Report read back from JSON may be inconsistent: skip layers naming no valid call.
-    if (layer.call_ids.empty() || layer.call_ids.front() < 0 ||
-        static_cast<size_t>(layer.call_ids.front()) >= r.calls.size())
-      continue;
-    const Call& first = r.calls[static_cast<size_t>(layer.call_ids.front())];
-    std::string backends;
-    for (const std::string& b : layer.backends) backends += (backends.empty() ? "" : "+") + b;
+    const Call* first_call = first_call_of(r, layer);
+    if (first_call == nullptr) continue;
+    const Call& first = *first_call;
+    const std::string backends = backends_text(layer);
     out += row({std::to_string(layer.index), md_escape(layer.module.empty() ? "-" : layer.module), md_escape(backends),
                 md_escape(first.library), fmt::format("{:.0f}%", 100 * layer.fused_time_fraction),
                 std::to_string(layer.call_ids.size()), us(layer.device_time_us), md_escape(shape_text(first.shape)),

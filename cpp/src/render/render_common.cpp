@@ -61,4 +61,20 @@ std::string kernels_text(const Call& call, size_t max_chars) {
   return out;
 }
 
+const Call* first_call_of(const Report& report, const Layer& layer) {
+  if (layer.call_ids.empty()) return nullptr;
+  const int64_t id = layer.call_ids.front();
+  if (id < 0 || static_cast<size_t>(id) >= report.calls.size()) return nullptr;
+  return &report.calls[static_cast<size_t>(id)];
+}
+
+std::string backends_text(const Layer& layer) {
+  std::string out;
+  for (const std::string& b : layer.backends) {
+    if (!out.empty()) out += '+';
+    out += b;
+  }
+  return out;
+}
+
 }  // namespace attnprof

@@ -76,13 +76,10 @@ std::string activation_map(const Report& r, const TextOptions& options) {
   std::vector<Row> rows;
   for (const Layer& layer : r.layers) {
     if (rows.size() == options.max_rows) break;
-    // A Report read back from JSON may be inconsistent: skip layers naming no valid call.
-    if (layer.call_ids.empty() || layer.call_ids.front() < 0 ||
-        static_cast<size_t>(layer.call_ids.front()) >= r.calls.size())
-      continue;
-    const Call& first = r.calls[static_cast<size_t>(layer.call_ids.front())];
-    std::string backends;
-    for (const std::string& b : layer.backends) backends += (backends.empty() ? "" : "+") + b;
+    const Call* first_call = first_call_of(r, layer);
+    if (first_call == nullptr) continue;
+    const Call& first = *first_call;
+    const std::string backends = backends_text(layer);
     std::string fused = layer.fused_time_fraction >= 0.999 ? "yes" : layer.fused_time_fraction <= 0.001 ? "NO" : percent(layer.fused_time_fraction);
     rows.push_back({std::to_string(layer.index), layer.module.empty() ? "-" : layer.module, backends,
                     first.library.empty() ? "-" : first.library, fused, std::to_string(layer.call_ids.size()),
