@@ -190,3 +190,22 @@ def test_eager_training_pairs_each_autograd_backward_with_its_forward_layer(run_
         assert b["op"] == "SoftmaxBackward0"
         assert b["backend"] == "eager" and b["fused"] is False
         assert b["flops"] == pytest.approx(2.5 * f["flops"])
+
+
+def test_flex_attention_without_compile_is_one_unfused_flex_call(run_cli, tmp_path):
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    q, k, v = (torch.randn(1, HEADS, 128, HEAD_DIM) for _ in range(3))
+    window = create_block_mask(lambda b, h, qi, ki: (qi >= ki) & (qi - ki < 32), 1, HEADS, 128, 128,
+                               device="cpu")
+    flex_attention(q, k, v, block_mask=window)  # warm-up: the first call traces the op once more
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        flex_attention(q, k, v, block_mask=window)
+    trace = tmp_path / "flex.pt.trace.json"
+    prof.export_chrome_trace(str(trace))
+    report, _ = analyze(run_cli, tmp_path, trace)
+    assert [c["backend"] for c in report["calls"]] == ["flex"]
+    call = report["calls"][0]
+    assert call["fused"] is False
+    assert call["op"] == "FlexAttentionAutogradOp"
+    assert (call["shape"]["B"], call["shape"]["Hq"], call["shape"]["Sq"], call["shape"]["D"]) == (1, HEADS, 128, HEAD_DIM)

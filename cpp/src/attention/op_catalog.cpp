@@ -57,6 +57,9 @@ constexpr AttentionOp kOps[] = {
   {"xformers::efficient_attention_backward_cutlass",              M::kExact, R::kExternal, backend::kEfficient, kBwd, true, L::kBSHD, 1, 2, 3, -1, -1, -1, -1, -1},
   {"xformers_flash::flash_fwd",                                   M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kBSHD, 0, 1, 2, -1, -1, -1, -1, -1},
   {"xformers_flash::flash_bwd",                                   M::kExact, R::kExternal, backend::kFlash,     kBwd, true, L::kBSHD, 1, 2, 3, -1, -1, -1, -1, -1},
+  // FlexAttention run without torch.compile: the higher-order op shows as one cpu_op (its
+  // unfused path computes every score; compiled flex shows as Triton/Inductor kernels instead)
+  {"FlexAttentionAutogradOp",                                     M::kExact, R::kExternal, backend::kFlex,     kFwd, false, L::kBHSD, 0, 1, 2, -1, -1, -1,  4, -1},
   {"triton_tem_fused_flex_attention_backward",                    M::kPrefix, R::kExternal, backend::kFlex,     kBwd, true, L::kBHSD, -1, -1, -1, -1, -1, -1, -1, -1},
   {"triton_tem_fused_flex_attention",                             M::kPrefix, R::kExternal, backend::kFlex,     kFwd, true, L::kBHSD, -1, -1, -1, -1, -1, -1, -1, -1},
   {"triton_tem_fused_flex_decoding",                              M::kPrefix, R::kExternal, backend::kFlex,     kFwd, true, L::kBHSD, -1, -1, -1, -1, -1, -1, -1, -1},
