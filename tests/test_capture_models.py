@@ -82,6 +82,8 @@ def test_gpt2_sdpa_layers_have_module_paths_causal_flag_and_cpu_flash_choice():
         assert c["causal"] is True
         assert c["mask"]["kind"] == "none"
         assert c["capture"]["last_dim_contiguous"] is True
+    # the capture gave every call its module path: the Report must not claim they are missing
+    assert not any("no module paths" in line for line in report.source["missing"])
 
 
 def test_gpt2_eager_calls_are_eager_with_a_float_mask_and_no_sdpa_choice():

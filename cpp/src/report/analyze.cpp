@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "attnprof/attention.h"
 #include "attnprof/capture.h"
 #include "attnprof/diff.h"
@@ -60,7 +62,10 @@ std::string describe_ingest_issue(const IngestIssue& issue) {
 void note_missing(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls, SourceInfo& source) {
   if (index.gpu_slices.empty())
     source.missing.push_back("no GPU activity: device time of a call is the CPU time of its op");
-  if (!index.has_python_tree)
+  // The live capture (merged before this runs) gives module paths a trace alone lacks.
+  const bool calls_lack_modules =
+      std::any_of(calls.begin(), calls.end(), [](const Call& c) { return c.module.empty(); });
+  if (!index.has_python_tree && calls_lack_modules)
     source.missing.push_back("no python_function events (with_stack=False): no module paths, layers by execution order");
   if (!trace.meta.record_shapes && !calls.empty() && calls.front().shape.Sq == 0)
     source.missing.push_back("no shapes (record_shapes=False): no B/H/S/D, FLOPs or TFLOP/s");
@@ -89,13 +94,13 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
   attribute_layers(trace, index, report.calls);
   report.layers = build_layers(report.calls);
   report.summary = summarize_attention(trace, index, report.calls);
-  note_missing(trace, index, report.calls, report.source);
   report.source.code = detect_code_info(trace, report);  // git commit of the traced project (cpp/src/diff)
 
   // Later stages: one call each, in this order.
   // Live capture (cpp/src/capture): module paths, PyTorch's own choice; before the rules.
   if (Status st = merge_capture_for_trace(report, trace, options.sidecar_path); !st)
     report.source.missing.push_back(st.error().message);
+  note_missing(trace, index, report.calls, report.source);  // after the capture filled what it could
 
   report.findings = core_findings(report);
   // Backend eligibility (cpp/src/rules): Call::explanation + one finding per fallback cause;
