@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "attnprof/cost_render.h"
+#include "attnprof/layer_ranges.h"
 #include "attnprof/render.h"
 
 namespace attnprof {
@@ -152,10 +153,7 @@ std::string explanations(const Report& r) {
   if (groups.empty()) return "";
   std::string out = "\nWhy these backends (rules):\n";
   for (const Group& g : groups) {
-    std::vector<int64_t> layers = g.layers;
-    std::sort(layers.begin(), layers.end());
-    layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
-    out += fmt::format("  layers {}: {}\n", fmt::join(layers, ","), g.text);
+    out += fmt::format("  {}: {}\n", format_layer_ranges(g.layers), g.text);
   }
   const auto& first = std::find_if(r.calls.begin(), r.calls.end(), [](const Call& c) { return c.explanation.has_value(); });
   for (const std::string& a : first->explanation->assumptions) out += "  assumed: " + a + "\n";
