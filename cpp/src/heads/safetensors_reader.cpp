@@ -132,7 +132,10 @@ Result<SavedHeads> load_heads_safetensors(const std::string& path) {
     return bad_file(path, "no tensors named layers.<L>.q / layers.<L>.k (see docs/heads.md)");
   if (meta.count("sliding_window")) saved.model_window = std::atoll(meta["sliding_window"].c_str());
 
-  for (auto& [index, tensors] : layers) {
+  for (auto& entry : layers) {
+    // Named copies, not structured bindings: clang 14 (the fuzz build) cannot capture those.
+    const auto index = entry.first;
+    auto& tensors = entry.second;
     if (!tensors.count("q") || !tensors.count("k"))
       return bad_file(path, fmt::format("layer {} needs both layers.{}.q and layers.{}.k", index, index, index));
     LayerTensors lt;
