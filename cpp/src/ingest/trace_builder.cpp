@@ -145,7 +145,9 @@ error_code TraceBuilder::add_event(od::value value) {
   od::object obj;
   if (auto e = value.get_object().get(obj)) {
     if (is_structural_error(e)) return e;
-    issue("event_not_object", trimmed(value.raw_json_token()));
+    // Not raw_json_token(): after a failed get_object() on malformed input its view can run
+    // past the buffer (found by the fuzzer, cpp/fuzz); the simdjson error names what was there.
+    issue("event_not_object", simdjson::error_message(e));
     return SUCCESS;
   }
   Event ev;
