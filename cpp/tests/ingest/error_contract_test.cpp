@@ -2,13 +2,13 @@
 // leave the trace usable are counted in Trace::issues.
 #include <gtest/gtest.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "attnprof/ingest.h"
+#include "attnprof/overlay.h"
 #include "attnprof/io.h"
 
 namespace attnprof {
@@ -36,19 +36,8 @@ class TempDir {
   fs::path path_;
 };
 
-std::string gzip(const std::string& text) {
-  z_stream zs{};
-  deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, text.size()) + 32, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  zs.avail_in = static_cast<uInt>(text.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
+// The project's own gzip writer (the annotated-trace output uses it).
+std::string gzip(const std::string& text) { return gzip_compress(text).value(); }
 
 // A small but complete Kineto-shaped trace: a cpu_op, its launch and its kernel.
 const std::string kGoodTrace = R"({
