@@ -1,4 +1,6 @@
 // attnprof analyze TRACE [TRACE ...] : which attention kernel ran, per layer, fused or not.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -18,6 +20,24 @@ struct AnalyzeCommandOptions {
   std::string torch_version, cudnn_version, arch;
 };
 
+// One bar for a whole directory of rank traces: the bar is the bytes read over all files, the
+// label counts files done and MiB read. Same helper as one file, so also silent when stderr is
+// not a terminal; a changed label gets a fresh bar, which redraws the same line.
+DirectoryProgressFn directory_progress_bar(const std::string& dir) {
+  if (!progress_bar(dir)) return {};
+  return [dir, label = std::string(), bar = std::function<void(size_t, size_t)>()](const DirectoryProgress& p) mutable {
+    const double mib = 1 << 20;
+    const int digits = p.bytes_total < 100 * (size_t{1} << 20) ? 1 : 0;
+    std::string now = fmt::format("reading {} ({}/{} files, {:.{}f}/{:.{}f} MiB)", dir, p.files_done, p.files_total,
+                                  static_cast<double>(p.bytes_done) / mib, digits,
+                                  static_cast<double>(p.bytes_total) / mib, digits);
+    if (now != label) label = std::move(now), bar = progress_bar(label);
+    // The helper ends the line at 100%: hold it at 99% until the last file is analysed too.
+    const bool finished = p.files_done == p.files_total;
+    bar(finished || p.bytes_done < p.bytes_total ? p.bytes_done : p.bytes_total - 1, p.bytes_total);
+  };
+}
+
 int run_analyze(const AnalyzeCommandOptions& o) {
   AnalyzeOptions options;
   if (!o.torch_version.empty()) options.torch_version = o.torch_version;
@@ -26,10 +46,11 @@ int run_analyze(const AnalyzeCommandOptions& o) {
   // Every trace is read before anything is written: bad input leaves no output file.
   std::vector<Report> reports;
   for (const std::string& path : o.traces) {
-    options.progress = progress_bar("reading " + path);
     // A directory holds per-rank traces: one Report with a ranks section (cpp/src/ranks).
-    Result<Report> report = std::filesystem::is_directory(path) ? analyze_directory(path, options)
-                                                                : analyze_file(path, options);
+    const bool dir = std::filesystem::is_directory(path);
+    options.progress = dir ? nullptr : progress_bar("reading " + path);
+    Result<Report> report = dir ? analyze_directory(path, options, directory_progress_bar(path))
+                                : analyze_file(path, options);
     if (!report) fail("analyze", report.error());
     reports.push_back(std::move(*report));
   }

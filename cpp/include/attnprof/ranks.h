@@ -1,6 +1,8 @@
 // Multi-rank analysis: a directory of per-rank traces -> one Report with Report::ranks.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,10 +20,23 @@ bool is_trace_file_name(std::string_view file_name);
 // Trace files directly inside dir, sorted by name. Empty when dir holds none.
 std::vector<std::string> find_trace_files(const std::string& dir);
 
+// Progress of a directory analysis, summed over every rank's trace file.
+struct DirectoryProgress {
+  size_t files_done = 0;   // traces loaded and analysed (or failed)
+  size_t files_total = 0;
+  size_t bytes_done = 0;   // bytes read from the files (compressed bytes for .gz)
+  size_t bytes_total = 0;  // sum of the file sizes
+};
+// Called from worker threads, one call at a time, with totals that never decrease; the last
+// call has files_done == files_total and bytes_done == bytes_total.
+using DirectoryProgressFn = std::function<void(const DirectoryProgress&)>;
+
 // Analyses every trace file in dir in parallel (one worker per core, one trace in memory per
 // worker) and returns the slowest rank's Report with Report::ranks filled for all ranks and
 // a finding naming the slowest rank. Errors: kFileNotFound (no such directory), kEmptyInput
-// (no trace files), or the first trace's load error (names the file).
-Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options = {});
+// (no trace files), or the first trace's load error (names the file). options.progress is not
+// used (it is per file); `progress`, when set, follows all files together.
+Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options = {},
+                                 const DirectoryProgressFn& progress = {});
 
 }  // namespace attnprof

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "attnprof/ingest.h"
+#include "ranks/rank_progress.h"
 
 namespace attnprof {
 namespace {
@@ -45,10 +46,10 @@ int64_t rank_from_file_name(std::string_view name) {
   return -1;
 }
 
-RankResult analyze_rank_file(const std::string& path, const AnalyzeOptions& options) {
+RankResult analyze_rank_file(const std::string& path, const AnalyzeOptions& options, IngestOptions ingest) {
   RankResult result;
   result.file = path;
-  Result<Trace> trace = load_trace(path);
+  Result<Trace> trace = load_trace(path, ingest);
   if (!trace) {
     result.error = trace.error();
     return result;
@@ -59,12 +60,30 @@ RankResult analyze_rank_file(const std::string& path, const AnalyzeOptions& opti
   return result;
 }
 
-std::vector<RankResult> analyze_in_parallel(const std::vector<std::string>& files, AnalyzeOptions options) {
-  options.progress = nullptr;  // one progress bar per file would interleave; workers stay quiet
+// Size of each file, for the progress total; 0 when it cannot be read (load_trace reports why).
+std::vector<size_t> file_sizes(const std::vector<std::string>& files) {
+  std::vector<size_t> sizes;
+  for (const std::string& f : files) {
+    std::error_code ec;
+    const uintmax_t n = fs::file_size(f, ec);
+    sizes.push_back(ec ? 0 : static_cast<size_t>(n));
+  }
+  return sizes;
+}
+
+std::vector<RankResult> analyze_in_parallel(const std::vector<std::string>& files, AnalyzeOptions options,
+                                            const DirectoryProgressFn& on_progress) {
+  options.progress = nullptr;  // per-file progress would interleave; workers report to one aggregate
+  ranks::RankProgress progress(file_sizes(files), on_progress);
   std::vector<RankResult> results(files.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
-    for (size_t i = next++; i < files.size(); i = next++) results[i] = analyze_rank_file(files[i], options);
+    for (size_t i = next++; i < files.size(); i = next++) {
+      IngestOptions ingest;
+      if (on_progress) ingest.progress = [&progress, i](size_t consumed, size_t) { progress.bytes_read(i, consumed); };
+      results[i] = analyze_rank_file(files[i], options, std::move(ingest));
+      progress.file_done(i);
+    }
   };
   const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, files.size());
   std::vector<std::thread> threads;
@@ -145,7 +164,8 @@ std::vector<std::string> find_trace_files(const std::string& dir) {
   return files;
 }
 
-Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options) {
+Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options,
+                                 const DirectoryProgressFn& progress) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return make_error(ErrorCode::kFileNotFound, fmt::format("{}: no such directory", dir));
   const std::vector<std::string> files = find_trace_files(dir);
@@ -153,7 +173,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
     return make_error(ErrorCode::kEmptyInput,
                       fmt::format("{}: no trace files (*.pt.trace.json[.gz], *trace*.json[.gz]) in this directory", dir));
 
-  std::vector<RankResult> results = analyze_in_parallel(files, options);
+  std::vector<RankResult> results = analyze_in_parallel(files, options, progress);
   for (const RankResult& r : results)
     if (r.error) return *r.error;
   // A file without distributedInfo or a rank in its name gets the next free rank number.

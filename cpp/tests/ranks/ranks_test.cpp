@@ -112,6 +112,26 @@ TEST_F(Ranks, EachRankMatchesItsSingleFileAnalysisAndTheSlowestIsNamed) {
   EXPECT_NE(report->findings.front().title.find("layer "), std::string::npos);
 }
 
+TEST_F(Ranks, DirectoryProgressCoversEveryFileAndEveryByte) {
+  std::vector<DirectoryProgress> calls;
+  Result<Report> report = analyze_directory((dir_ / "ranks").string(), {},
+                                            [&](const DirectoryProgress& p) { calls.push_back(p); });
+  ASSERT_TRUE(report) << report.error().message;
+  size_t bytes = 0;
+  for (const char* name : {"a.pt.trace.json", "b_rank7_trace.json", "c.pt.trace.json"})
+    bytes += fs::file_size(dir_ / "ranks" / name);  // notes.txt is not a trace and not counted
+  ASSERT_FALSE(calls.empty());
+  EXPECT_GT(calls.size(), 3u);  // byte counts while reading, not only the three file ends
+  for (size_t i = 1; i < calls.size(); ++i) {
+    EXPECT_GE(calls[i].bytes_done, calls[i - 1].bytes_done);
+    EXPECT_GE(calls[i].files_done, calls[i - 1].files_done);
+  }
+  EXPECT_EQ(calls.back().files_total, 3u);
+  EXPECT_EQ(calls.back().files_done, 3u);
+  EXPECT_EQ(calls.back().bytes_total, bytes);
+  EXPECT_EQ(calls.back().bytes_done, bytes);
+}
+
 TEST_F(Ranks, DirectoryWithoutTracesIsAnEmptyInputError) {
   Result<Report> report = analyze_directory((dir_ / "empty").string());
   ASSERT_FALSE(report);
