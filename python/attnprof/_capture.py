@@ -53,15 +53,102 @@ def _describe_tensor(t: Any) -> dict | None:
             "requires_grad": bool(t.requires_grad)}
 
 
-def _describe_mask(mask: Any) -> dict:
-    if mask is None:
-        return {"kind": "none"}
-    if isinstance(mask, torch.Tensor):
-        kind = "bool" if mask.dtype == torch.bool else ("float" if mask.is_floating_point() else "unknown")
-        return {"kind": kind, "shape": list(mask.shape), "dtype": _dtype_name(mask.dtype)}
-    if type(mask).__name__ == "BlockMask":
-        return {"kind": "block_mask", "shape": list(getattr(mask, "shape", ()))}
-    return {"kind": "unknown"}
+def visible_keys(mask_values: torch.Tensor) -> torch.Tensor:
+    """'Key visible' of SDPA mask values (bool: True = attend; float: above -inf-ish)."""
+    if mask_values.dtype == torch.bool:
+        return mask_values
+    return mask_values > torch.finfo(mask_values.dtype).min / 2
+
+
+def sliding_window(visible_row: Callable[[int], torch.Tensor], sq: int, skv: int) -> int:
+    """The causal sliding window W of a mask (query i sees keys (i - W, i], keys aligned at the
+    end when Skv > Sq), read from its last and its middle query row (``visible_row(i)``: bool
+    [Skv]); 0 when the mask is not such a window, keeps every key, or Sq < 2."""
+    if sq < 2:
+        return 0
+    offset = skv - sq
+    window = int(visible_row(sq - 1).sum())
+    if window == 0 or window >= skv:
+        return 0
+    for i in (sq - 1, sq // 2):
+        end = i + offset + 1
+        expected = torch.zeros(skv, dtype=torch.bool)
+        expected[max(0, end - window):end] = True
+        if not torch.equal(visible_row(i).to("cpu", torch.bool), expected):
+            return 0
+    return window
+
+
+def tensor_mask_window(mask: torch.Tensor, sq: int, skv: int) -> int:
+    """sliding_window() of a materialised [.., Sq, Skv] SDPA mask (batch 0, head 0)."""
+    if mask.dim() < 2 or mask.shape[-2] != sq or mask.shape[-1] != skv:
+        return 0
+    plane = mask.detach()[(0,) * (mask.dim() - 2)]
+    return sliding_window(lambda i: visible_keys(plane[i]), sq, skv)
+
+
+def block_mask_window(mask: Any) -> int:
+    """sliding_window() of a FlexAttention BlockMask, from its mask_mod (batch 0, head 0)."""
+    sq, skv = mask.seq_lengths
+    device = mask.kv_num_blocks.device
+    zero = torch.zeros((), dtype=torch.int64, device=device)
+    keys = torch.arange(skv, device=device)
+
+    def row(i: int) -> torch.Tensor:
+        return mask.mask_mod(zero, zero, torch.tensor(i, device=device), keys).expand(skv)
+
+    return sliding_window(row, sq, skv)
+
+
+def _best_effort(read_window: Callable[..., int], *args: Any) -> int:
+    """A window is a hint: a mask whose values cannot be read (a mask_mod that needs more than
+    index tensors, a meta tensor) has none, and the call's record stays complete."""
+    try:
+        return read_window(*args)
+    except Exception:  # noqa: BLE001
+        return 0
+
+
+class _MaskFacts:
+    """Facts read from mask values, once per distinct mask (transformers hands every layer the
+    same mask tensor; reading values of a GPU mask synchronises, so it happens once)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple, dict] = {}
+
+    def describe(self, mask: Any, sq: int, skv: int) -> dict:
+        if mask is None:
+            return {"kind": "none"}
+        if isinstance(mask, torch.Tensor):
+            kind = "bool" if mask.dtype == torch.bool else ("float" if mask.is_floating_point() else "unknown")
+            out = {"kind": kind, "shape": list(mask.shape), "dtype": _dtype_name(mask.dtype)}
+            key = ("tensor", id(mask), mask.data_ptr(), mask._version, sq, skv)
+            if kind != "unknown":
+                out.update(self._cached(key, lambda: {"window": _best_effort(tensor_mask_window, mask, sq, skv)}))
+            return out
+        if type(mask).__name__ == "BlockMask":
+            out = {"kind": "block_mask", "shape": list(getattr(mask, "shape", ()))}
+            out.update(self._cached(("block", id(mask), sq, skv), lambda: {
+                "block_size": [int(b) for b in mask.BLOCK_SIZE],
+                "block_sparsity": float(mask.sparsity()) / 100.0,
+                "window": _best_effort(block_mask_window, mask)}))
+            return out
+        return {"kind": "unknown"}
+
+    def _cached(self, key: tuple, compute: Callable[[], dict]) -> dict:
+        found = self._cache.get(key)
+        if found is None:
+            if len(self._cache) > 64:  # masks of earlier forward passes are dead: ids get reused
+                self._cache.clear()
+            found = self._cache[key] = compute()
+        return found
+
+
+def _lengths(query: Any, key: Any) -> tuple[int, int]:
+    """(Sq, Skv) of [.., S, D] query and key tensors; (0, 0) when they are not tensors."""
+    if not isinstance(query, torch.Tensor) or not isinstance(key, torch.Tensor) or query.dim() < 2 or key.dim() < 2:
+        return 0, 0
+    return int(query.shape[-2]), int(key.shape[-2])
 
 
 def _sdpa_arguments(args: tuple, kwargs: dict) -> dict:
@@ -130,6 +217,7 @@ class AttentionCapture:
         self.warnings: list[str] = []
         self._step_of = step_of
         self._choices = _ChoiceCache()
+        self._masks = _MaskFacts()
         self._local = _ThreadState()
         self._root_names: dict[int, dict[int, str]] = {}
         self._paths: dict[int, str] = {}
@@ -257,7 +345,7 @@ class AttentionCapture:
         record.update(
             device=q.device.type if isinstance(q, torch.Tensor) else "",
             query=_describe_tensor(q), key=_describe_tensor(a["key"]), value=_describe_tensor(a["value"]),
-            mask=_describe_mask(a["attn_mask"]), is_causal=bool(a["is_causal"]),
+            mask=self._masks.describe(a["attn_mask"], *_lengths(q, a["key"])), is_causal=bool(a["is_causal"]),
             dropout_p=float(a["dropout_p"]), scale=None if a["scale"] is None else float(a["scale"]),
             enable_gqa=bool(a["enable_gqa"]), grad_enabled=torch.is_grad_enabled(),
             phase=self._phase(q))

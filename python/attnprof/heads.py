@@ -28,6 +28,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import _core
+from ._capture import visible_keys, tensor_mask_window
 
 _OUTPUT_PROJECTIONS = ("o_proj", "out_proj", "output.dense", "attention.output.dense", "c_proj", "wo", "dense")
 
@@ -51,19 +52,12 @@ def _as_f32(t: torch.Tensor) -> torch.Tensor:
     return t.detach().to(device="cpu", dtype=torch.float32).contiguous()
 
 
-def _visible(mask: torch.Tensor) -> torch.Tensor:
-    """Boolean 'key visible' of an SDPA mask (bool: True = attend; float: > -inf-ish)."""
-    if mask.dtype == torch.bool:
-        return mask
-    return mask > torch.finfo(mask.dtype).min / 2
-
-
 def _describe_mask(mask: torch.Tensor | None, sq: int, skv: int, is_causal: bool) -> tuple[bool, list[int], int]:
     """(causal, key_lengths, window) that reproduce a [B|1, 1|H, Sq, Skv] mask when it is a
     causal, padding or causal sliding-window mask; other masks fall back to full attention."""
     if mask is None:
         return is_causal, [], 0
-    vis = _visible(mask.detach())
+    vis = visible_keys(mask.detach())
     while vis.dim() < 4:
         vis = vis.unsqueeze(0)
     vis = vis[:, 0].to("cpu")                   # [B, Sq, Skv]
@@ -74,13 +68,10 @@ def _describe_mask(mask: torch.Tensor | None, sq: int, skv: int, is_causal: bool
     idx_k = torch.arange(skv).unsqueeze(0)
     future = idx_k > idx_q
     causal = is_causal or (sq > 1 and not bool(vis[:, future].any()))
+    window = tensor_mask_window(mask, sq, skv) if causal else 0
+    if window:
+        return True, [], window
     last = vis[:, -1, :]                        # the last query row sees the most keys
-    window = 0
-    if causal and sq > 1:
-        first_visible = last.float().argmax(dim=-1)
-        if bool((first_visible > 0).any()):
-            window = int(skv - first_visible.min().item())
-            return True, [], window
     lengths = last.sum(dim=-1).tolist()
     prefix = all(bool(last[b, :int(n)].all()) for b, n in enumerate(lengths))
     key_lengths = [int(n) for n in lengths] if prefix and any(int(n) < skv for n in lengths) else []

@@ -80,12 +80,23 @@ struct AttentionOp {
 std::span<const AttentionOp> attention_op_catalog();
 const AttentionOp* classify_attention_op(std::string_view op_name);
 
+// ---- torch.compile ranges -------------------------------------------------------------
+
+// A range torch.compile records while it traces and compiles a frame or a graph
+// ("entire_frame_compile", "_compile.compile_inner", "compile_fx_inner", each also with a
+// " (dynamo_timed)" suffix). Ops inside run on fake tensors: attention ops there are not calls.
+bool is_compile_phase(std::string_view range_name);
+// A range that runs compiled code: "Torch-Compiled Region: 0/1" (the frame, guards included)
+// or "## Call CompiledFxGraph <hash> ##" (one Inductor graph).
+bool is_compiled_graph_run(std::string_view range_name);
+bool is_compiled_fx_graph_call(std::string_view range_name);
+
 // ---- extraction ----------------------------------------------------------------------
 
 // Component of a kernel in an unfused call, from the ATen op that launched it.
 std::string_view component_of_op(std::string_view op_name);
 
-// "c10::BFloat16" -> "bf16", "float" -> "fp32", ... ; "" for unknown types.
+// "c10::BFloat16" or "bfloat16" -> "bf16", "float" or "float32" -> "fp32", ... ; "" for unknown types.
 std::string dtype_name(std::string_view torch_type);
 
 // Every attention call of the trace, in CPU start order, with kernels, shapes, flags,
@@ -101,6 +112,10 @@ void attribute_layers(const Trace& trace, const TraceIndex& index, std::vector<C
 
 // One Layer per layer index, in order.
 std::vector<Layer> build_layers(const std::vector<Call>& calls);
+
+// The layer's first call, or nullptr when the layer names no valid call (a Report read back
+// from JSON may be inconsistent).
+const Call* first_call_of(const std::vector<Call>& calls, const Layer& layer);
 
 // Fused shares, attention time and its share of all GPU time.
 Summary summarize_attention(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls);

@@ -17,6 +17,7 @@
 #include "attnprof/error.h"
 #include "attnprof/report.h"
 #include "attnprof/trace.h"
+#include "attnprof/trace_index.h"
 
 namespace attnprof {
 
@@ -78,9 +79,21 @@ struct MergeStats {
 // their consistency check sees PyTorch's choice.
 MergeStats merge_capture(Report& report, const Trace& trace, const CaptureSidecar& sidecar);
 
-// The facade's one call: loads `explicit_path` (error when it is missing or bad) or the
-// sidecar beside the trace (skipped when absent) and merges it.
-Status merge_capture_for_trace(Report& report, const Trace& trace,
-                               const std::string& explicit_path);
+// The sidecar of a trace: `explicit_path` (an error when it is missing or bad), or the file
+// beside the trace (sidecar_path_for; nullopt when there is none).
+struct LoadedSidecar {
+  std::string path;
+  CaptureSidecar sidecar;
+};
+Result<std::optional<LoadedSidecar>> find_sidecar(const Trace& trace, const std::string& explicit_path);
+
+// Captured calls whose work ran in a torch.compile'd graph and that the trace alone shows no
+// attention op or kernel for (Inductor's FlexAttention on CPU): one Call per
+// "attnprof.call#" range that holds a compiled-graph run ("## Call CompiledFxGraph",
+// "Torch-Compiled Region") and none of `calls`, timed by that run, arguments and backend from
+// the record. Appends them and renumbers all calls in CPU start order (call before
+// attribute_layers, which pairs calls by id). Returns how many were added.
+int64_t add_compiled_graph_calls(std::vector<Call>& calls, const Trace& trace, const TraceIndex& index,
+                                 const CaptureSidecar& sidecar);
 
 }  // namespace attnprof

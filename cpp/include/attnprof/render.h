@@ -5,6 +5,8 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "attnprof/report.h"
 
@@ -32,11 +34,13 @@ std::string shape_text(const Shape& shape);
 // ("qk gemm, softmax, av gemm (+4 more)"), shortened for one table cell.
 std::string kernels_text(const Call& call, size_t max_chars = 70);
 
-// The layer's first call, or nullptr when the layer names no valid call (a Report read back
-// from JSON may be inconsistent).
-const Call* first_call_of(const Report& report, const Layer& layer);
+// What a file of SourceInfo::files is: "live capture" for a capture sidecar, else "trace".
+std::string_view source_file_kind(std::string_view path);
 
 // "cudnn" or "cudnn+math": the backends a layer ran, in first-seen order.
 std::string backends_text(const Layer& layer);
+
+// Sliding-window verdicts with the same text merged: ("layers 0-31", verdict), in first-seen order.
+std::vector<std::pair<std::string, std::string>> grouped_window_verdicts(const std::vector<WindowEffectiveness>& verdicts);
 
 }  // namespace attnprof

@@ -15,7 +15,7 @@
 
 namespace attnprof {
 
-inline constexpr const char* kReportSchemaVersion = "1.0";
+inline constexpr const char* kReportSchemaVersion = "1.1";
 
 // Backend vocabulary (issue 2): flash, efficient, cudnn, math, cpu_flash, flex, eager,
 // external. Kept as strings in the document; these constants are the only spellings.
@@ -61,6 +61,10 @@ struct MaskInfo {
   bool present = false;
   std::string kind;         // "none", "bool", "float", "causal_flag", "block_mask", "unknown"
   std::vector<int64_t> dims;  // shape of the mask tensor when known
+  // From the live capture only (a trace records a mask's shape, not its values):
+  int64_t window = 0;              // causal sliding window: keys the last query row sees, 0 = none/unknown
+  double block_sparsity = -1;      // BlockMask: share of (query block, key block) pairs skipped, -1 unknown
+  std::vector<int64_t> block_size; // BlockMask: [query block, key block] in tokens
 };
 
 struct Call {

@@ -63,9 +63,8 @@ LayerCost cost_of_layer(const Layer& layer, const std::vector<Call>& calls, cons
     const double peak = peak_tflops_sum / seconds;  // time-weighted peak of the layer's dtypes
     if (peak > 0) cost.peak_fraction = cost.achieved_tflops / peak;
   }
-  if (!layer.call_ids.empty() && layer.call_ids.front() >= 0 &&
-      static_cast<size_t>(layer.call_ids.front()) < calls.size()) {
-    const Shape& s = calls[static_cast<size_t>(layer.call_ids.front())].shape;
+  if (const Call* first = first_call_of(calls, layer)) {
+    const Shape& s = first->shape;
     if (cost.peak_bytes >= 0 && s.Hq > 0) cost.bytes_per_q_head = cost.peak_bytes / s.Hq;
     const int64_t dv = s.Dv > 0 ? s.Dv : s.D;
     if (s.B > 0) cost.bytes_per_kv_head = s.B * s.Skv * (s.D + dv) * dtype_bytes(s.dtype);

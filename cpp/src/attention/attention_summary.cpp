@@ -9,12 +9,15 @@
 namespace attnprof {
 
 std::string dtype_name(std::string_view t) {
-  if (t == "c10::BFloat16") return "bf16";
-  if (t == "c10::Half") return "fp16";
-  if (t == "float") return "fp32";
-  if (t == "double") return "fp64";
-  if (t == "c10::Float8_e4m3fn" || t == "c10::Float8_e4m3fnuz") return "fp8_e4m3";
-  if (t == "c10::Float8_e5m2" || t == "c10::Float8_e5m2fnuz") return "fp8_e5m2";
+  // Kineto's "Input type" spelling, then torch's dtype name (the live capture's).
+  if (t == "c10::BFloat16" || t == "bfloat16") return "bf16";
+  if (t == "c10::Half" || t == "float16") return "fp16";
+  if (t == "float" || t == "float32") return "fp32";
+  if (t == "double" || t == "float64") return "fp64";
+  if (t == "c10::Float8_e4m3fn" || t == "c10::Float8_e4m3fnuz" || t == "float8_e4m3fn" || t == "float8_e4m3fnuz")
+    return "fp8_e4m3";
+  if (t == "c10::Float8_e5m2" || t == "c10::Float8_e5m2fnuz" || t == "float8_e5m2" || t == "float8_e5m2fnuz")
+    return "fp8_e5m2";
   return "";
 }
 

@@ -35,6 +35,14 @@ bool has_attention_ancestor(const ExtractionContext& ctx, OpClassifier& classify
   return false;
 }
 
+// torch.compile traces a frame by running its ops on fake tensors inside compile ranges;
+// those ops are recorded but compute nothing.
+bool is_compile_tracing(const ExtractionContext& ctx, uint32_t slice) {
+  for (uint32_t p = ctx.index.parent[slice]; p != kNoSlice; p = ctx.index.parent[p])
+    if (is_compile_phase(ctx.trace.name_of(ctx.trace.slices[p]))) return true;
+  return false;
+}
+
 // Reads B, H, S, D from the q/k/v dims according to the op's layout.
 void fill_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
   const auto& q = args.dims(op.query);
@@ -371,6 +379,9 @@ double attention_flops(const Call& call) {
   double flops = 4.0 * static_cast<double>(s.B) * static_cast<double>(s.Hq) * static_cast<double>(s.Sq) *
                  static_cast<double>(s.Skv) * static_cast<double>(s.D);
   if (call.causal && s.Sq == s.Skv) flops /= 2;
+  // A compiled FlexAttention kernel computes only the blocks its BlockMask keeps (capture).
+  if (call.backend == backend::kFlex && call.fused && call.mask.block_sparsity > 0)
+    flops *= 1.0 - call.mask.block_sparsity;
   if (call.direction == "backward") flops *= 2.5;
   return flops;
 }
@@ -382,7 +393,8 @@ std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& 
   OpClassifier classify(trace);
   std::vector<uint32_t> tops;
   for (uint32_t i = 0; i < trace.slices.size(); ++i)
-    if (classify(trace.slices[i]) && !has_attention_ancestor(ctx, classify, i)) tops.push_back(i);
+    if (classify(trace.slices[i]) && !has_attention_ancestor(ctx, classify, i) && !is_compile_tracing(ctx, i))
+      tops.push_back(i);
 
   std::vector<Call> calls;
   calls.reserve(tops.size());

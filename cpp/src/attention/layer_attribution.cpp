@@ -141,6 +141,13 @@ void attribute_layers(const Trace& /*trace*/, const TraceIndex& index, std::vect
   assign_phases(calls);
 }
 
+const Call* first_call_of(const std::vector<Call>& calls, const Layer& layer) {
+  if (layer.call_ids.empty()) return nullptr;
+  const int64_t id = layer.call_ids.front();
+  if (id < 0 || static_cast<size_t>(id) >= calls.size()) return nullptr;
+  return &calls[static_cast<size_t>(id)];
+}
+
 std::vector<Layer> build_layers(const std::vector<Call>& calls) {
   std::map<int64_t, Layer> by_index;
   std::map<int64_t, double> fused_time;

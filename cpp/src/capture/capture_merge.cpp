@@ -9,80 +9,12 @@
 
 #include <fmt/format.h>
 
+#include "attnprof/attention.h"
 #include "attnprof/capture.h"
+#include "capture_ranges.h"
 
 namespace attnprof {
 namespace {
-
-struct Range {
-  int64_t begin_ns = 0;
-  int64_t end_ns = 0;
-  std::string_view label;  // what follows the prefix: call id or module path
-};
-
-// Ranges sorted by start. Properly nested per thread, so the latest-starting range that
-// contains an interval is the innermost one.
-class RangeIndex {
- public:
-  void add(Range r) { ranges_.push_back(r); }
-  void finish() {
-    std::sort(ranges_.begin(), ranges_.end(),
-              [](const Range& a, const Range& b) { return a.begin_ns < b.begin_ns; });
-  }
-  const Range* innermost_containing(int64_t begin_ns, int64_t end_ns) const {
-    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), begin_ns,
-                               [](int64_t ts, const Range& r) { return ts < r.begin_ns; });
-    while (it != ranges_.begin()) {
-      --it;
-      if (it->end_ns >= end_ns) return &*it;
-    }
-    return nullptr;
-  }
-  size_t size() const { return ranges_.size(); }
-  const std::vector<Range>& all() const { return ranges_; }
-
- private:
-  std::vector<Range> ranges_;
-};
-
-struct CaptureRanges {
-  RangeIndex calls;
-  RangeIndex modules;
-};
-
-CaptureRanges collect_ranges(const Trace& trace) {
-  CaptureRanges out;
-  for (const Slice& s : trace.slices) {
-    if (s.cat != Category::kUserAnnotation && s.cat != Category::kCpuOp) continue;
-    std::string_view name = trace.name_of(s);
-    if (name.starts_with(kCallAnnotationPrefix)) {
-      out.calls.add({s.ts_ns, s.end_ns(), name.substr(kCallAnnotationPrefix.size())});
-    } else if (name.starts_with(kModuleAnnotationPrefix)) {
-      out.modules.add({s.ts_ns, s.end_ns(), name.substr(kModuleAnnotationPrefix.size())});
-    }
-  }
-  out.calls.finish();
-  out.modules.finish();
-  return out;
-}
-
-// "12 model.layers.0.self_attn" -> 12 (the id is the leading integer).
-std::optional<int64_t> call_id_of(std::string_view label) {
-  int64_t id = 0;
-  auto [ptr, ec] = std::from_chars(label.data(), label.data() + label.size(), id);
-  if (ec != std::errc{} || ptr == label.data()) return std::nullopt;
-  return id;
-}
-
-// torch dtype names -> the Report's short spelling (report.h Shape::dtype).
-std::string short_dtype(std::string_view torch_dtype) {
-  static const std::unordered_map<std::string_view, std::string_view> kNames = {
-      {"float32", "fp32"},       {"float16", "fp16"},           {"bfloat16", "bf16"},
-      {"float64", "fp64"},       {"float8_e4m3fn", "fp8_e4m3"}, {"float8_e5m2", "fp8_e5m2"},
-      {"float8_e4m3fnuz", "fp8_e4m3"}, {"float8_e5m2fnuz", "fp8_e5m2"}};
-  auto it = kNames.find(torch_dtype);
-  return it == kNames.end() ? std::string(torch_dtype) : std::string(it->second);
-}
 
 bool last_dim_contiguous(const CapturedTensor& t) { return t.stride.empty() || t.stride.back() == 1; }
 
@@ -103,7 +35,10 @@ void apply_arguments(Call& call, const CapturedCall& c) {
     call.cross = call.shape.Sq != call.shape.Skv && !call.decode;
     call.gqa = c.enable_gqa || call.shape.Hkv != call.shape.Hq;
   }
-  if (!c.query.dtype.empty()) call.shape.dtype = short_dtype(c.query.dtype);
+  if (!c.query.dtype.empty()) {
+    const std::string known = dtype_name(c.query.dtype);
+    call.shape.dtype = known.empty() ? c.query.dtype : known;  // unknown dtypes keep torch's name
+  }
   call.mask = c.mask;
   call.causal = c.is_causal;
   call.dropout = c.dropout_p;
@@ -130,6 +65,8 @@ std::string captured_backend(const CapturedCall& c) {
   return "";
 }
 
+}  // namespace
+
 void apply_captured(Call& call, const CapturedCall& c) {
   call.capture = capture_info_of(c);
   if (!c.module.empty()) call.module = c.module;
@@ -139,6 +76,8 @@ void apply_captured(Call& call, const CapturedCall& c) {
   apply_arguments(call, c);
   call.source = "trace+capture";
 }
+
+namespace {
 
 void name_layers(Report& report) {
   for (Layer& layer : report.layers) {
@@ -230,18 +169,15 @@ MergeStats merge_capture(Report& report, const Trace& trace, const CaptureSideca
   return stats;
 }
 
-Status merge_capture_for_trace(Report& report, const Trace& trace,
-                               const std::string& explicit_path) {
+Result<std::optional<LoadedSidecar>> find_sidecar(const Trace& trace, const std::string& explicit_path) {
   std::string path = explicit_path.empty() ? sidecar_path_for(trace.path) : explicit_path;
   if (explicit_path.empty()) {
     std::error_code ec;
-    if (trace.path.empty() || !std::filesystem::exists(path, ec)) return Ok{};
+    if (trace.path.empty() || !std::filesystem::exists(path, ec)) return std::optional<LoadedSidecar>{};
   }
   auto sidecar = load_sidecar(path);
   if (!sidecar) return sidecar.error();
-  merge_capture(report, trace, *sidecar);
-  report.source.files.push_back(path);
-  return Ok{};
+  return std::optional<LoadedSidecar>{LoadedSidecar{std::move(path), std::move(sidecar).value()}};
 }
 
 }  // namespace attnprof

@@ -29,6 +29,9 @@ MaskInfo mask_from(const json& j) {
   m.kind = j.value("kind", std::string{"none"});
   m.dims = j.value("shape", std::vector<int64_t>{});
   m.present = m.kind != "none";
+  m.window = j.value("window", int64_t{0});
+  m.block_sparsity = j.value("block_sparsity", -1.0);
+  m.block_size = j.value("block_size", std::vector<int64_t>{});
   return m;
 }
 

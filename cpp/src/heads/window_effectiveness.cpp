@@ -61,6 +61,40 @@ bool mask_covers_scores(const Call& c) {
   return c.mask.present && d.size() >= 2 && d[d.size() - 2] == c.shape.Sq && d.back() == c.shape.Skv;
 }
 
+// FlexAttention: compiled, it walks only the blocks the BlockMask keeps (the rest of the work
+// is masked scores inside partly-kept blocks); unfused, it computes every score.
+WindowEffectiveness flex_verdict(const Call& c, WindowEffectiveness w) {
+  const int64_t Sq = c.shape.Sq, Skv = c.shape.Skv;
+  const double sparsity = c.mask.block_sparsity;  // -1 when the capture did not see the mask
+  w.mask = "block_mask";
+  w.skips_masked_work = flex_is_compiled(c);
+  if (w.window > 0) w.masked_fraction = masked_score_fraction(Sq, Skv, true, w.window);
+  if (sparsity >= 0) w.masked_fraction_min = sparsity;  // fully masked blocks hold only masked scores
+  if (w.skips_masked_work) {
+    // Computed share of the scores = 1 - sparsity; of those, 1 - masked_fraction are kept.
+    if (sparsity >= 0 && w.masked_fraction >= 0 && sparsity < 1)
+      w.wasted_flops_share = std::max(0.0, 1.0 - (1.0 - w.masked_fraction) / (1.0 - sparsity));
+    w.verdict = sparsity >= 0
+                    ? fmt::format("FlexAttention (compiled) with a BlockMask skips the {:.1f}% of blocks that are "
+                                  "fully masked{}",
+                                  100 * sparsity,
+                                  w.masked_fraction >= 0
+                                      ? fmt::format("; {:.1f}% of the scores it does compute are masked inside "
+                                                    "partly kept blocks",
+                                                    100 * w.wasted_flops_share)
+                                      : std::string())
+                    : "FlexAttention (compiled) with a BlockMask: fully masked blocks are skipped";
+    return w;
+  }
+  const double share = w.masked_fraction >= 0 ? w.masked_fraction : w.masked_fraction_min;
+  w.wasted_flops_share = std::max(0.0, share);
+  w.verdict = fmt::format(
+      "FlexAttention without torch.compile: the unfused path materialises all {}x{} scores, {}{:.1f}% of its "
+      "QK/AV FLOPs are masked away; torch.compile(flex_attention) would skip the masked blocks",
+      Sq, Skv, w.masked_fraction >= 0 ? "" : "at least ", 100 * w.wasted_flops_share);
+  return w;
+}
+
 }  // namespace
 
 std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& report, const Trace* trace,
@@ -74,19 +108,12 @@ std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& repo
     w.call_id = c.id;
     w.layer = c.layer;
     w.backend = c.backend;
-    w.window = window_hint;
-    w.window_source = window_hint > 0 ? "given" : "unknown";
+    // A window the user gives wins over the one the capture read from the mask.
+    w.window = window_hint > 0 ? window_hint : c.mask.window;
+    w.window_source = window_hint > 0 ? "given" : (c.mask.window > 0 ? "capture" : "unknown");
 
     if (is_flex(c)) {
-      w.mask = "block_mask";
-      w.skips_masked_work = flex_is_compiled(c);
-      if (window_hint > 0) w.masked_fraction = masked_score_fraction(Sq, Skv, true, window_hint);
-      w.wasted_flops_share = w.skips_masked_work ? 0.0 : std::max(0.0, w.masked_fraction);
-      w.verdict = w.skips_masked_work
-                      ? "FlexAttention (compiled) with a BlockMask: fully masked blocks are skipped"
-                      : "FlexAttention without torch.compile: the unfused path materialises the full score "
-                        "matrix, masked scores are computed and discarded";
-      out.push_back(std::move(w));
+      out.push_back(flex_verdict(c, std::move(w)));
       continue;
     }
     if (!mask_covers_scores(c)) continue;  // no materialised Sq x Skv mask: nothing to judge
@@ -104,10 +131,11 @@ std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& repo
       w.assumptions.push_back(
           "the mask also has a sliding window (an outer kv_idx > q_idx - W comparison, aten::gt); its W is a "
           "0-d tensor whose value the trace does not record");
-    if (window_hint > 0) {
+    if (w.window > 0) {
       // Sliding windows of decoders (Mistral, Gemma) are causal: kv_idx in (q_idx - W, q_idx].
-      w.masked_fraction = masked_score_fraction(Sq, Skv, true, window_hint);
-      w.assumptions.push_back(fmt::format("window W = {} (given), causal sliding window (q_idx - W, q_idx]", window_hint));
+      w.masked_fraction = masked_score_fraction(Sq, Skv, true, w.window);
+      w.assumptions.push_back(fmt::format("window W = {} ({}), causal sliding window (q_idx - W, q_idx]", w.window,
+                                          w.window_source == "given" ? "given" : "read from the captured mask"));
     }
     const double share = w.masked_fraction >= 0 ? w.masked_fraction : w.masked_fraction_min;
     w.wasted_flops_share = std::max(0.0, share);

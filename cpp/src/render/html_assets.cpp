@@ -248,7 +248,7 @@ const char* const kDashboardJs = R"attnprof_js(
     kpi(sm.has_gpu ? 'attention device time' : 'attention CPU time', fmtUs(sm.attention_us));
     if (sm.has_gpu) kpi('attention share of GPU time', pct(sm.attention_share));
     kpi('peak memory', fmtBytes(sm.peak_bytes));
-    if (run.files.length) s.appendChild(el('p', { class: 'files' }, 'trace: ' + run.files.join(', ')));
+    if (run.files.length) s.appendChild(el('p', { class: 'files' }, 'sources: ' + run.files.join(', ')));
     for (const a of run.assumptions) s.appendChild(el('p', { class: 'note' }, 'assumed: ' + a));
     for (const m of run.missing) s.appendChild(el('p', { class: 'note' }, 'missing: ' + m));
     return s;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "attnprof/attention.h"
 #include "attnprof/cost_render.h"
 #include "attnprof/render.h"
 
@@ -67,8 +68,8 @@ std::string heads_markdown(const Report& r) {
     out += fmt::format("- candidate: layer {} head {}: **{}**: {}{}\n", c.layer, c.head, md_escape(c.action),
                        md_escape(c.reason),
                        c.kv_bytes_per_token ? fmt::format(" (frees {} KV bytes per token)", c.kv_bytes_per_token) : "");
-  for (const WindowEffectiveness& w : h.sliding_window)
-    out += fmt::format("- sliding window, layer {}: {}\n", w.layer, md_escape(w.verdict));
+  for (const auto& [layers, verdict] : grouped_window_verdicts(h.sliding_window))
+    out += fmt::format("- sliding window, {}: {}\n", layers, md_escape(verdict));
   if (!h.sampling_note.empty()) out += "- " + md_escape(h.sampling_note) + "\n";
   for (const std::string& n : h.notes) out += "- " + md_escape(n) + "\n";
   return out;
@@ -77,7 +78,7 @@ std::string heads_markdown(const Report& r) {
 std::string render_markdown(const Report& r) {
   const Summary& s = r.summary;
   std::string out = "# attnprof report\n\n";
-  for (const std::string& f : r.source.files) out += fmt::format("- trace: `{}`\n", md_escape(f));
+  for (const std::string& f : r.source.files) out += fmt::format("- {}: `{}`\n", source_file_kind(f), md_escape(f));
   out += fmt::format("- device: {}{}\n", r.source.device_name.empty() ? "CPU only" : md_escape(r.source.device_name),
                      r.source.arch.empty() ? "" : " (" + md_escape(r.source.arch) + ")");
   const std::string cost = render_cost_markdown(r);  // cost sections (cpp/src/render/cost_render.cpp)
@@ -105,7 +106,7 @@ std::string render_markdown(const Report& r) {
   out += "\n## Activation map\n\n" +
          header_row({"layer", "module", "backend", "library", "fused share", "calls", "time (us)", "shape", "kernels"});
   for (const Layer& layer : r.layers) {
-    const Call* first_call = first_call_of(r, layer);
+    const Call* first_call = first_call_of(r.calls, layer);
     if (first_call == nullptr) continue;
     const Call& first = *first_call;
     const std::string backends = backends_text(layer);

@@ -4,6 +4,8 @@
 #include <map>
 #include <vector>
 
+#include "attnprof/capture.h"
+#include "attnprof/layer_ranges.h"
 #include "attnprof/render.h"
 
 namespace attnprof {
@@ -61,11 +63,8 @@ std::string kernels_text(const Call& call, size_t max_chars) {
   return out;
 }
 
-const Call* first_call_of(const Report& report, const Layer& layer) {
-  if (layer.call_ids.empty()) return nullptr;
-  const int64_t id = layer.call_ids.front();
-  if (id < 0 || static_cast<size_t>(id) >= report.calls.size()) return nullptr;
-  return &report.calls[static_cast<size_t>(id)];
+std::string_view source_file_kind(std::string_view path) {
+  return path.ends_with(kSidecarSuffix) ? "live capture" : "trace";
 }
 
 std::string backends_text(const Layer& layer) {
@@ -74,6 +73,19 @@ std::string backends_text(const Layer& layer) {
     if (!out.empty()) out += '+';
     out += b;
   }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> grouped_window_verdicts(
+    const std::vector<WindowEffectiveness>& verdicts) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> groups;  // verdict -> layers
+  for (const WindowEffectiveness& w : verdicts) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == w.verdict; });
+    if (it == groups.end()) it = groups.insert(groups.end(), {w.verdict, {}});
+    it->second.push_back(w.layer);
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& [verdict, layers] : groups) out.emplace_back(format_layer_ranges(std::move(layers)), verdict);
   return out;
 }
 

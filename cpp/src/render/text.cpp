@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "attnprof/attention.h"
 #include "attnprof/cost_render.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/render.h"
@@ -42,7 +43,7 @@ std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fract
 
 std::string header(const Report& r) {
   std::string out;
-  for (const std::string& f : r.source.files) out += fmt::format("trace: {}\n", f);
+  for (const std::string& f : r.source.files) out += fmt::format("{}: {}\n", source_file_kind(f), f);
   const std::string device = r.source.device_name.empty() ? "CPU only (no GPU events)" : r.source.device_name;
   out += fmt::format("device: {}{}\n", device, r.source.arch.empty() ? "" : " (" + r.source.arch + ")");
   return out;
@@ -77,7 +78,7 @@ std::string activation_map(const Report& r, const TextOptions& options) {
   std::vector<Row> rows;
   for (const Layer& layer : r.layers) {
     if (rows.size() == options.max_rows) break;
-    const Call* first_call = first_call_of(r, layer);
+    const Call* first_call = first_call_of(r.calls, layer);
     if (first_call == nullptr) continue;
     const Call& first = *first_call;
     const std::string backends = backends_text(layer);
@@ -121,8 +122,8 @@ std::string heads_text(const Report& r) {
                          c.expected_speedup > 0 ? fmt::format(", ~{:.1f}x faster attention", c.expected_speedup) : "");
     if (!h.sampling_note.empty()) out += "  " + h.sampling_note + "\n";
   }
-  for (const WindowEffectiveness& w : h.sliding_window)
-    out += fmt::format("  sliding window, layer {}: {}\n", w.layer, w.verdict);
+  for (const auto& [layers, verdict] : grouped_window_verdicts(h.sliding_window))
+    out += fmt::format("  sliding window, {}: {}\n", layers, verdict);
   for (const std::string& n : h.notes) out += "  note: " + n + "\n";
   return out;
 }

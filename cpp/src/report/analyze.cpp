@@ -9,6 +9,7 @@
 #include "attnprof/attention.h"
 #include "attnprof/capture.h"
 #include "attnprof/diff.h"
+#include "attnprof/heads.h"
 #include "attnprof/cost.h"
 #include "attnprof/hw.h"
 #include "attnprof/ingest.h"
@@ -81,6 +82,18 @@ void note_missing(const Trace& trace, const TraceIndex& index, const std::vector
   for (const IngestIssue& issue : trace.issues) source.missing.push_back(describe_ingest_issue(issue));
 }
 
+// Only verdicts that say something: a FlexAttention call, or masked work the trace proves.
+void add_window_verdicts(Report& report, const Trace& trace) {
+  std::vector<WindowEffectiveness> verdicts;
+  for (WindowEffectiveness& w : sliding_window_effectiveness(report, &trace))
+    if (w.mask == "block_mask" || w.masked_fraction >= 0 || w.masked_fraction_min > 0) verdicts.push_back(std::move(w));
+  if (verdicts.empty()) return;
+  report.heads.emplace();
+  report.heads->sliding_window = std::move(verdicts);
+  report.heads->notes.push_back(
+      "per-head statistics need Q/K: attnprof.profile(heads=True), or attnprof heads FILE.safetensors");
+}
+
 }  // namespace
 
 Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
@@ -89,8 +102,15 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
   report.source = describe_source(trace, options);
   const TraceIndex index = build_trace_index(trace);
 
-  // Attention extraction (cpp/src/attention).
+  // The live-capture sidecar (cpp/src/capture), when the run wrote one.
+  auto sidecar = find_sidecar(trace, options.sidecar_path);
+  if (!sidecar) report.source.missing.push_back(sidecar.error().message);
+  const LoadedSidecar* capture = sidecar && sidecar->has_value() ? &**sidecar : nullptr;
+
+  // Attention extraction (cpp/src/attention), plus the calls only the capture can name
+  // (work that ran in a torch.compile'd graph).
   report.calls = extract_attention_calls(trace, index);
+  if (capture) add_compiled_graph_calls(report.calls, trace, index, capture->sidecar);
   attribute_layers(trace, index, report.calls);
   report.layers = build_layers(report.calls);
   report.summary = summarize_attention(trace, index, report.calls);
@@ -98,8 +118,10 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
 
   // Later stages: one call each, in this order.
   // Live capture (cpp/src/capture): module paths, PyTorch's own choice; before the rules.
-  if (Status st = merge_capture_for_trace(report, trace, options.sidecar_path); !st)
-    report.source.missing.push_back(st.error().message);
+  if (capture) {
+    merge_capture(report, trace, capture->sidecar);
+    report.source.files.push_back(capture->path);
+  }
   note_missing(trace, index, report.calls, report.source);  // after the capture filled what it could
 
   report.findings = core_findings(report);
@@ -110,6 +132,9 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
   // Cost (cpp/src/analysis): Call::cost, Layer::cost (roofline, memory during each call) and
   // a roofline finding per backend; after core_findings, which replaces the list.
   add_cost_analysis(report, trace);
+  // Sliding-window effectiveness (cpp/src/heads): whether the kernel of a masked or windowed
+  // call skips the masked work; per-head statistics need Q/K and are added by attach_heads.
+  add_window_verdicts(report, trace);
   return report;
 }
 

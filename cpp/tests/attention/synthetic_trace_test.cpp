@@ -102,6 +102,24 @@ TEST(SyntheticTraces, FlexAttentionTemplateKernelIsAFusedFlexCallWithoutAnAttent
   EXPECT_DOUBLE_EQ(r.calls[0].device_time_us, 50);
 }
 
+TEST(SyntheticTraces, AttentionOpRecordedWhileTorchCompileTracesIsNotACall) {
+  // Dynamo runs the frame on fake tensors under its compile ranges; only the compiled
+  // graph's run does the work.
+  TraceBuilder b;
+  const std::vector<std::vector<int64_t>> qkv = {{1, 4, 256, 16}, {1, 2, 256, 16}, {1, 2, 256, 16}};
+  b.op("entire_frame_compile", 0, 1000);
+  b.op("_compile.compile_inner (dynamo_timed)", 10, 900);
+  b.op("FlexAttentionAutogradOp", 100, 50, qkv);
+  b.op("FlexAttentionAutogradOp", 2000, 50, qkv);  // a real, uncompiled call afterwards
+  const Report report = b.analyze();
+  ASSERT_EQ(report.calls.size(), 1u);
+  EXPECT_EQ(report.calls[0].cpu_ts_ns, 2000 * 1000);
+  EXPECT_TRUE(is_compile_phase("compile_fx_inner (dynamo_timed)"));
+  EXPECT_FALSE(is_compile_phase("Torch-Compiled Region: 0/1"));
+  EXPECT_TRUE(is_compiled_graph_run("Torch-Compiled Region: 0/1"));
+  EXPECT_TRUE(is_compiled_fx_graph_call("## Call CompiledFxGraph f5zq7g6k ##"));
+}
+
 TEST(SyntheticTraces, LogSoftmaxBetweenMatmulsIsNotAttention) {
   TraceBuilder b;
   b.op("aten::matmul", 0, 10, {{8, 16, 32}, {8, 32, 16}});

@@ -5,7 +5,9 @@
 
 #include <string>
 
+#include "attnprof/attention.h"
 #include "attnprof/capture.h"
+#include "attnprof/trace_index.h"
 
 namespace attnprof {
 namespace {
@@ -30,10 +32,14 @@ constexpr const char* kSidecar = R"({
 
 struct Builder {
   Trace trace;
-  void annotation(std::string_view name, int64_t ts, int64_t dur) {
+  void annotation(std::string_view name, int64_t ts, int64_t dur) { add(name, Category::kUserAnnotation, ts, dur); }
+  void op(std::string_view name, int64_t ts, int64_t dur) { add(name, Category::kCpuOp, ts, dur); }
+
+ private:
+  void add(std::string_view name, Category cat, int64_t ts, int64_t dur) {
     Slice s;
     s.name = trace.strings.intern(name);
-    s.cat = Category::kUserAnnotation;
+    s.cat = cat;
     s.ts_ns = ts;
     s.dur_ns = dur;
     trace.slices.push_back(s);
@@ -201,11 +207,73 @@ TEST(CaptureMerge, CapturedCallMissingFromTheReportIsSaidInSourceMissing) {
 TEST(CaptureMerge, MissingSidecarBesideTheTraceIsNotAnErrorButAnExplicitOneIs) {
   Trace trace;
   trace.path = "/nonexistent/dir/trace.json";
-  Report report;
-  EXPECT_TRUE(merge_capture_for_trace(report, trace, "").ok());
-  auto explicit_missing = merge_capture_for_trace(report, trace, "/nonexistent/side.json");
+  auto beside = find_sidecar(trace, "");
+  ASSERT_TRUE(beside.ok());
+  EXPECT_FALSE(beside->has_value());
+  auto explicit_missing = find_sidecar(trace, "/nonexistent/side.json");
   ASSERT_FALSE(explicit_missing.ok());
   EXPECT_EQ(explicit_missing.error().code, ErrorCode::kFileNotFound);
+}
+
+// Two transformers flex_attention calls as the Python capture records them (BlockMask facts read
+// from the mask: 75% of the blocks skipped, causal window of 32 tokens).
+constexpr const char* kFlexSidecar = R"({
+  "format": "attnprof-capture", "format_version": 1, "torch_version": "2.13.0",
+  "calls": [
+    {"id": 3, "module": "model.layers.0.self_attn", "interface": "transformers.flex_attention", "device": "cpu",
+     "query": {"shape": [1, 4, 256, 16], "dtype": "float32"}, "key": {"shape": [1, 2, 256, 16], "dtype": "float32"},
+     "value": {"shape": [1, 2, 256, 16], "dtype": "float32"},
+     "mask": {"kind": "block_mask", "shape": [1, 1, 256, 256], "block_size": [128, 128], "block_sparsity": 0.75,
+              "window": 32},
+     "scale": 0.25, "pytorch_choice": ""},
+    {"id": 4, "module": "model.layers.1.self_attn", "interface": "transformers.flex_attention", "device": "cpu",
+     "query": {"shape": [1, 4, 256, 16], "dtype": "float32"}, "key": {"shape": [1, 2, 256, 16], "dtype": "float32"},
+     "value": {"shape": [1, 2, 256, 16], "dtype": "float32"}, "mask": {"kind": "block_mask"}, "pytorch_choice": ""}
+  ]})";
+
+TEST(CompiledGraphCalls, CapturedFlexThatRanInACompiledGraphBecomesOneFusedFlexCallTimedByTheGraph) {
+  Builder b;
+  b.annotation("attnprof.call#3 model.layers.0.self_attn", 1000, 10000);
+  b.op("Torch-Compiled Region: 1/1", 2000, 8000);
+  b.annotation("## Call CompiledFxGraph fyujco4q ##", 2100, 7000);
+  b.annotation("attnprof.call#4 model.layers.1.self_attn", 20000, 5000);
+  b.op("Torch-Compiled Region: 1/1", 20100, 4000);
+  std::vector<Call> calls = {call_at(0, 21000, 1000)};  // call #4 already has an extracted call
+  auto sidecar = parse_sidecar(kFlexSidecar, "test");
+  ASSERT_TRUE(sidecar.ok()) << sidecar.error().message;
+
+  EXPECT_EQ(add_compiled_graph_calls(calls, b.trace, build_trace_index(b.trace), *sidecar), 1);
+  ASSERT_EQ(calls.size(), 2u);
+  const Call& c = calls[0];  // renumbered in start order
+  EXPECT_EQ(c.id, 0);
+  EXPECT_EQ(calls[1].id, 1);
+  EXPECT_EQ(c.backend, backend::kFlex);
+  EXPECT_TRUE(c.fused);
+  EXPECT_EQ(c.op, "Torch-Compiled Region");
+  EXPECT_EQ(c.module, "model.layers.0.self_attn");
+  EXPECT_EQ(c.source, "trace+capture");
+  EXPECT_EQ(c.cpu_ts_ns, 2100);  // the graph's run, not the region's guard evaluation
+  EXPECT_EQ(c.cpu_dur_ns, 7000);
+  EXPECT_DOUBLE_EQ(c.device_time_us, 7.0);  // CPU-only trace: the graph's CPU time
+  EXPECT_EQ(c.shape.Sq, 256);
+  EXPECT_EQ(c.shape.Hkv, 2);
+  EXPECT_DOUBLE_EQ(c.mask.block_sparsity, 0.75);
+  EXPECT_EQ(c.mask.window, 32);
+  EXPECT_EQ(c.mask.block_size, (std::vector<int64_t>{128, 128}));
+  // The kernel computes only the kept quarter of the blocks.
+  EXPECT_DOUBLE_EQ(c.flops, 4.0 * 1 * 4 * 256 * 256 * 16 * 0.25);
+}
+
+TEST(CompiledGraphCalls, RangeWithoutACompiledGraphOrWithoutARecordAddsNothing) {
+  Builder b;
+  b.annotation("attnprof.call#3 model.layers.0.self_attn", 1000, 10000);  // no compiled graph inside
+  b.annotation("attnprof.call#99 model.layers.9.self_attn", 20000, 5000);  // not in the sidecar
+  b.op("Torch-Compiled Region: 0/0", 20100, 4000);
+  std::vector<Call> calls;
+  auto sidecar = parse_sidecar(kFlexSidecar, "test");
+  ASSERT_TRUE(sidecar.ok());
+  EXPECT_EQ(add_compiled_graph_calls(calls, b.trace, build_trace_index(b.trace), *sidecar), 0);
+  EXPECT_TRUE(calls.empty());
 }
 
 }  // namespace

@@ -69,6 +69,55 @@ TEST(SlidingWindow, CompiledFlexCallSkipsMaskedBlocks) {
   EXPECT_NEAR(v[1].wasted_flops_share, 1.0 - 3670528.0 / 16777216.0, 1e-12);
 }
 
+TEST(SlidingWindow, CapturedBlockMaskGivesTheSkippedBlocksAndTheMaskedShareOfTheComputedOnes) {
+  Report report;
+  Call flex;
+  flex.backend = backend::kFlex;
+  flex.direction = "forward";
+  flex.fused = true;  // compiled (Inductor template)
+  flex.shape.Sq = flex.shape.Skv = 4096;
+  flex.mask.kind = "block_mask";
+  flex.mask.present = true;
+  flex.mask.window = 1024;         // read by the capture from the mask_mod
+  flex.mask.block_sparsity = 0.7;  // BlockMask.sparsity() / 100
+  report.calls.push_back(flex);
+  Call eager_flex = flex;
+  eager_flex.fused = false;
+  report.calls.push_back(eager_flex);
+  const auto v = sliding_window_effectiveness(report, nullptr);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].window, 1024);
+  EXPECT_EQ(v[0].window_source, "capture");
+  const double kept = 3670528.0 / 16777216.0;
+  EXPECT_NEAR(v[0].masked_fraction, 1.0 - kept, 1e-12);
+  EXPECT_DOUBLE_EQ(v[0].masked_fraction_min, 0.7);
+  EXPECT_TRUE(v[0].skips_masked_work);
+  // Computed: 30% of the scores, of which `kept` of all are kept -> the rest is masked work.
+  EXPECT_NEAR(v[0].wasted_flops_share, 1.0 - kept / 0.3, 1e-12);
+  EXPECT_NE(v[0].verdict.find("skips the 70.0% of blocks"), std::string::npos) << v[0].verdict;
+  EXPECT_FALSE(v[1].skips_masked_work);
+  EXPECT_NEAR(v[1].wasted_flops_share, 1.0 - kept, 1e-12);
+  EXPECT_NE(v[1].verdict.find("without torch.compile"), std::string::npos);
+}
+
+TEST(SlidingWindow, MaterialisedMaskUsesTheWindowTheCaptureReadUnlessOneIsGiven) {
+  Report report;
+  Call sdpa;
+  sdpa.backend = backend::kCpuFlash;
+  sdpa.direction = "forward";
+  sdpa.shape.Sq = sdpa.shape.Skv = 64;
+  sdpa.mask = {true, "bool", {1, 1, 64, 64}, 16, -1, {}};
+  report.calls.push_back(sdpa);
+  const int64_t kept = 16 * 17 / 2 + 48 * 16;  // rows 0..15 see i+1 keys, the rest 16
+  auto captured = sliding_window_effectiveness(report, nullptr);
+  ASSERT_EQ(captured.size(), 1u);
+  EXPECT_EQ(captured[0].window_source, "capture");
+  EXPECT_NEAR(captured[0].wasted_flops_share, 1.0 - kept / 4096.0, 1e-12);
+  auto given = sliding_window_effectiveness(report, nullptr, 32);
+  EXPECT_EQ(given[0].window, 32);
+  EXPECT_EQ(given[0].window_source, "given");
+}
+
 TEST(SlidingWindow, FlashCallsWithoutAMaskHaveNoVerdict) {
   // H100 BERT under SDPA flash: attention calls, none with a materialised Sq x Skv mask.
   auto trace = load_trace(std::string(ATTNPROF_FIXTURES_DIR) +
