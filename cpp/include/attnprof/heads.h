@@ -61,6 +61,11 @@ std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& repo
                                                               const Trace* trace,
                                                               int64_t window_hint = 0);
 
+// One finding (rule "heads.sliding_window") per distinct verdict that wastes work: the
+// layers, the wasted share, and the gain if the masked work were skipped, 1 / (1 - wasted)
+// of the QK/AV FLOPs (an upper bound for the call's time). Verdicts without waste give none.
+std::vector<Finding> sliding_window_findings(const std::vector<WindowEffectiveness>& verdicts);
+
 // Share of the Sq x Skv score matrix a causal(+window) mask removes; window 0 = causal only.
 double masked_score_fraction(int64_t Sq, int64_t Skv, bool causal, int64_t window);
 

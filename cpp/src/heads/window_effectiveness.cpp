@@ -8,6 +8,8 @@
 // part, `kv_idx > q_idx - W` (aten::gt, same shapes) the window part.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "attnprof/heads.h"
 
 namespace attnprof {
@@ -148,6 +150,28 @@ std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& repo
               "or FlashAttention-2's window_size would skip them"
             : "; FlexAttention with a BlockMask or FlashAttention-2's window_size would skip them");
     out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::vector<Finding> sliding_window_findings(const std::vector<WindowEffectiveness>& verdicts) {
+  std::vector<Finding> out;
+  for (const WindowEffectiveness& w : verdicts) {
+    if (w.wasted_flops_share <= 0) continue;
+    auto same = std::find_if(out.begin(), out.end(), [&](const Finding& f) { return f.detail == w.verdict; });
+    if (same != out.end()) {
+      same->layers.push_back(w.layer);
+      continue;
+    }
+    Finding f;
+    f.rule = "heads.sliding_window";
+    f.severity = w.wasted_flops_share >= 0.5 ? "medium" : "low";
+    f.title = fmt::format("{}: {:.0f}% of the attention FLOPs go to masked scores",
+                          w.backend.empty() ? std::string("masked attention") : w.backend, 100 * w.wasted_flops_share);
+    f.detail = w.verdict;
+    f.layers.push_back(w.layer);
+    if (w.wasted_flops_share < 1) f.expected_gain = 1.0 / (1.0 - w.wasted_flops_share);
+    out.push_back(std::move(f));
   }
   return out;
 }

@@ -88,6 +88,7 @@ void add_window_verdicts(Report& report, const Trace& trace) {
   for (WindowEffectiveness& w : sliding_window_effectiveness(report, &trace))
     if (w.mask == "block_mask" || w.masked_fraction >= 0 || w.masked_fraction_min > 0) verdicts.push_back(std::move(w));
   if (verdicts.empty()) return;
+  for (Finding& f : sliding_window_findings(verdicts)) report.findings.push_back(std::move(f));
   report.heads.emplace();
   report.heads->sliding_window = std::move(verdicts);
   report.heads->notes.push_back(

@@ -118,6 +118,22 @@ TEST(SlidingWindow, MaterialisedMaskUsesTheWindowTheCaptureReadUnlessOneIsGiven)
   EXPECT_EQ(given[0].window_source, "given");
 }
 
+TEST(SlidingWindow, FindingsMergeLayersWithTheSameVerdictAndSkipVerdictsWithoutWaste) {
+  auto trace = load_trace(kMistral);
+  ASSERT_TRUE(trace.ok());
+  auto verdicts = sliding_window_effectiveness(analyze_trace(*trace), &trace.value(), 1024);
+  WindowEffectiveness no_waste;
+  no_waste.wasted_flops_share = 0;
+  verdicts.push_back(no_waste);
+  const auto findings = sliding_window_findings(verdicts);
+  ASSERT_EQ(findings.size(), 1u);  // the 4 cuDNN layers share one verdict
+  EXPECT_EQ(findings[0].rule, "heads.sliding_window");
+  EXPECT_EQ(findings[0].layers, (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(findings[0].severity, "medium");
+  EXPECT_NEAR(findings[0].expected_gain, 16777216.0 / 3670528.0, 1e-9);  // 1 / (1 - wasted)
+  EXPECT_EQ(findings[0].title, "cudnn: 78% of the attention FLOPs go to masked scores");
+}
+
 TEST(SlidingWindow, FlashCallsWithoutAMaskHaveNoVerdict) {
   // H100 BERT under SDPA flash: attention calls, none with a materialised Sq x Skv mask.
   auto trace = load_trace(std::string(ATTNPROF_FIXTURES_DIR) +
