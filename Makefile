@@ -60,7 +60,11 @@ install: venv
 pytest:
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m pytest -q tests
 
+# Bench-only peers (not needed by `make test`): HTA for bench/hta_compare.py.
+BENCH_PY_PACKAGES := HolisticTraceAnalysis
+
 bench: deps install
+	$(PIP) install -q $(BENCH_PY_PACKAGES)
 	$(CMAKE) -S . -B build/bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNPROF_BUILD_BENCH=ON -DATTNPROF_BUILD_TESTS=OFF
 	$(CMAKE) --build build/bench -j $(JOBS)
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) bench/run_all.py

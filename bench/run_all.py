@@ -16,6 +16,7 @@ HERE = Path(__file__).resolve().parent
 # name -> (script, extra arguments, what it compares against)
 BENCHES = {
     "ingest": ("ingest_compare.py", [], "bare simdjson pass and Python json.load on a ~1 GB trace"),
+    "hta": ("hta_compare.py", [], "HolisticTraceAnalysis and Python json.load on a fixture and a ~1 GB trace"),
     "capture": ("capture_overhead.py", [], "plain torch.profiler.profile with the same flags"),
     "heads": ("heads_bench.py", [], "OpenBLAS SGEMM and a PyTorch CPU implementation"),
     "dashboard": ("dashboard_bench.py", [], "the 2 MB / 2 s targets in headless Chromium"),
