@@ -138,8 +138,9 @@ def _window_kept(seq: int, window: int) -> int:
     return sum(min(i + 1, window) for i in range(seq))
 
 
-def _profiled_report(model, ids):
-    with attnprof.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof:
+def _profiled_report(model, ids, heads: bool = False):
+    with attnprof.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True,
+                          heads=heads) as prof:
         with torch.no_grad():
             model(ids)
     return prof.attention_report().data
@@ -163,7 +164,7 @@ def test_mistral_window_sdpa_computes_every_score_while_compiled_flex_skips_mask
         assert v["window"] == window and v["window_source"] == "capture"
         assert v["wasted_flops_share"] == pytest.approx(masked, abs=1e-12)
 
-    flex = _profiled_report(_tiny_mistral("flex_attention", window=window, positions=seq), ids)
+    flex = _profiled_report(_tiny_mistral("flex_attention", window=window, positions=seq), ids, heads=True)
     calls = [c for c in flex["calls"] if c["direction"] == "forward"]
     assert [c["backend"] for c in calls] == ["flex", "flex"]
     for c in calls:
@@ -182,6 +183,12 @@ def test_mistral_window_sdpa_computes_every_score_while_compiled_flex_skips_mask
         # Of the 7/16 computed scores, only the window's are kept.
         assert v["wasted_flops_share"] == pytest.approx(1 - (1 - masked) / (7 / 16), abs=1e-12)
         assert v["wasted_flops_share"] < masked
+    # Pattern level: the heads capture saw the flex calls through transformers' interface and
+    # read the window from the BlockMask's mask_mod.
+    assert flex["heads"]["model_window"] == window
+    assert len(flex["heads"]["heads"]) == 2 * 4
+    for h in flex["heads"]["heads"]:
+        assert 0 <= h["window_dropped_mass"] <= 1
     # The work itself: SDPA's kernel does all 512 x 512 scores, flex's 7/16 of them.
     sdpa_flops = [c["flops"] for c in sdpa["calls"] if c["direction"] == "forward"]
     assert sdpa_flops == [pytest.approx(4 * 1 * 4 * seq * seq * 16)] * 2

@@ -60,44 +60,45 @@ def visible_keys(mask_values: torch.Tensor) -> torch.Tensor:
     return mask_values > torch.finfo(mask_values.dtype).min / 2
 
 
-def sliding_window(visible_row: Callable[[int], torch.Tensor], sq: int, skv: int) -> int:
-    """The causal sliding window W of a mask (query i sees keys (i - W, i], keys aligned at the
-    end when Skv > Sq), read from its last and its middle query row (``visible_row(i)``: bool
-    [Skv]); 0 when the mask is not such a window, keeps every key, or Sq < 2."""
+def causal_window(visible_row: Callable[[int], torch.Tensor], sq: int, skv: int) -> tuple[bool, int]:
+    """(causal, W) of a mask whose query i sees exactly the keys (i' - W, i'] (i' = i + Skv - Sq:
+    keys aligned at the end), W = 0 for plain causal (keys <= i'); (False, 0) for any other
+    mask or Sq < 2. Read from the last and the middle query row (``visible_row(i)``: [Skv])."""
     if sq < 2:
-        return 0
+        return False, 0
     offset = skv - sq
-    window = int(visible_row(sq - 1).sum())
-    if window == 0 or window >= skv:
-        return 0
+    seen = int(visible_row(sq - 1).sum())
+    if seen == 0:
+        return False, 0
+    window = seen if seen < skv else 0
     for i in (sq - 1, sq // 2):
         end = i + offset + 1
         expected = torch.zeros(skv, dtype=torch.bool)
-        expected[max(0, end - window):end] = True
-        if not torch.equal(visible_row(i).to("cpu", torch.bool), expected):
-            return 0
-    return window
+        expected[max(0, end - window) if window else 0:end] = True
+        if not torch.equal(visible_row(i).to("cpu", torch.bool).expand(skv), expected):
+            return False, 0
+    return True, window
 
 
 def tensor_mask_window(mask: torch.Tensor, sq: int, skv: int) -> int:
-    """sliding_window() of a materialised [.., Sq, Skv] SDPA mask (batch 0, head 0)."""
+    """The causal_window() W of a materialised [.., Sq, Skv] SDPA mask (batch 0, head 0)."""
     if mask.dim() < 2 or mask.shape[-2] != sq or mask.shape[-1] != skv:
         return 0
     plane = mask.detach()[(0,) * (mask.dim() - 2)]
-    return sliding_window(lambda i: visible_keys(plane[i]), sq, skv)
+    return causal_window(lambda i: visible_keys(plane[i]), sq, skv)[1]
 
 
-def block_mask_window(mask: Any) -> int:
-    """sliding_window() of a FlexAttention BlockMask, from its mask_mod (batch 0, head 0)."""
+def block_mask_causal_window(mask: Any) -> tuple[bool, int]:
+    """causal_window() of a FlexAttention BlockMask, from its mask_mod (batch 0, head 0)."""
     sq, skv = mask.seq_lengths
     device = mask.kv_num_blocks.device
     zero = torch.zeros((), dtype=torch.int64, device=device)
     keys = torch.arange(skv, device=device)
+    return causal_window(lambda i: mask.mask_mod(zero, zero, torch.tensor(i, device=device), keys), sq, skv)
 
-    def row(i: int) -> torch.Tensor:
-        return mask.mask_mod(zero, zero, torch.tensor(i, device=device), keys).expand(skv)
 
-    return sliding_window(row, sq, skv)
+def block_mask_window(mask: Any) -> int:
+    return block_mask_causal_window(mask)[1]
 
 
 def _best_effort(read_window: Callable[..., int], *args: Any) -> int:

@@ -12,15 +12,18 @@ or, without the profiler::
     attnprof.heads.save_safetensors(cap, "qk.safetensors")   # for `attnprof heads FILE`
 
 Capture: every ``torch.nn.functional.scaled_dot_product_attention`` call (transformers'
-"sdpa" implementation, hand-written models) through a TorchFunctionMode; the output projection
-is found on the calling attention module or its parents (o_proj / out_proj / output.dense).
-Eager attention (matmul + softmax) and FlexAttention calls are not captured. Only conversion happens here: statistics,
+"sdpa" implementation, hand-written models) through a TorchFunctionMode, and every call of
+the other transformers attention implementations ("eager", "flex_attention", ...) through
+``AttentionInterface.get_interface``; the output projection is found on the calling attention
+module or its parents (o_proj / out_proj / output.dense). Hand-written eager attention
+(matmul + softmax outside transformers) and direct flex_attention calls are not captured. Only conversion happens here: statistics,
 classification and verdicts are computed in C++ (docs/heads.md).
 """
 from __future__ import annotations
 
 import json
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +31,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import _core
-from ._capture import visible_keys, tensor_mask_window
+from ._capture import HookError, block_mask_causal_window, tensor_mask_window, visible_keys
 
 _OUTPUT_PROJECTIONS = ("o_proj", "out_proj", "output.dense", "attention.output.dense", "c_proj", "wo", "dense")
 
@@ -78,6 +81,16 @@ def _describe_mask(mask: torch.Tensor | None, sq: int, skv: int, is_causal: bool
     return causal, key_lengths, window
 
 
+def _describe_block_mask(mask: Any) -> tuple[bool, list[int], int]:
+    """(causal, key_lengths, window) of a FlexAttention BlockMask: a causal sliding window,
+    plain causal, or (any other mask_mod) full attention."""
+    try:
+        causal, window = block_mask_causal_window(mask)
+    except Exception:  # noqa: BLE001 - a mask_mod that needs more than index tensors
+        causal, window = False, 0
+    return causal, [], window
+
+
 def _output_projection(modules: list[torch.nn.Module], width: int) -> torch.Tensor | None:
     """W_O of the innermost active attention module (or its parent), [hidden, Hq * Dv]."""
     for module in reversed(modules):
@@ -99,7 +112,7 @@ class _SdpaHeadsMode(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func is torch.nn.functional.scaled_dot_product_attention:
-            self.capture._record_sdpa(args, kwargs)
+            self.capture._safely(self.capture._record_sdpa, args, kwargs)
         return func(*args, **kwargs)
 
 
@@ -112,19 +125,55 @@ class HeadCapture:
         self.with_values = with_values
         self._stack = threading.local()
         self._mode = _SdpaHeadsMode(self)
-        self._hooks: list[Any] = []
+        self._undo: list[Any] = []  # callables that remove what __enter__ installed
+        self.failed = False         # a call could not be recorded (warned once)
 
     def __enter__(self) -> "HeadCapture":
-        self._hooks.append(torch.nn.modules.module.register_module_forward_pre_hook(self._push))
-        self._hooks.append(torch.nn.modules.module.register_module_forward_hook(self._pop))
+        self._undo.append(torch.nn.modules.module.register_module_forward_pre_hook(self._push).remove)
+        self._undo.append(torch.nn.modules.module.register_module_forward_hook(self._pop).remove)
+        self._patch_transformers()
         self._mode.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
         self._mode.__exit__(*exc)
-        for h in self._hooks:
-            h.remove()
-        self._hooks.clear()
+        while self._undo:
+            self._undo.pop()()
+
+    def _patch_transformers(self) -> None:
+        """Wraps the transformers attention implementations that do not call SDPA (the SDPA
+        one is seen by the TorchFunctionMode)."""
+        try:
+            from transformers.modeling_utils import AttentionInterface
+        except Exception:  # noqa: BLE001 - transformers absent or incompatible
+            return
+        original_get = AttentionInterface.get_interface
+        capture = self
+
+        def get_interface(interface_self, attn_implementation, default):
+            fn = original_get(interface_self, attn_implementation, default)
+            if (attn_implementation or "eager") == "sdpa":
+                return fn
+
+            def attention_interface(module, query, key, value, attention_mask, *args, **kwargs):
+                capture._safely(capture._record_interface, query, key, value, attention_mask, kwargs.get("scaling"))
+                return fn(module, query, key, value, attention_mask, *args, **kwargs)
+
+            attention_interface.__wrapped__ = fn
+            return attention_interface
+
+        AttentionInterface.get_interface = get_interface
+        self._undo.append(lambda: setattr(AttentionInterface, "get_interface", original_get))
+
+    def _safely(self, record: Any, *args: Any) -> None:
+        """Recording never breaks the run: a failure is warned about once and the call skipped."""
+        try:
+            record(*args)
+        except Exception as e:  # noqa: BLE001
+            if not self.failed:
+                warnings.warn(f"attnprof.heads: capture failed ({type(e).__name__}: {e}); the run continues, "
+                              f"the heads report may miss some calls", HookError, stacklevel=3)
+            self.failed = True
 
     def _modules(self) -> list[torch.nn.Module]:
         if not hasattr(self._stack, "modules"):
@@ -140,17 +189,31 @@ class HeadCapture:
             stack.pop()
 
     def _record_sdpa(self, args: tuple, kwargs: dict) -> None:
-        if len(self.calls) >= self.max_calls:
-            return
         names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
         a = dict(zip(names, args))
         a.update(kwargs)
-        q, k, v = a["query"], a["key"], a["value"]
-        if q.dim() != 4 or k.dim() != 4:
+        q, k = a["query"], a["key"]
+        if len(self.calls) >= self.max_calls or q.dim() != 4 or k.dim() != 4:
+            return
+        mask = _describe_mask(a.get("attn_mask"), q.shape[-2], k.shape[-2], bool(a.get("is_causal", False)))
+        self._record(q, k, a["value"], mask, a.get("scale"))
+
+    def _record_interface(self, q: Any, k: Any, v: Any, mask: Any, scale: Any) -> None:
+        """A transformers attention implementation's call ([B, H, S, D] tensors; the mask is
+        a tensor (eager) or a BlockMask (flex_attention))."""
+        if len(self.calls) >= self.max_calls or q.dim() != 4 or k.dim() != 4:
             return
         sq, skv = q.shape[-2], k.shape[-2]
-        causal, key_lengths, window = _describe_mask(a.get("attn_mask"), sq, skv, bool(a.get("is_causal", False)))
-        scale = a.get("scale") or 0.0
+        if type(mask).__name__ == "BlockMask":
+            described = _describe_block_mask(mask)
+        else:
+            described = _describe_mask(mask, sq, skv, False)
+        self._record(q, k, v, described, scale)
+
+    def _record(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                mask: tuple[bool, list[int], int], scale: Any) -> None:
+        causal, key_lengths, window = mask
+        scale = scale or 0.0
         w_o = _output_projection(self._modules(), q.shape[1] * v.shape[-1]) if self.with_values else None
         self.calls.append(CapturedCall(
             layer=len(self.calls), q=_as_f32(q), k=_as_f32(k),

@@ -48,10 +48,11 @@ class profile(torch.profiler.profile):  # noqa: N801 - same name and role as tor
         try:
             super().stop()
         finally:
-            if self._capture is not None:
-                self._capture.__exit__(None, None, None)
+            # Reverse order of start(): both wrap transformers' get_interface.
             if self._heads_capture is not None:
                 self._heads_capture.__exit__(None, None, None)
+            if self._capture is not None:
+                self._capture.__exit__(None, None, None)
 
     def step(self) -> None:
         # A new step after an export starts a new cycle: its sidecar holds only its own calls.
