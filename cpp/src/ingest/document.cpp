@@ -35,8 +35,6 @@ bool is_valid_scalar_document(od::document& doc, json_type type) {
   }
 }
 
-// Walks the document: an object with traceEvents (Kineto), or a bare array of events
-// (the Chrome "JSON Array Format").
 }  // namespace
 
 Error malformed_json(const std::string& label, size_t offset, simdjson::error_code e) {
@@ -46,6 +44,20 @@ Error malformed_json(const std::string& label, size_t offset, simdjson::error_co
   return make_error(ErrorCode::kMalformedJson, msg);
 }
 
+namespace {
+
+// On-demand parsing checks only what it reads: before calling a document "valid JSON" that
+// is not a trace, validate all of it (a full DOM parse, on this error path only).
+Error not_a_trace(const char* data, size_t size, const std::string& label, const std::string& what) {
+  simdjson::dom::parser validator;
+  if (auto e = validator.parse(data, size, /*realloc_if_needed=*/true).error()) return malformed_json(label, kNoOffset, e);
+  return make_error(ErrorCode::kNotATrace, label + ": " + what);
+}
+
+}  // namespace
+
+// Walks the document: an object with traceEvents (Kineto), or a bare array of events
+// (the Chrome "JSON Array Format").
 Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, const std::string& label) {
   Trace trace;
   trace.path = label;
@@ -78,12 +90,12 @@ Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, con
         json_type t;
         if (auto e = event.type().get(t)) return malformed_json(label, offset_of(where), e);
         if (t != json_type::object)
-          return make_error(ErrorCode::kNotATrace, label + ": a JSON array, but not of trace events");
+          return not_a_trace(data, size, label, "a JSON array, but not of trace events");
         first = false;
       }
       if (auto e = builder.add_event(event)) return malformed_json(label, offset_of(where), e);
     }
-    if (first) return make_error(ErrorCode::kNotATrace, label + ": an empty JSON array, not a trace");
+    if (first) return not_a_trace(data, size, label, "an empty JSON array, not a trace");
   } else if (type == json_type::object) {
     od::object top;
     if (auto e = doc.get_object().get(top)) return malformed_json(label, offset_of(where), e);
@@ -101,7 +113,7 @@ Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, con
       od::array events;
       if (auto e = v.get_array().get(events)) {
         if (ingest::is_structural_error(e)) return malformed_json(label, offset_of(where), e);
-        return make_error(ErrorCode::kNotATrace, label + ": \"traceEvents\" is not an array");
+        return not_a_trace(data, size, label, "\"traceEvents\" is not an array");
       }
       saw_events = true;
       for (auto event_result : events) {
@@ -112,11 +124,11 @@ Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, con
       }
     }
     if (!saw_events)
-      return make_error(ErrorCode::kNotATrace, label + ": valid JSON but not a trace (no \"traceEvents\" array)");
+      return not_a_trace(data, size, label, "valid JSON but not a trace (no \"traceEvents\" array)");
   } else if (!is_valid_scalar_document(doc, type)) {
     return malformed_json(label, offset_of(text.data()), simdjson::TAPE_ERROR);
   } else {
-    return make_error(ErrorCode::kNotATrace, label + ": valid JSON but not a trace (top level is not an object)");
+    return not_a_trace(data, size, label, "valid JSON but not a trace (top level is not an object)");
   }
   if (const char* rest = nullptr; doc.current_location().get(rest) == simdjson::SUCCESS)
     return malformed_json(label, offset_of(rest), simdjson::TRAILING_CONTENT);

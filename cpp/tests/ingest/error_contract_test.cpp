@@ -123,6 +123,13 @@ TEST(IngestErrors, SyntaxErrorsAreMalformed) {
   expect_error(parse_trace("not json at all", "d.json"), ErrorCode::kMalformedJson, "d.json");
 }
 
+TEST(IngestErrors, InvalidJsonWithoutTraceEventsIsMalformedNotNotATrace) {
+  // Found by the fuzzer: on-demand parsing stops before the bad bytes, so these were once
+  // called "valid JSON but not a trace".
+  expect_error(parse_trace("{}}", "extra_brace.json"), ErrorCode::kMalformedJson, "extra_brace.json");
+  expect_error(parse_trace(R"({"t": [7z}})", "bad_number.json"), ErrorCode::kMalformedJson, "bad_number.json");
+}
+
 TEST(IngestErrors, CorruptAndTruncatedGzipAreCorruptGzip) {
   TempDir dir;
   std::string gz = gzip(kGoodTrace);
