@@ -11,6 +11,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "attnprof/trace.h"
 
@@ -57,6 +58,17 @@ class TraceBuilder {
   Trace& trace_;
   std::unordered_map<std::string, int64_t> string_ids_;
   std::unordered_set<int64_t> launch_correlations_;  // runtime/driver correlation ids seen
+
+  // Reused by read_input_lists / read_string_list (no allocation per event once warm).
+  struct ScratchSpan {
+    uint32_t input;  // position in the list
+    bool list;       // a TensorList member shape (in scratch_list_values_), else the tensor's own
+    size_t begin, end;
+  };
+  std::vector<int64_t> scratch_values_;
+  std::vector<int64_t> scratch_list_values_;
+  std::vector<ScratchSpan> scratch_spans_;
+  std::vector<StrId> scratch_ids_;
 };
 
 }  // namespace attnprof::ingest

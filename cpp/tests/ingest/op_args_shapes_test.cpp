@@ -1,0 +1,95 @@
+// The op_args paths the ingest hot loop takes: shapes gathered in scratch buffers and copied
+// into each input once, keys read without unescaping unless they hold an escape, and the
+// CPU-op tree built from events that arrive out of order.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "attnprof/ingest.h"
+#include "attnprof/trace_index.h"
+
+namespace attnprof {
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+TEST(IngestOpArgs, ShapesStridesAndTensorListsLandOnTheirInputs) {
+  auto r = parse_trace(R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::cat", "pid": 1, "tid": 1, "ts": 1, "dur": 5, "args": {
+      "Input type": ["TensorList", "Scalar", "c10::BFloat16", ""],
+      "Input Dims": [[[2, 3], [4, 5, 6], []], [], [7, 8, 9, 10], []],
+      "Input Strides": [[[3, 1], [30, 6, 1], []], [], [720, 90, 10, 1], []],
+      "Concrete Inputs": ["", "1", "", ""]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {
+      "Input Dims": [[11], [12, 13]], "Input type": ["float", "float", "Scalar"]}}]})",
+                       "shapes.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->slices.size(), 2u);
+  const OpArgs* cat = r->op_args_of(r->slices[0]);
+  ASSERT_NE(cat, nullptr);
+  ASSERT_EQ(cat->inputs.size(), 4u);
+  EXPECT_TRUE(cat->inputs[0].dims.empty());
+  EXPECT_EQ(cat->inputs[0].list_dims, (std::vector<Dims>{{2, 3}, {4, 5, 6}, {}}));
+  EXPECT_TRUE(cat->inputs[0].strides.empty());  // a TensorList's strides are not kept
+  EXPECT_TRUE(cat->inputs[1].dims.empty());
+  EXPECT_EQ(cat->inputs[2].dims, (Dims{7, 8, 9, 10}));
+  EXPECT_EQ(cat->inputs[2].strides, (Dims{720, 90, 10, 1}));
+  EXPECT_EQ(r->strings.get(cat->inputs[2].type), "c10::BFloat16");
+  EXPECT_EQ(r->strings.get(cat->inputs[1].concrete), "1");
+  EXPECT_TRUE(cat->inputs[3].dims.empty());
+
+  // A later list longer than the first one adds inputs; earlier fields stay where they were.
+  const OpArgs* add = r->op_args_of(r->slices[1]);
+  ASSERT_NE(add, nullptr);
+  ASSERT_EQ(add->inputs.size(), 3u);
+  EXPECT_EQ(add->inputs[0].dims, (Dims{11}));
+  EXPECT_EQ(add->inputs[1].dims, (Dims{12, 13}));
+  EXPECT_TRUE(add->inputs[2].dims.empty());
+  EXPECT_EQ(r->strings.get(add->inputs[2].type), "Scalar");
+  EXPECT_TRUE(r->issues.empty());
+}
+
+TEST(IngestOpArgs, EscapedKeysMatchTheKeysTheySpell) {
+  // "p\u0068" is "ph", "\u0061rgs" is "args", "Input \u0044ims" is "Input Dims".
+  auto r = parse_trace(R"({"traceEvents": [
+    {"p\u0068": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 5,
+     "\u0061rgs": {"Input \u0044ims": [[4, 8]], "Sequence number": 3}}]})",
+                       "escaped.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->slices.size(), 1u);
+  const OpArgs* a = r->op_args_of(r->slices[0]);
+  ASSERT_NE(a, nullptr);
+  ASSERT_EQ(a->inputs.size(), 1u);
+  EXPECT_EQ(a->inputs[0].dims, (Dims{4, 8}));
+  EXPECT_EQ(a->sequence_number, 3);
+}
+
+TEST(TraceIndexCpuTrees, OutOfOrderEventsNestTheSameAsSortedOnes) {
+  // Children written before their parent, two threads interleaved, a python frame and an
+  // op starting together (the frame encloses the op).
+  auto r = parse_trace(R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "child", "pid": 1, "tid": 1, "ts": 3, "dur": 2},
+    {"ph": "X", "cat": "cpu_op", "name": "other_thread", "pid": 1, "tid": 2, "ts": 1, "dur": 9},
+    {"ph": "X", "cat": "cpu_op", "name": "parent", "pid": 1, "tid": 1, "ts": 2, "dur": 8},
+    {"ph": "X", "cat": "python_function", "name": "frame", "pid": 1, "tid": 1, "ts": 2, "dur": 8},
+    {"ph": "X", "cat": "cpu_op", "name": "second_root", "pid": 1, "tid": 1, "ts": 20, "dur": 1}]})",
+                       "order.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const TraceIndex index = build_trace_index(*r);
+  auto named = [&](std::string_view name) {
+    for (uint32_t i = 0; i < r->slices.size(); ++i)
+      if (r->name_of(r->slices[i]) == name) return i;
+    return kNoSlice;
+  };
+  EXPECT_EQ(index.parent[named("child")], named("parent"));
+  EXPECT_EQ(index.parent[named("parent")], named("frame"));
+  EXPECT_EQ(index.parent[named("frame")], kNoSlice);
+  EXPECT_EQ(index.parent[named("other_thread")], kNoSlice);
+  EXPECT_EQ(index.parent[named("second_root")], kNoSlice);
+  EXPECT_EQ(index.roots.size(), 3u);
+  EXPECT_TRUE(index.has_python_tree);
+}
+
+}  // namespace
+}  // namespace attnprof
