@@ -1,6 +1,7 @@
 #include "ingest/trace_builder.h"
 
 #include <algorithm>
+#include <cstring>
 #include <string>
 #include <utility>
 
@@ -99,6 +100,25 @@ struct TraceBuilder::Event {
 
 void TraceBuilder::issue(std::string_view kind, std::string_view detail) {
   trace_.add_issue(kind, "event #" + std::to_string(trace_.event_count - 1) + ": " + std::string(detail));
+}
+
+// Names, types and concrete values repeat across millions of events: a direct-mapped cache
+// keyed by the length and the first and last 8 bytes answers most lookups without hashing
+// the whole string or walking the pool's node-based map. A miss (or a collision, checked by
+// comparing the pooled text) falls through to the pool.
+StrId TraceBuilder::intern(std::string_view s) {
+  uint64_t head = 0, tail = 0;
+  if (s.size() >= 8) {
+    std::memcpy(&head, s.data(), 8);
+    std::memcpy(&tail, s.data() + s.size() - 8, 8);
+  } else if (!s.empty()) {  // (memcpy from a null data() is undefined even for 0 bytes)
+    std::memcpy(&head, s.data(), s.size());
+  }
+  const uint64_t h = (head * 0x9E3779B97F4A7C15ULL) ^ (tail * 0xC2B2AE3D27D4EB4FULL) ^ s.size();
+  StrId& slot = intern_cache_[(h ^ (h >> 29)) & (kInternCacheSize - 1)];
+  if (slot != kNoCachedStr && trace_.strings.get(slot) == s) return slot;
+  slot = trace_.strings.intern(s);
+  return slot;
 }
 
 int64_t TraceBuilder::string_id(std::string_view text) {
@@ -351,7 +371,7 @@ error_code TraceBuilder::read_string_list(od::value v, OpArgs& out, bool concret
     const error_code e = item.get_string().get(s);
     if (is_structural_error(e)) return e;
     if (e != SUCCESS) s = trimmed(item.raw_json_token());  // a number or null: keep its text
-    scratch_ids_.push_back(trace_.strings.intern(s));
+    scratch_ids_.push_back(intern(s));
   }
   if (out.inputs.size() < scratch_ids_.size()) out.inputs.resize(scratch_ids_.size());
   for (size_t i = 0; i < scratch_ids_.size(); ++i)
@@ -449,7 +469,7 @@ void TraceBuilder::finish_event(Event& ev) {
         ev.dur = 0;
       }
       Slice& s = ev.slice;
-      s.name = trace_.strings.intern(ev.name);
+      s.name = intern(ev.name);
       s.cat = category_of(ev.cat);
       s.pid = ev.pid;
       s.tid = ev.tid;
@@ -480,7 +500,7 @@ void TraceBuilder::finish_event(Event& ev) {
         issue(ev.has_ts ? "flow_without_id" : "missing_ts", std::string("flow ") + ev.ph);
         return;
       }
-      trace_.flows.push_back(FlowEvent{ev.flow_id, ev.ph, trace_.strings.intern(ev.cat), ev.pid, ev.tid, ev.ts});
+      trace_.flows.push_back(FlowEvent{ev.flow_id, ev.ph, intern(ev.cat), ev.pid, ev.tid, ev.ts});
       return;
     case 'M':
       switch (ev.meta) {

@@ -6,6 +6,7 @@
 
 #include <simdjson.h>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -53,6 +54,7 @@ class TraceBuilder {
   void finish_event(Event& ev);
   void drop_args(const Event& ev);
   int64_t string_id(std::string_view text);
+  StrId intern(std::string_view s);  // trace_.strings.intern through a small cache
   void issue(std::string_view kind, std::string_view detail);
 
   Trace& trace_;
@@ -69,6 +71,15 @@ class TraceBuilder {
   std::vector<int64_t> scratch_list_values_;
   std::vector<ScratchSpan> scratch_spans_;
   std::vector<StrId> scratch_ids_;
+
+  static constexpr size_t kInternCacheSize = 4096;  // power of two
+  static constexpr StrId kNoCachedStr = UINT32_MAX;
+  std::array<StrId, kInternCacheSize> intern_cache_ = make_empty_cache();
+  static std::array<StrId, kInternCacheSize> make_empty_cache() {
+    std::array<StrId, kInternCacheSize> cache;
+    cache.fill(kNoCachedStr);
+    return cache;
+  }
 };
 
 }  // namespace attnprof::ingest

@@ -89,6 +89,13 @@ void build_cpu_trees(const Trace& trace, TraceIndex& index) {
 void link_gpu_to_cpu(const Trace& trace, TraceIndex& index) {
   std::unordered_map<int64_t, uint32_t> launch_by_correlation;
   std::unordered_map<int64_t, uint32_t> op_by_external_id;
+  size_t launches = 0, ops = 0;  // sized up front: rehashing millions of nodes as they grow is slow
+  for (const Slice& s : trace.slices) {
+    if ((s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId) ++launches;
+    else if (s.cat == Category::kCpuOp && s.external_id != kNoId) ++ops;
+  }
+  launch_by_correlation.reserve(launches);
+  op_by_external_id.reserve(ops);
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
     if ((s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId)
