@@ -94,8 +94,10 @@ std::vector<Finding> core_findings(const Report& report) {
                         "and no matmul -> softmax -> matmul pattern.", "", {}, 0});
   } else if (unfused.empty()) {
     findings.push_back({"info", fmt::format("all {} attention calls used fused kernels", report.calls.size()),
-                        fmt::format("Attention took {:.1f} us, {:.1f}% of GPU busy time.", s.attention_device_time_us,
-                                    100 * s.attention_share),
+                        s.has_gpu ? fmt::format("Attention took {:.1f} us, {:.1f}% of GPU busy time.",
+                                                s.attention_device_time_us, 100 * s.attention_share)
+                                  : fmt::format("Attention took {:.1f} us of CPU time (no GPU in the trace).",
+                                                s.attention_device_time_us),
                         "", {}, 0});
   }
   return findings;
