@@ -7,7 +7,9 @@
 // since the epoch). Converting to ns keeps ordering exact and fits int64 either way.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <deque>
 #include <map>
 #include <optional>
@@ -71,12 +73,78 @@ struct Slice {
 };
 inline constexpr uint32_t kNoArgs = UINT32_MAX;
 
+// A tensor's dims or strides: up to kInline values stored in place (the rank of attention's
+// q/k/v and masks, so most inputs cost no allocation, and freeing a Trace no per-input free),
+// longer ones on the heap. Reads like a std::vector<int64_t> and converts to one.
+class TensorDims {
+ public:
+  static constexpr uint32_t kInline = 4;
+  using value_type = int64_t;
+  using iterator = const int64_t*;
+  using const_iterator = const int64_t*;
+
+  TensorDims() = default;
+  TensorDims(std::initializer_list<int64_t> values) { append(values.begin(), values.end()); }
+  TensorDims(const std::vector<int64_t>& values) { append(values.data(), values.data() + values.size()); }  // NOLINT
+  TensorDims(const TensorDims& other) { append(other.begin(), other.end()); }
+  TensorDims(TensorDims&& other) noexcept { take(other); }
+  TensorDims& operator=(const TensorDims& other) {
+    if (this != &other) {
+      size_ = 0;
+      append(other.begin(), other.end());
+    }
+    return *this;
+  }
+  TensorDims& operator=(TensorDims&& other) noexcept {
+    if (this != &other) {
+      delete[] heap_;
+      take(other);
+    }
+    return *this;
+  }
+  ~TensorDims() { delete[] heap_; }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const int64_t* data() const { return heap_ ? heap_ : inline_; }
+  const int64_t* begin() const { return data(); }
+  const int64_t* end() const { return data() + size_; }
+  int64_t operator[](size_t i) const { return data()[i]; }
+  int64_t front() const { return data()[0]; }
+  int64_t back() const { return data()[size_ - 1]; }
+  void push_back(int64_t x) { append(&x, &x + 1); }
+  void append(const int64_t* first, const int64_t* last);
+  operator std::vector<int64_t>() const { return {begin(), end()}; }  // NOLINT
+
+  friend bool operator==(const TensorDims& a, const TensorDims& b) {
+    return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
+  }
+  friend bool operator==(const TensorDims& a, const std::vector<int64_t>& b) {
+    return a.size_ == b.size() && std::equal(a.begin(), a.end(), b.begin());
+  }
+
+ private:
+  void take(TensorDims& other) noexcept {
+    heap_ = other.heap_;
+    size_ = other.size_;
+    capacity_ = other.capacity_;
+    std::copy(other.inline_, other.inline_ + kInline, inline_);
+    other.heap_ = nullptr;
+    other.size_ = 0;
+    other.capacity_ = kInline;
+  }
+  int64_t* heap_ = nullptr;  // null while the values fit in inline_
+  uint32_t size_ = 0;
+  uint32_t capacity_ = kInline;
+  int64_t inline_[kInline] = {};
+};
+
 // One positional argument of a cpu_op, from "Input Dims", "Input type", "Input Strides"
 // and "Concrete Inputs" (all four are parallel lists in Kineto).
 struct OpInput {
-  std::vector<int64_t> dims;     // empty for scalars, None and TensorList
+  TensorDims dims;                    // empty for scalars, None and TensorList
   std::vector<std::vector<int64_t>> list_dims;  // TensorList only: one shape per tensor
-  std::vector<int64_t> strides;  // empty when the trace has no "Input Strides"
+  TensorDims strides;                 // empty when the trace has no "Input Strides"
   StrId type = kNoStr;           // e.g. "c10::BFloat16", "float", "Scalar", "" for None
   StrId concrete = kNoStr;       // e.g. "0.", "True", "" when not recorded
 };

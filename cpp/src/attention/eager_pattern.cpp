@@ -53,8 +53,8 @@ constexpr std::array<std::string_view, 5> kProbOps = {"aten::dropout", "aten::na
                                                       "aten::masked_fill"};
 
 struct Operands {  // the two matrix operands of a matmul-family op
-  const std::vector<int64_t>* a = nullptr;
-  const std::vector<int64_t>* b = nullptr;
+  const TensorDims* a = nullptr;
+  const TensorDims* b = nullptr;
 };
 
 Operands matmul_operands(const OpArgsView& args, std::string_view name) {
@@ -62,12 +62,12 @@ Operands matmul_operands(const OpArgsView& args, std::string_view name) {
   return {&args.dims(0), &args.dims(1)};
 }
 
-bool shapes_recorded(const Operands& m, const std::vector<int64_t>& scores) {
+bool shapes_recorded(const Operands& m, const TensorDims& scores) {
   return m.a->size() >= 2 && m.b->size() >= 2 && scores.size() >= 2;
 }
 
 // [..,Sq,D] x [..,D,Skv] produces the scores [..,Sq,Skv].
-bool computes_scores(const Operands& m, const std::vector<int64_t>& scores) {
+bool computes_scores(const Operands& m, const TensorDims& scores) {
   const auto& a = *m.a;
   const auto& b = *m.b;
   const size_t r = scores.size();
@@ -76,7 +76,7 @@ bool computes_scores(const Operands& m, const std::vector<int64_t>& scores) {
 }
 
 // [..,Sq,Skv] x [..,Skv,Dv] applies the probabilities to V.
-bool applies_probs(const Operands& m, const std::vector<int64_t>& probs) {
+bool applies_probs(const Operands& m, const TensorDims& probs) {
   const auto& a = *m.a;
   const auto& b = *m.b;
   const size_t r = probs.size();
@@ -100,7 +100,7 @@ class EagerMatcher {
 
   std::optional<Call> match_at(const std::vector<uint32_t>& ops, size_t sm) {
     const OpArgsView sm_args(ctx_.trace, ctx_.trace.slices[ops[sm]]);
-    const std::vector<int64_t>& scores = sm_args.dims(0);
+    const TensorDims& scores = sm_args.dims(0);
     if (!softmax_over_last_dim(sm_args, scores)) return std::nullopt;
 
     size_t qk = sm;
@@ -128,14 +128,14 @@ class EagerMatcher {
   }
 
   // softmax(x, dim): attention normalises over the key axis, the last one.
-  static bool softmax_over_last_dim(const OpArgsView& args, const std::vector<int64_t>& x) {
+  static bool softmax_over_last_dim(const OpArgsView& args, const TensorDims& x) {
     const std::optional<double> dim = args.number(1);
     if (!dim) return true;  // not recorded
     return *dim == -1 || (!x.empty() && *dim == static_cast<double>(x.size() - 1));
   }
 
   Call build_call(const std::vector<uint32_t>& ops, size_t qk, size_t sm, size_t av, const Operands& qk_m,
-                  const Operands& av_m, const std::vector<int64_t>& scores) {
+                  const Operands& av_m, const TensorDims& scores) {
     const Trace& trace = ctx_.trace;
     Call call;
     call.backend = backend::kEager;

@@ -5,7 +5,7 @@
 
 namespace attnprof {
 namespace {
-const std::vector<int64_t> kNoDims;
+const TensorDims kNoDims;
 }
 
 const OpInput* OpArgsView::input(int i) const {
@@ -13,7 +13,7 @@ const OpInput* OpArgsView::input(int i) const {
   return &args_->inputs[static_cast<size_t>(i)];
 }
 
-const std::vector<int64_t>& OpArgsView::dims(int i) const {
+const TensorDims& OpArgsView::dims(int i) const {
   const OpInput* in = input(i);
   return in ? in->dims : kNoDims;
 }
@@ -39,7 +39,7 @@ std::optional<double> OpArgsView::number(int i) const {
   return value;
 }
 
-int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+int64_t product(std::span<const int64_t> dims, size_t begin, size_t end) {
   int64_t p = 1;
   for (size_t i = begin; i < end && i < dims.size(); ++i) p *= dims[i];
   return p;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -16,8 +17,8 @@ class OpArgsView {
   OpArgsView(const Trace& trace, const Slice& op) : trace_(trace), args_(trace.op_args_of(op)) {}
 
   bool recorded() const { return args_ && !args_->inputs.empty(); }
-  // Shape of argument i; empty when absent, a scalar, or not recorded.
-  const std::vector<int64_t>& dims(int i) const;
+  // TensorDims of argument i; empty when absent, a scalar, or not recorded.
+  const TensorDims& dims(int i) const;
   std::string_view type(int i) const;
   std::string_view concrete(int i) const;
   std::optional<double> number(int i) const;  // a concrete scalar argument
@@ -31,6 +32,6 @@ class OpArgsView {
 };
 
 // Product of dims[begin, end) (1 for an empty range).
-int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end);
+int64_t product(std::span<const int64_t> dims, size_t begin, size_t end);
 
 }  // namespace attnprof

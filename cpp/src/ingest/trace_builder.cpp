@@ -298,8 +298,8 @@ error_code TraceBuilder::read_op_args(std::string_view key, od::value v, OpArgs&
 
 // "Input Dims" / "Input Strides": one entry per positional input: [] for scalars and None,
 // [d0, d1, ...] for a tensor, [[...], [...]] for a TensorList. The numbers go to a reused
-// scratch buffer first, so each row gets its inputs and each shape its storage in one
-// allocation of the exact size (per-element push_back cost ~3 allocations per 4-d shape).
+// scratch buffer first, so each row gets its inputs in one allocation of the exact size
+// (shapes of rank <= 4 then live inside OpInput, see TensorDims).
 error_code TraceBuilder::read_input_lists(od::value v, OpArgs& out, bool strides) {
   const std::string_view what = strides ? "Input Strides" : "Input Dims";
   od::array inputs;
@@ -353,9 +353,7 @@ error_code TraceBuilder::read_input_lists(od::value v, OpArgs& out, bool strides
                                     scratch_list_values_.begin() + static_cast<ptrdiff_t>(span.end));
       continue;
     }
-    std::vector<int64_t>& dst = strides ? slot.strides : slot.dims;
-    dst.insert(dst.end(), scratch_values_.begin() + static_cast<ptrdiff_t>(span.begin),
-               scratch_values_.begin() + static_cast<ptrdiff_t>(span.end));
+    (strides ? slot.strides : slot.dims).append(scratch_values_.data() + span.begin, scratch_values_.data() + span.end);
   }
   return SUCCESS;
 }

@@ -2,6 +2,20 @@
 
 namespace attnprof {
 
+void TensorDims::append(const int64_t* first, const int64_t* last) {
+  const size_t n = static_cast<size_t>(last - first);
+  if (size_ + n > capacity_) {
+    const size_t capacity = std::max<size_t>(size_ + n, size_t{capacity_} * 2);
+    auto* grown = new int64_t[capacity];
+    std::copy(begin(), end(), grown);
+    delete[] heap_;
+    heap_ = grown;
+    capacity_ = static_cast<uint32_t>(capacity);
+  }
+  std::copy(first, last, (heap_ ? heap_ : inline_) + size_);
+  size_ += static_cast<uint32_t>(n);
+}
+
 StringPool::StringPool() { intern(""); }
 
 StrId StringPool::intern(std::string_view s) {

@@ -49,6 +49,7 @@ void build_cpu_trees(const Trace& trace, TraceIndex& index) {
     }
   };
   std::vector<Key> keys;
+  keys.reserve(trace.slices.size());  // an upper bound; the untouched tail is never paged in
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
     if (is_cpu_side(s))

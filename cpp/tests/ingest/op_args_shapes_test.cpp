@@ -50,6 +50,42 @@ TEST(IngestOpArgs, ShapesStridesAndTensorListsLandOnTheirInputs) {
   EXPECT_TRUE(r->issues.empty());
 }
 
+TEST(IngestOpArgs, ShapesLongerThanTheInlineStorageKeepEveryDim) {
+  auto r = parse_trace(R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::view", "pid": 1, "tid": 1, "ts": 1, "dur": 5, "args": {
+      "Input Dims": [[2, 3, 4, 5, 6, 7], [8]], "Input Strides": [[2520, 840, 210, 42, 7, 1], [1]]}}]})",
+                       "rank6.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const OpArgs* a = r->op_args_of(r->slices[0]);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->inputs[0].dims, (Dims{2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(a->inputs[0].strides, (Dims{2520, 840, 210, 42, 7, 1}));
+  EXPECT_EQ(a->inputs[1].dims, (Dims{8}));
+}
+
+TEST(TensorDimsValue, CopiesMovesAndGrowsLikeAVector) {
+  TensorDims small{1, 2, 3};
+  TensorDims big{1, 2, 3, 4, 5};
+  TensorDims small_copy = small;
+  TensorDims big_copy = big;
+  EXPECT_EQ(small_copy, small);
+  EXPECT_EQ(big_copy, big);
+  TensorDims moved = std::move(big_copy);
+  EXPECT_EQ(moved, (Dims{1, 2, 3, 4, 5}));
+  EXPECT_TRUE(big_copy.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty
+  small_copy = moved;             // inline <- heap
+  EXPECT_EQ(small_copy, (Dims{1, 2, 3, 4, 5}));
+  moved = small;                  // heap storage reused for fewer values
+  EXPECT_EQ(moved, (Dims{1, 2, 3}));
+  small.push_back(4);
+  small.push_back(5);  // crosses from inline to heap
+  EXPECT_EQ(small, big);
+  EXPECT_EQ(small.back(), 5);
+  const std::vector<int64_t> as_vector = small;
+  EXPECT_EQ(as_vector, (Dims{1, 2, 3, 4, 5}));
+  EXPECT_FALSE(small == (Dims{1, 2, 3, 4}));
+}
+
 TEST(IngestOpArgs, EscapedKeysMatchTheKeysTheySpell) {
   // "p\u0068" is "ph", "\u0061rgs" is "args", "Input \u0044ims" is "Input Dims".
   auto r = parse_trace(R"({"traceEvents": [
