@@ -103,6 +103,9 @@ std::string dtype_name(std::string_view torch_type);
 // FLOPs; layer/step/pairing are filled by attribute_layers.
 std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& index);
 
+// A call's reference to one GPU activity slice (kernel, memcpy, memset) of the trace.
+KernelRef kernel_ref_of(const Trace& trace, const Slice& gpu_slice, std::string component);
+
 // FLOPs of one call: 4*B*Hq*Sq*Skv*D, halved for causal self-attention (Sq == Skv),
 // x2.5 for backward. 0 when a dimension is unknown.
 double attention_flops(const Call& call);

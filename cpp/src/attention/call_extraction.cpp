@@ -229,14 +229,7 @@ void add_kernel_only_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
     if (op != kNoSlice) {
       add_kernels_under(ctx, op, component::kOther, call);
     } else {
-      KernelRef ref;
-      ref.name = std::string(trace.name_of(k));
-      ref.component = component::kFused;
-      ref.ts_ns = k.ts_ns;
-      ref.device_time_us = static_cast<double>(k.dur_ns) / 1000.0;
-      ref.correlation = k.correlation;
-      if (const GpuArgs* a = trace.gpu_args_of(k)) ref.stream = a->stream;
-      call.kernels.push_back(std::move(ref));
+      call.kernels.push_back(kernel_ref_of(trace, k, component::kFused));
       ctx.claimed_gpu[g] = true;
     }
     calls.push_back(std::move(call));
@@ -345,14 +338,8 @@ void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view com
     if (ctx.claimed_gpu[g]) continue;
     ctx.claimed_gpu[g] = true;
     const Slice& k = trace.slices[g];
-    KernelRef ref;
-    ref.name = std::string(trace.name_of(k));
-    ref.component = std::string(kernel_component(classify_kernel(ref.name), component));
-    ref.ts_ns = k.ts_ns;
-    ref.device_time_us = static_cast<double>(k.dur_ns) / 1000.0;
-    ref.correlation = k.correlation;
-    if (const GpuArgs* a = trace.gpu_args_of(k)) ref.stream = a->stream;
-    call.kernels.push_back(std::move(ref));
+    call.kernels.push_back(
+        kernel_ref_of(trace, k, std::string(kernel_component(classify_kernel(trace.name_of(k)), component))));
   }
 }
 
@@ -371,6 +358,17 @@ void finish_call(const ExtractionContext& ctx, Call& call) {
   call.cross = !call.decode && s.Sq > 0 && s.Skv > 0 && s.Sq != s.Skv;
   call.flops = attention_flops(call);
   call.tflops = call.device_time_us > 0 ? call.flops / (call.device_time_us * 1e6) : 0;
+}
+
+KernelRef kernel_ref_of(const Trace& trace, const Slice& k, std::string component) {
+  KernelRef ref;
+  ref.name = std::string(trace.name_of(k));
+  ref.component = std::move(component);
+  ref.ts_ns = k.ts_ns;
+  ref.device_time_us = static_cast<double>(k.dur_ns) / 1000.0;
+  ref.correlation = k.correlation;
+  if (const GpuArgs* a = trace.gpu_args_of(k)) ref.stream = a->stream;
+  return ref;
 }
 
 double attention_flops(const Call& call) {

@@ -52,17 +52,8 @@ void time_from_runs(const Trace& trace, const TraceIndex& index, const std::vect
     call.cpu_dur_ns += trace.slices[s].dur_ns;
     collect_subtree_gpu(trace, index, s, gpu);
   }
-  for (const uint32_t g : gpu) {
-    const Slice& k = trace.slices[g];
-    KernelRef ref;
-    ref.name = std::string(trace.name_of(k));
-    ref.component = call.fused ? component::kFused : component::kOther;
-    ref.ts_ns = k.ts_ns;
-    ref.device_time_us = static_cast<double>(k.dur_ns) / 1000.0;
-    ref.correlation = k.correlation;
-    if (const GpuArgs* a = trace.gpu_args_of(k)) ref.stream = a->stream;
-    call.kernels.push_back(std::move(ref));
-  }
+  for (const uint32_t g : gpu)
+    call.kernels.push_back(kernel_ref_of(trace, trace.slices[g], call.fused ? component::kFused : component::kOther));
   std::sort(call.kernels.begin(), call.kernels.end(),
             [](const KernelRef& a, const KernelRef& b) { return a.ts_ns < b.ts_ns; });
 }
