@@ -186,7 +186,9 @@ def test_bart_cross_attention_has_decoder_queries_and_encoder_keys():
 
 # ---- hand-written modules ---------------------------------------------------------------------
 
-class SdpaBlock(nn.Module):
+class _QkvAttention(nn.Module):
+    """One fused QKV projection; subclasses say how the [B, H, S, D] heads attend."""
+
     def __init__(self, dim=HIDDEN, heads=HEADS):
         super().__init__()
         self.heads = heads
@@ -195,20 +197,18 @@ class SdpaBlock(nn.Module):
     def forward(self, x):
         b, s, _ = x.shape
         q, k, v = self.qkv(x).view(b, s, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
-        return F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, s, -1)
+        return self.attend(q, k, v).transpose(1, 2).reshape(b, s, -1)
 
 
-class NaiveAttention(nn.Module):
-    def __init__(self, dim=HIDDEN, heads=HEADS):
-        super().__init__()
-        self.heads = heads
-        self.qkv = nn.Linear(dim, 3 * dim)
+class SdpaBlock(_QkvAttention):
+    def attend(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
-    def forward(self, x):
-        b, s, _ = x.shape
-        q, k, v = self.qkv(x).view(b, s, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+
+class NaiveAttention(_QkvAttention):
+    def attend(self, q, k, v):
         weights = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1)
-        return (weights @ v).transpose(1, 2).reshape(b, s, -1)
+        return weights @ v
 
 
 class TwoBlocks(nn.Module):

@@ -110,6 +110,24 @@ def _best_effort(read_window: Callable[..., int], *args: Any) -> int:
         return 0
 
 
+def patch_attention_interface(wrap: Callable[[str, Callable], Callable]) -> Callable[[], None] | None:
+    """Routes every lookup of transformers' attention interface through ``wrap(implementation,
+    fn)`` (implementation "eager" when the model names none). Returns the undo, or None when
+    transformers is absent or has no AttentionInterface. Nested patches must be undone in
+    reverse order."""
+    try:
+        from transformers.modeling_utils import AttentionInterface
+    except Exception:  # noqa: BLE001
+        return None
+    original_get = AttentionInterface.get_interface
+
+    def get_interface(interface_self, attn_implementation, default):
+        return wrap(attn_implementation or "eager", original_get(interface_self, attn_implementation, default))
+
+    AttentionInterface.get_interface = get_interface
+    return lambda: setattr(AttentionInterface, "get_interface", original_get)
+
+
 class _MaskFacts:
     """Facts read from mask values, once per distinct mask (transformers hands every layer the
     same mask tensor; reading values of a GPU mask synchronises, so it happens once)."""
@@ -246,18 +264,15 @@ class AttentionCapture:
             self._undo.pop()()
 
     def _patch_transformers(self) -> None:
-        try:
-            from transformers.modeling_utils import AttentionInterface
-            from transformers.generation.utils import GenerationMixin
-        except Exception:  # transformers absent or incompatible: plain SDPA capture only
+        undo = patch_attention_interface(self.wrap_interface)
+        if undo is None:  # transformers absent or incompatible: plain SDPA capture only
             return
-        original_get = AttentionInterface.get_interface
+        self._undo.append(undo)
+        try:
+            from transformers.generation.utils import GenerationMixin
+        except Exception:  # noqa: BLE001 - no generate(): every call's phase stays ""
+            return
         capture = self
-
-        def get_interface(interface_self, attn_implementation, default):
-            fn = original_get(interface_self, attn_implementation, default)
-            return capture.wrap_interface(attn_implementation or "eager", fn)
-
         original_generate = GenerationMixin.generate
 
         def generate(model_self, *args, **kwargs):
@@ -268,9 +283,7 @@ class AttentionCapture:
                 capture._local.generate_depth -= 1
 
         generate.__wrapped__ = original_generate
-        AttentionInterface.get_interface = get_interface
         GenerationMixin.generate = generate
-        self._undo.append(lambda: setattr(AttentionInterface, "get_interface", original_get))
         self._undo.append(lambda: setattr(GenerationMixin, "generate", original_generate))
 
     # ---- failure policy -------------------------------------------------------------------

@@ -31,7 +31,8 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import _core
-from ._capture import HookError, block_mask_causal_window, tensor_mask_window, visible_keys
+from ._capture import (HookError, block_mask_causal_window, patch_attention_interface, tensor_mask_window,
+                       visible_keys)
 
 _OUTPUT_PROJECTIONS = ("o_proj", "out_proj", "output.dense", "attention.output.dense", "c_proj", "wo", "dense")
 
@@ -143,16 +144,10 @@ class HeadCapture:
     def _patch_transformers(self) -> None:
         """Wraps the transformers attention implementations that do not call SDPA (the SDPA
         one is seen by the TorchFunctionMode)."""
-        try:
-            from transformers.modeling_utils import AttentionInterface
-        except Exception:  # noqa: BLE001 - transformers absent or incompatible
-            return
-        original_get = AttentionInterface.get_interface
         capture = self
 
-        def get_interface(interface_self, attn_implementation, default):
-            fn = original_get(interface_self, attn_implementation, default)
-            if (attn_implementation or "eager") == "sdpa":
+        def wrap(implementation: str, fn: Any) -> Any:
+            if implementation == "sdpa":
                 return fn
 
             def attention_interface(module, query, key, value, attention_mask, *args, **kwargs):
@@ -162,8 +157,9 @@ class HeadCapture:
             attention_interface.__wrapped__ = fn
             return attention_interface
 
-        AttentionInterface.get_interface = get_interface
-        self._undo.append(lambda: setattr(AttentionInterface, "get_interface", original_get))
+        undo = patch_attention_interface(wrap)
+        if undo is not None:
+            self._undo.append(undo)
 
     def _safely(self, record: Any, *args: Any) -> None:
         """Recording never breaks the run: a failure is warned about once and the call skipped."""

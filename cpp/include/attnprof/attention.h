@@ -103,6 +103,13 @@ std::string dtype_name(std::string_view torch_type);
 // FLOPs; layer/step/pairing are filled by attribute_layers.
 std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& index);
 
+// Sorts the call's kernels, sums its device time (the CPU time of its ops on a trace without
+// GPU activity), derives the decode/cross/gqa flags, FLOPs and TFLOP/s.
+void finish_call(Call& call, bool trace_has_gpu);
+
+// Sorts calls by CPU start and sets each id to its index (attribute_layers pairs by id).
+void number_calls_in_start_order(std::vector<Call>& calls);
+
 // A call's reference to one GPU activity slice (kernel, memcpy, memset) of the trace.
 KernelRef kernel_ref_of(const Trace& trace, const Slice& gpu_slice, std::string component);
 

@@ -343,13 +343,13 @@ void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view com
   }
 }
 
-void finish_call(const ExtractionContext& ctx, Call& call) {
+void finish_call(Call& call, bool trace_has_gpu) {
   std::sort(call.kernels.begin(), call.kernels.end(),
             [](const KernelRef& a, const KernelRef& b) { return a.ts_ns < b.ts_ns; });
   call.device_time_us = 0;
   for (const KernelRef& k : call.kernels) call.device_time_us += k.device_time_us;
   // CPU-only traces: the op's own CPU time is the time attention took.
-  if (!ctx.has_gpu) call.device_time_us = static_cast<double>(call.cpu_dur_ns) / 1000.0;
+  if (!trace_has_gpu) call.device_time_us = static_cast<double>(call.cpu_dur_ns) / 1000.0;
   Shape& s = call.shape;
   if (s.Hkv == 0) s.Hkv = s.Hq;
   if (s.Dv == 0) s.Dv = s.D;
@@ -358,6 +358,11 @@ void finish_call(const ExtractionContext& ctx, Call& call) {
   call.cross = !call.decode && s.Sq > 0 && s.Skv > 0 && s.Sq != s.Skv;
   call.flops = attention_flops(call);
   call.tflops = call.device_time_us > 0 ? call.flops / (call.device_time_us * 1e6) : 0;
+}
+
+void number_calls_in_start_order(std::vector<Call>& calls) {
+  std::stable_sort(calls.begin(), calls.end(), [](const Call& a, const Call& b) { return a.cpu_ts_ns < b.cpu_ts_ns; });
+  for (size_t i = 0; i < calls.size(); ++i) calls[i].id = static_cast<int64_t>(i);
 }
 
 KernelRef kernel_ref_of(const Trace& trace, const Slice& k, std::string component) {
@@ -402,10 +407,8 @@ std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& 
   add_unfused_backward_calls(ctx, calls);
   add_kernel_only_calls(ctx, calls);
 
-  for (Call& call : calls) finish_call(ctx, call);
-  std::stable_sort(calls.begin(), calls.end(),
-                   [](const Call& a, const Call& b) { return a.cpu_ts_ns < b.cpu_ts_ns; });
-  for (size_t i = 0; i < calls.size(); ++i) calls[i].id = static_cast<int64_t>(i);
+  for (Call& call : calls) finish_call(call, ctx.has_gpu);
+  number_calls_in_start_order(calls);
   return calls;
 }
 

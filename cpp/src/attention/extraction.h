@@ -38,9 +38,6 @@ void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view com
 // Marks `op` and its subtree as part of a call.
 void claim_ops(ExtractionContext& ctx, uint32_t op);
 
-// Sorts kernels, sums device time (CPU time for CPU-only traces), derives the
-// decode/cross/gqa flags, FLOPs and TFLOP/s.
-void finish_call(const ExtractionContext& ctx, Call& call);
 
 // Eager/naive attention: matmul -> (scale, mask) -> softmax -> matmul with no attention op.
 std::vector<Call> find_eager_calls(ExtractionContext& ctx);

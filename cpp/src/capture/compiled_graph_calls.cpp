@@ -54,8 +54,6 @@ void time_from_runs(const Trace& trace, const TraceIndex& index, const std::vect
   }
   for (const uint32_t g : gpu)
     call.kernels.push_back(kernel_ref_of(trace, trace.slices[g], call.fused ? component::kFused : component::kOther));
-  std::sort(call.kernels.begin(), call.kernels.end(),
-            [](const KernelRef& a, const KernelRef& b) { return a.ts_ns < b.ts_ns; });
 }
 
 Call compiled_call(const Trace& trace, const TraceIndex& index, const GraphRuns& runs, const CapturedCall& record) {
@@ -68,17 +66,8 @@ Call compiled_call(const Trace& trace, const TraceIndex& index, const GraphRuns&
   // other interfaces compiled by Inductor (eager) keep their unfused score matrix.
   call.fused = call.backend == backend::kFlex;
   time_from_runs(trace, index, runs.fx_graph_calls.empty() ? runs.regions : runs.fx_graph_calls, call);
-  call.device_time_us = 0;
-  for (const KernelRef& k : call.kernels) call.device_time_us += k.device_time_us;
-  if (index.gpu_slices.empty()) call.device_time_us = static_cast<double>(call.cpu_dur_ns) / 1000.0;
-  call.flops = attention_flops(call);
-  call.tflops = call.device_time_us > 0 ? call.flops / (call.device_time_us * 1e6) : 0;
+  finish_call(call, !index.gpu_slices.empty());
   return call;
-}
-
-void renumber_in_start_order(std::vector<Call>& calls) {
-  std::stable_sort(calls.begin(), calls.end(), [](const Call& a, const Call& b) { return a.cpu_ts_ns < b.cpu_ts_ns; });
-  for (size_t i = 0; i < calls.size(); ++i) calls[i].id = static_cast<int64_t>(i);
 }
 
 }  // namespace
@@ -102,7 +91,7 @@ int64_t add_compiled_graph_calls(std::vector<Call>& calls, const Trace& trace, c
   const auto count = static_cast<int64_t>(added.size());
   if (count == 0) return 0;
   std::move(added.begin(), added.end(), std::back_inserter(calls));
-  renumber_in_start_order(calls);
+  number_calls_in_start_order(calls);
   return count;
 }
 
