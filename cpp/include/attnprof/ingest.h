@@ -17,6 +17,9 @@ struct IngestOptions {
   // Called with (bytes consumed, total bytes or 0 when unknown) as ingest advances.
   std::function<void(size_t, size_t)> progress;
   size_t chunk_bytes = size_t{32} << 20;  // events are parsed in chunks of about this size
+  // Threads parsing chunks: 0 = one per hardware thread (at most 8), 1 = the calling thread
+  // only. The Trace is the same for any value; memory grows by about 2 chunks per thread.
+  size_t threads = 0;
 };
 
 // Reads a trace file. Errors: kFileNotFound, kEmptyInput, kCorruptGzip, kMalformedJson,

@@ -231,9 +231,10 @@ struct TraceMetadata {
 // Problems found while reading: counted, with a few samples, never thrown (errors that make
 // the whole file unusable are returned as an Error by ingest instead).
 struct IngestIssue {
+  static constexpr size_t kMaxSamples = 3;
   std::string kind;       // stable snake_case key, e.g. "negative_duration", "duplicate_correlation"
   int64_t count = 0;
-  std::vector<std::string> samples;  // at most a few, for the user
+  std::vector<std::string> samples;  // the first kMaxSamples, for the user
 };
 
 struct Trace {

@@ -66,8 +66,7 @@ Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, con
     return p >= data && p <= data + size ? static_cast<size_t>(p - data) : kNoOffset;
   };
   if (only_whitespace(text)) return make_error(ErrorCode::kEmptyInput, label + ": empty file");
-  if (const size_t fixed = ingest::replace_invalid_utf8(data, size); fixed > 0)
-    trace.add_issue("non_utf8_text", std::to_string(fixed) + " invalid UTF-8 sequence(s) replaced by '?'");
+  ingest::repair_utf8(trace, data, size, 0);
 
   od::parser parser;
   od::document doc;
@@ -90,7 +89,7 @@ Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, con
         json_type t;
         if (auto e = event.type().get(t)) return malformed_json(label, offset_of(where), e);
         if (t != json_type::object)
-          return not_a_trace(data, size, label, "a JSON array, but not of trace events");
+          return not_a_trace(data, size, label, kNotArrayOfEvents);
         first = false;
       }
       if (auto e = builder.add_event(event)) return malformed_json(label, offset_of(where), e);

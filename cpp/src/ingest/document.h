@@ -11,6 +11,8 @@
 namespace attnprof::ingest {
 
 inline constexpr size_t kNoOffset = SIZE_MAX;
+// Why a JSON array whose first element is not an object is not a trace.
+inline constexpr const char* kNotArrayOfEvents = "a JSON array, but not of trace events";
 
 // "LABEL: malformed JSON near byte N (what simdjson found)", N being the byte offset in the
 // (decompressed) JSON text, left out when unknown.

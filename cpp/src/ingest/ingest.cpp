@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "ingest/chunks.h"
 #include "ingest/document.h"
 #include "ingest/input.h"
 #include "ingest/scanner.h"
@@ -33,17 +34,17 @@ bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; 
 // parsed in place as "[" + events + "]") and followed by simdjson's padding.
 class Window {
  public:
-  explicit Window(size_t initial_capacity) { allocate(initial_capacity); }
-  char* data() { return buf_.get() + 1; }
+  explicit Window(size_t initial_capacity) : buf_(initial_capacity) {}
+  char* data() { return buf_.data(); }
   size_t size() const { return size_; }
-  size_t padded_capacity_from_bracket() const { return capacity_ + 2 + simdjson::SIMDJSON_PADDING; }
+  size_t padded_capacity_from_bracket() const { return buf_.padded_capacity_from_bracket(); }
   size_t dropped() const { return dropped_; }  // bytes of the stream before data()[0]
 
   // Reads up to `want` more bytes, doubling the buffer when it is full. Returns the bytes
   // read: fewer than `want` when the buffer filled up, 0 only at the end of the input.
   size_t fill(ingest::ByteSource& src, size_t want) {
-    if (size_ == capacity_) grow(capacity_ * 2);
-    const size_t n = src.read(data() + size_, std::min(want, capacity_ - size_));
+    if (size_ == buf_.capacity()) grow(buf_.capacity() * 2);
+    const size_t n = src.read(data() + size_, std::min(want, buf_.capacity() - size_));
     size_ += n;
     return n;
   }
@@ -52,22 +53,25 @@ class Window {
     size_ -= n;
     dropped_ += n;
   }
+  // Hands out the buffer holding data()[0, n) and goes on in `spare` (reused when it has
+  // the same capacity) with the bytes after n: no copy of the n bytes themselves.
+  ingest::ChunkBuffer cut_front(size_t n, ingest::ChunkBuffer spare) {
+    if (!spare || spare.capacity() != buf_.capacity()) spare = ingest::ChunkBuffer(buf_.capacity());
+    std::memcpy(spare.data(), data() + n, size_ - n);
+    std::swap(buf_, spare);
+    size_ -= n;
+    dropped_ += n;
+    return spare;
+  }
 
  private:
-  void allocate(size_t capacity) {
-    const size_t total = capacity + 2 + simdjson::SIMDJSON_PADDING;
-    buf_.reset(new char[total]);  // not value-initialised: first-touching pages costs time
-    std::memset(buf_.get() + capacity + 1, ' ', total - capacity - 1);
-    capacity_ = capacity;
-  }
   void grow(size_t capacity) {
-    auto old = std::move(buf_);
-    allocate(capacity);
-    std::memcpy(data(), old.get() + 1, size_);
+    ingest::ChunkBuffer bigger(capacity);
+    std::memcpy(bigger.data(), data(), size_);
+    buf_ = std::move(bigger);
   }
 
-  std::unique_ptr<char[]> buf_;
-  size_t capacity_ = 0;
+  ingest::ChunkBuffer buf_;
   size_t size_ = 0;
   size_t dropped_ = 0;
 };
@@ -145,7 +149,7 @@ class StreamIngest {
   StreamIngest(ingest::ByteSource& src, const std::string& label, const IngestOptions& options)
       : src_(src), label_(label), options_(options),
         window_(std::min<size_t>(block(), std::max<size_t>(src.total() + 1, 4096))),
-        builder_(trace_) {
+        builder_(trace_), workers_(ingest::ingest_worker_threads(options.threads)) {
     trace_.path = label;
     // Kineto spends ~250-300 bytes of JSON per event, most of them 'X': reserving for one
     // slice per 200 bytes (virtual memory; untouched pages cost no RSS) saves the doublings,
@@ -160,9 +164,6 @@ class StreamIngest {
 
  private:
   size_t block() const { return std::max<size_t>(options_.chunk_bytes, 4096); }
-  Error not_array_of_events() const {
-    return make_error(ErrorCode::kNotATrace, label_ + ": a JSON array, but not of trace events");
-  }
   Error source_error_or(Error e) const {
     auto st = src_.status();
     return st ? std::move(e) : st.error();
@@ -178,14 +179,13 @@ class StreamIngest {
     if (options_.progress) options_.progress(src_.consumed(), src_.total());
   }
   void repair_utf8(char* data, size_t n) {
-    if (const size_t fixed = ingest::replace_invalid_utf8(data, n); fixed > 0)
-      trace_.add_issue("non_utf8_text", std::to_string(fixed) + " invalid UTF-8 sequence(s) replaced by '?' near byte " +
-                                            std::to_string(window_.dropped() + static_cast<size_t>(data - window_.data())));
+    ingest::repair_utf8(trace_, data, n, window_.dropped() + static_cast<size_t>(data - window_.data()));
   }
 
   Result<Trace> whole_document();
   Status parse_members(char* open_brace, size_t n);
-  Status parse_chunk(size_t n);
+  void submit_chunk(size_t n);
+  Status absorb_next_chunk();
   Status read_events();
   Status read_tail(bool object_format);
 
@@ -195,7 +195,10 @@ class StreamIngest {
   Window window_;
   Trace trace_;
   ingest::TraceBuilder builder_;
-  od::parser parser_;
+  od::parser parser_;  // header and tail keys
+  ingest::ChunkWorkers workers_;
+  ingest::ChunkBuffer spare_;  // a parsed chunk's buffer, for the window's next cut
+  size_t chunks_submitted_ = 0;
   bool array_format_ = false;
 };
 
@@ -233,69 +236,58 @@ Status StreamIngest::parse_members(char* open_brace, size_t n) {
   return Ok{};
 }
 
-// Parses the events in window[0, n) as "[" + events + "]", in place.
-Status StreamIngest::parse_chunk(size_t n) {
-  char* data = window_.data();
-  size_t first = 0;
-  while (first < n && is_space(data[first])) ++first;
-  if (first < n && data[first] == ',') data[first] = ' ';  // the separator after the previous chunk
-  repair_utf8(data, n);
-  const char saved = data[n];
-  data[-1] = '[';
-  data[n] = ']';
-  od::document doc;
-  simdjson::error_code err = parser_.iterate(simdjson::padded_string_view(data - 1, n + 2, window_.padded_capacity_from_bracket())).get(doc);
-  const char* where = data;
-  od::array events;
-  if (!err) err = doc.get_array().get(events);
-  if (!err) {
-    for (auto event_result : events) {
-      od::value event;
-      if ((err = event_result.get(event))) break;
-      where = event.raw_json_token().data();
-      if (array_format_ && trace_.event_count == 0) {  // Chrome's array format: events, or not a trace
-        od::json_type t;
-        if ((err = event.type().get(t))) break;
-        if (t != od::json_type::object) {
-          data[n] = saved;
-          return not_array_of_events();
-        }
-      }
-      if ((err = builder_.add_event(event))) break;
-    }
-  }
-  if (!err) {
-    if (const char* rest = nullptr; doc.current_location().get(rest) == SUCCESS) err = simdjson::TRAILING_CONTENT, where = rest;
-  }
-  data[n] = saved;
-  if (err) return malformed_at(where, err);
+// Hands window[0, n) (whole events) to the workers as the next chunk.
+void StreamIngest::submit_chunk(size_t n) {
+  ingest::ChunkJob job;
+  job.stream_offset = window_.dropped();
+  job.size = n;
+  job.must_start_with_object = array_format_ && chunks_submitted_ == 0;
+  job.label = &label_;
+  job.buffer = window_.cut_front(n, std::move(spare_));
+  ++chunks_submitted_;
+  workers_.submit(std::move(job));
+}
+
+// Appends the oldest parsed chunk to the trace; its error (if any) ends the ingest.
+Status StreamIngest::absorb_next_chunk() {
+  ingest::ParsedChunk chunk = workers_.next_result();
+  if (chunk.error) return source_error_or(std::move(*chunk.error));
+  builder_.absorb(chunk);
+  spare_ = std::move(chunk.buffer);
   report_progress();
   return Ok{};
 }
 
-// The window starts just after the '[' of traceEvents: cut and parse chunks until the ']'.
+// The window starts just after the '[' of traceEvents: cut chunks until the ']', keeping at
+// most two per worker in flight (bounded memory), and absorb them in order.
 Status StreamIngest::read_events() {
   ingest::EventScanner scanner;
+  const size_t max_in_flight = std::max<size_t>(1, 2 * workers_.threads());
   size_t scanned = 0;
   for (;;) {
     scanner.scan(window_.data(), scanned, window_.size());
     scanned = window_.size();
     if (scanner.array_end() != ingest::EventScanner::kNone) {
-      const size_t end = scanner.array_end();
-      if (auto st = parse_chunk(end); !st) return st;
-      window_.drop_front(end + 1);
+      submit_chunk(scanner.array_end());
+      window_.drop_front(1);  // the ']'
+      while (workers_.in_flight() > 0)
+        if (auto st = absorb_next_chunk(); !st) return st;
       return Ok{};
     }
     const size_t cut = scanner.last_boundary();
     if (window_.size() >= options_.chunk_bytes && cut != ingest::EventScanner::kNone) {
-      if (auto st = parse_chunk(cut); !st) return st;
-      window_.drop_front(cut);
+      submit_chunk(cut);
       scanner.shift(cut);
       scanned -= cut;
+      while (workers_.in_flight() >= max_in_flight)
+        if (auto st = absorb_next_chunk(); !st) return st;
     }
     const size_t free_target = std::max<size_t>(options_.chunk_bytes, 4096);
     const size_t want = window_.size() < free_target ? free_target - window_.size() : block();
-    if (window_.fill(src_, want) == 0) return truncated();
+    if (window_.fill(src_, want) == 0) {
+      // Whatever was parsed before the truncation does not matter: the trace is unusable.
+      return truncated();
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "ingest/chunks.h"
 #include "ingest/numbers.h"
 
 namespace attnprof::ingest {
@@ -98,8 +99,44 @@ struct TraceBuilder::Event {
   }
 };
 
+namespace {
+
+// Samples of event-level issues start with this and the event's position in traceEvents
+// (absorb() renumbers a chunk's samples by it).
+constexpr std::string_view kEventSamplePrefix = "event #";
+
+std::string event_sample(int64_t event_index, std::string_view detail) {
+  return std::string(kEventSamplePrefix) + std::to_string(event_index) + ": " + std::string(detail);
+}
+
+// "event #12: ..." from a chunk whose first event is number `base` -> "event #(base + 12): ...".
+std::string renumbered_sample(const std::string& sample, int64_t base) {
+  if (sample.compare(0, kEventSamplePrefix.size(), kEventSamplePrefix) != 0) return sample;
+  const size_t digits = kEventSamplePrefix.size();
+  size_t end = digits;
+  int64_t local = 0;
+  while (end < sample.size() && sample[end] >= '0' && sample[end] <= '9') local = local * 10 + (sample[end++] - '0');
+  if (end == digits) return sample;
+  return std::string(kEventSamplePrefix) + std::to_string(base + local) + sample.substr(end);
+}
+
+}  // namespace
+
 void TraceBuilder::issue(std::string_view kind, std::string_view detail) {
-  trace_.add_issue(kind, "event #" + std::to_string(trace_.event_count - 1) + ": " + std::string(detail));
+  trace_.add_issue(kind, event_sample(trace_.event_count - 1, detail));
+}
+
+// Launches (runtime/driver calls) are what GPU work is linked to by correlation id, so two
+// with the same id make that link ambiguous.
+void TraceBuilder::note_launch(const Slice& s, int64_t event_index) {
+  if ((s.cat != Category::kRuntime && s.cat != Category::kDriver) || s.correlation == kNoId) return;
+  if (mode_ == Mode::kChunk) {
+    launch_events_.push_back(event_index);
+    return;
+  }
+  if (!launch_correlations_.insert(s.correlation).second)
+    trace_.add_issue("duplicate_correlation", event_sample(event_index, std::string(trace_.name_of(s)) +
+                                                                            " correlation " + std::to_string(s.correlation)));
 }
 
 // Names, types and concrete values repeat across millions of events: a direct-mapped cache
@@ -121,11 +158,16 @@ StrId TraceBuilder::intern(std::string_view s) {
   return slot;
 }
 
+// A chunk numbers its string pids/tids from INT64_MIN up (absorb() maps them to the trace's
+// -1, -2, ...): real traces hold negative numeric tids, so -1, -2, ... cannot mark them.
+constexpr int64_t kChunkTextIdBase = INT64_MIN;
+
 int64_t TraceBuilder::string_id(std::string_view text) {
   auto [it, inserted] = string_ids_.try_emplace(std::string(text), 0);
   if (inserted) {
     trace_.meta.string_ids.emplace_back(text);
-    it->second = -static_cast<int64_t>(trace_.meta.string_ids.size());
+    const auto n = static_cast<int64_t>(trace_.meta.string_ids.size());
+    it->second = mode_ == Mode::kChunk ? kChunkTextIdBase + (n - 1) : -n;
   }
   return it->second;
 }
@@ -473,9 +515,7 @@ void TraceBuilder::finish_event(Event& ev) {
       s.tid = ev.tid;
       s.ts_ns = ev.ts;
       s.dur_ns = ev.dur;
-      if ((s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId &&
-          !launch_correlations_.insert(s.correlation).second)
-        issue("duplicate_correlation", std::string(ev.name) + " correlation " + std::to_string(s.correlation));
+      note_launch(s, trace_.event_count - 1);
       trace_.slices.push_back(s);
       return;
     }
@@ -518,6 +558,77 @@ void TraceBuilder::finish_event(Event& ev) {
     default:
       return;  // counters, async and other phases attnprof does not use
   }
+}
+
+// ---- chunks parsed elsewhere (chunks.h) ------------------------------------------------
+
+void TraceBuilder::absorb_issues(const Trace& part, int64_t event_base) {
+  for (const IngestIssue& from : part.issues) {
+    auto it = std::find_if(trace_.issues.begin(), trace_.issues.end(), [&](const IngestIssue& i) { return i.kind == from.kind; });
+    if (it == trace_.issues.end()) it = trace_.issues.insert(trace_.issues.end(), IngestIssue{from.kind, 0, {}});
+    it->count += from.count;
+    for (const std::string& sample : from.samples) {
+      if (it->samples.size() >= IngestIssue::kMaxSamples) break;
+      it->samples.push_back(renumbered_sample(sample, event_base));
+    }
+  }
+}
+
+void TraceBuilder::absorb(ParsedChunk& chunk) {
+  Trace& part = chunk.part;
+  const int64_t event_base = trace_.event_count;
+  std::vector<StrId> str(part.strings.size());
+  for (size_t i = 0; i < str.size(); ++i) str[i] = intern(part.strings.get(static_cast<StrId>(i)));
+  std::vector<int64_t> text_ids(part.meta.string_ids.size());  // chunk id kChunkTextIdBase + i -> this trace's id
+  for (size_t i = 0; i < text_ids.size(); ++i) text_ids[i] = string_id(part.meta.string_ids[i]);
+  const auto id = [&](int64_t x) {
+    const auto i = static_cast<uint64_t>(x) - static_cast<uint64_t>(kChunkTextIdBase);
+    return i < text_ids.size() ? text_ids[i] : x;
+  };
+
+  absorb_issues(part, event_base);
+  const auto op_base = static_cast<uint32_t>(trace_.op_args.size());
+  const auto python_base = static_cast<uint32_t>(trace_.python_args.size());
+  const auto gpu_base = static_cast<uint32_t>(trace_.gpu_args.size());
+  size_t launch = 0;
+  for (Slice s : part.slices) {
+    s.name = str[s.name];
+    s.pid = id(s.pid);
+    s.tid = id(s.tid);
+    if (s.args != kNoArgs) {
+      if (has_op_args(s.cat)) s.args += op_base;
+      else if (s.cat == Category::kPythonFunction) s.args += python_base;
+      else if (has_gpu_args(s.cat)) s.args += gpu_base;
+    }
+    if ((s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId)
+      note_launch(s, event_base + chunk.launch_events[launch++]);
+    trace_.slices.push_back(s);
+  }
+  for (OpArgs& row : part.op_args) {
+    for (OpInput& input : row.inputs) {
+      input.type = str[input.type];
+      input.concrete = str[input.concrete];
+    }
+    trace_.op_args.push_back(std::move(row));
+  }
+  trace_.python_args.insert(trace_.python_args.end(), part.python_args.begin(), part.python_args.end());
+  trace_.gpu_args.insert(trace_.gpu_args.end(), part.gpu_args.begin(), part.gpu_args.end());
+  for (MemoryEvent m : part.memory) {
+    m.pid = id(m.pid);
+    m.tid = id(m.tid);
+    trace_.memory.push_back(m);
+  }
+  for (FlowEvent f : part.flows) {
+    f.cat = str[f.cat];
+    f.pid = id(f.pid);
+    f.tid = id(f.tid);
+    trace_.flows.push_back(f);
+  }
+  // Later metadata events win, as they do within one chunk.
+  for (auto& [pid, name] : part.meta.process_names) trace_.meta.process_names[id(pid)] = std::move(name);
+  for (auto& [pid, label] : part.meta.process_labels) trace_.meta.process_labels[id(pid)] = std::move(label);
+  for (auto& [key, name] : part.meta.thread_names) trace_.meta.thread_names[{id(key.first), id(key.second)}] = std::move(name);
+  trace_.event_count += part.event_count;
 }
 
 // ---- top-level keys ----------------------------------------------------------------------

@@ -23,9 +23,15 @@ namespace od = simdjson::ondemand;
 // Errors after which the document cannot be read on; the rest are value-level problems.
 bool is_structural_error(simdjson::error_code e);
 
+struct ParsedChunk;
+
 class TraceBuilder {
  public:
-  explicit TraceBuilder(Trace& trace) : trace_(trace) {}
+  // kWhole: the builder sees every event of the trace and checks launch correlations for
+  // duplicates itself. kChunk: it sees one chunk (chunks.h) and records the launches for
+  // absorb() to check across chunks.
+  enum class Mode { kWhole, kChunk };
+  explicit TraceBuilder(Trace& trace, Mode mode = Mode::kWhole) : trace_(trace), mode_(mode) {}
 
   // One element of traceEvents.
   simdjson::error_code add_event(od::value event);
@@ -33,6 +39,12 @@ class TraceBuilder {
   simdjson::error_code add_top_level(std::string_view key, od::value value);
 
   int64_t events_seen() const { return trace_.event_count; }
+
+  // kChunk: chunk-local event numbers of the runtime/driver slices with a correlation.
+  std::vector<int64_t> take_launch_events() { return std::move(launch_events_); }
+  // Appends a chunk parsed by another builder (kChunk) after the rows already here, mapping
+  // its string ids, string pids/tids, args rows and event numbers into this trace's.
+  void absorb(ParsedChunk& chunk);
 
  private:
   struct Event;  // fields of the event being read
@@ -56,8 +68,12 @@ class TraceBuilder {
   int64_t string_id(std::string_view text);
   StrId intern(std::string_view s);  // trace_.strings.intern through a small cache
   void issue(std::string_view kind, std::string_view detail);
+  void note_launch(const Slice& s, int64_t event_index);
+  void absorb_issues(const Trace& part, int64_t event_base);
 
   Trace& trace_;
+  Mode mode_;
+  std::vector<int64_t> launch_events_;  // kChunk only
   std::unordered_map<std::string, int64_t> string_ids_;
   std::unordered_set<int64_t> launch_correlations_;  // runtime/driver correlation ids seen
 

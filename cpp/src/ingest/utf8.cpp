@@ -31,7 +31,7 @@ size_t valid_sequence_length(const unsigned char* p, size_t left) {
 
 }  // namespace
 
-size_t replace_invalid_utf8(char* data, size_t size) {
+size_t replace_invalid_utf8(char* data, size_t size, std::vector<size_t>* positions, size_t max_positions) {
   if (simdjson::validate_utf8(data, size)) return 0;
   auto* p = reinterpret_cast<unsigned char*>(data);
   size_t replaced = 0;
@@ -41,10 +41,22 @@ size_t replace_invalid_utf8(char* data, size_t size) {
       i += n;
       continue;
     }
+    if (positions && positions->size() < max_positions) positions->push_back(i);
     p[i++] = '?';
     ++replaced;
   }
   return replaced;
+}
+
+void repair_utf8(Trace& trace, char* data, size_t size, size_t stream_offset) {
+  std::vector<size_t> positions;
+  const size_t replaced = replace_invalid_utf8(data, size, &positions, IngestIssue::kMaxSamples);
+  for (const size_t at : positions)
+    trace.add_issue("non_utf8_text", "invalid UTF-8 byte replaced by '?' at byte " + std::to_string(stream_offset + at));
+  if (replaced > positions.size()) {
+    for (IngestIssue& issue : trace.issues)
+      if (issue.kind == "non_utf8_text") issue.count += static_cast<int64_t>(replaced - positions.size());
+  }
 }
 
 }  // namespace attnprof::ingest

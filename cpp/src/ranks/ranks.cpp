@@ -77,15 +77,18 @@ std::vector<RankResult> analyze_in_parallel(const std::vector<std::string>& file
   ranks::RankProgress progress(file_sizes(files), on_progress);
   std::vector<RankResult> results(files.size());
   std::atomic<size_t> next{0};
+  const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, files.size());
+  // The cores left over when there are fewer files than cores parse chunks of each file.
+  const size_t threads_per_file = std::max<size_t>(1, std::thread::hardware_concurrency() / workers);
   auto worker = [&] {
     for (size_t i = next++; i < files.size(); i = next++) {
       IngestOptions ingest;
+      ingest.threads = threads_per_file;
       if (on_progress) ingest.progress = [&progress, i](size_t consumed, size_t) { progress.bytes_read(i, consumed); };
       results[i] = analyze_rank_file(files[i], options, std::move(ingest));
       progress.file_done(i);
     }
   };
-  const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, files.size());
   std::vector<std::thread> threads;
   for (size_t w = 0; w < workers; ++w) threads.emplace_back(worker);
   for (std::thread& t : threads) t.join();

@@ -51,7 +51,7 @@ std::string describe_ingest_issue(const IngestIssue& issue) {
   else if (issue.kind == "ignored_begin_end_event")
     what = "B/E phase events were ignored (only complete X events are read)";
   else if (issue.kind == "non_utf8_text")
-    what = "events had invalid UTF-8 bytes, replaced by '?' (names may not match kernel patterns)";
+    what = "invalid UTF-8 bytes were replaced by '?' (names holding them may not match kernel patterns)";
   else
     what = fmt::format("events had a {} problem and were kept or skipped as docs/ingest.md says", issue.kind);
   std::string line = fmt::format("{} {}", issue.count, what);

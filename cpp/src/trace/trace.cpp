@@ -65,11 +65,10 @@ const GpuArgs* Trace::gpu_args_of(const Slice& s) const {
 }
 
 void Trace::add_issue(std::string_view kind, std::string sample) {
-  constexpr size_t kMaxSamples = 3;
   for (auto& issue : issues) {
     if (issue.kind == kind) {
       ++issue.count;
-      if (issue.samples.size() < kMaxSamples) issue.samples.push_back(std::move(sample));
+      if (issue.samples.size() < IngestIssue::kMaxSamples) issue.samples.push_back(std::move(sample));
       return;
     }
   }

@@ -1,5 +1,6 @@
 // `attnprof scale | predict | whatif` as a user runs them.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -17,7 +18,8 @@ namespace {
 namespace fs = std::filesystem;
 
 int run(const std::string& args, std::string* err = nullptr) {
-  const std::string err_path = (fs::temp_directory_path() / "attnprof_cost_cli.err").string();
+  // One file per process: ctest -j runs this file's tests in parallel processes.
+  const std::string err_path = (fs::temp_directory_path() / ("attnprof_cost_cli." + std::to_string(getpid()) + ".err")).string();
   const int status = std::system((std::string(ATTNPROF_CLI_PATH) + " " + args + " >/dev/null 2>" + err_path).c_str());
   if (err != nullptr) {
     std::ifstream in(err_path);
@@ -25,6 +27,7 @@ int run(const std::string& args, std::string* err = nullptr) {
     s << in.rdbuf();
     *err = s.str();
   }
+  fs::remove(err_path);
   return WEXITSTATUS(status);
 }
 

@@ -1,0 +1,138 @@
+#include "ingest/chunks.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "ingest/document.h"
+#include "ingest/trace_builder.h"
+#include "ingest/utf8.h"
+
+namespace attnprof::ingest {
+
+namespace od = simdjson::ondemand;
+
+ChunkBuffer::ChunkBuffer(size_t capacity) : capacity_(capacity) {
+  const size_t total = capacity + 2 + simdjson::SIMDJSON_PADDING;
+  buf_.reset(new char[total]);  // not value-initialised: first-touching pages costs time
+  std::memset(buf_.get() + capacity + 1, ' ', total - capacity - 1);
+}
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// Walks "[" + events + "]" with the builder; returns the error and where it was found.
+std::optional<Error> walk_events(ChunkJob& job, od::parser& parser, TraceBuilder& builder, Trace& part) {
+  char* data = job.buffer.data();
+  const size_t n = job.size;
+  const auto malformed_at = [&](const char* where, simdjson::error_code e) {
+    return malformed_json(*job.label, job.stream_offset + static_cast<size_t>(where - data), e);
+  };
+  data[-1] = '[';
+  data[n] = ']';
+  od::document doc;
+  simdjson::error_code err =
+      parser.iterate(simdjson::padded_string_view(data - 1, n + 2, job.buffer.padded_capacity_from_bracket())).get(doc);
+  const char* where = data;
+  od::array events;
+  if (!err) err = doc.get_array().get(events);
+  if (!err) {
+    for (auto event_result : events) {
+      od::value event;
+      if ((err = event_result.get(event))) break;
+      where = event.raw_json_token().data();
+      if (job.must_start_with_object && part.event_count == 0) {  // Chrome's array format: events, or not a trace
+        od::json_type t;
+        if ((err = event.type().get(t))) break;
+        if (t != od::json_type::object)
+          return make_error(ErrorCode::kNotATrace, *job.label + ": " + kNotArrayOfEvents);
+      }
+      if ((err = builder.add_event(event))) break;
+    }
+  }
+  if (!err) {
+    if (const char* rest = nullptr; doc.current_location().get(rest) == simdjson::SUCCESS)
+      err = simdjson::TRAILING_CONTENT, where = rest;
+  }
+  if (err) return malformed_at(where, err);
+  return std::nullopt;
+}
+
+}  // namespace
+
+ParsedChunk parse_event_chunk(ChunkJob job, od::parser& parser) {
+  ParsedChunk out;
+  char* data = job.buffer.data();
+  size_t first = 0;
+  while (first < job.size && is_space(data[first])) ++first;
+  if (first < job.size && data[first] == ',') data[first] = ' ';  // the separator after the previous chunk
+  repair_utf8(out.part, data, job.size, job.stream_offset);
+  // Kineto spends ~250-300 bytes of JSON per event, most of them 'X' (see ingest.cpp).
+  out.part.slices.reserve(job.size / 200);
+  out.part.op_args.reserve(job.size / 1000);
+  TraceBuilder builder(out.part, TraceBuilder::Mode::kChunk);
+  out.error = walk_events(job, parser, builder, out.part);
+  out.launch_events = builder.take_launch_events();
+  out.buffer = std::move(job.buffer);
+  return out;
+}
+
+ChunkWorkers::ChunkWorkers(size_t threads) {
+  for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+}
+
+ChunkWorkers::~ChunkWorkers() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  job_ready_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void ChunkWorkers::submit(ChunkJob job) {
+  if (threads_.empty()) {
+    slots_.push_back(Slot{ChunkJob{}, true, parse_event_chunk(std::move(job), inline_parser_)});
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    slots_.push_back(Slot{std::move(job), false, std::nullopt});
+  }
+  job_ready_.notify_one();
+}
+
+ParsedChunk ChunkWorkers::next_result() {
+  std::unique_lock lock(mutex_);
+  result_ready_.wait(lock, [this] { return slots_.front().result.has_value(); });
+  ParsedChunk out = std::move(*slots_.front().result);
+  slots_.pop_front();
+  return out;
+}
+
+void ChunkWorkers::work() {
+  od::parser parser;  // one per worker, reused: its buffers are sized once for the chunk size
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    job_ready_.wait(lock, [this] {
+      return stopping_ || std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.started; });
+    });
+    if (stopping_) return;
+    Slot& slot = *std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.started; });
+    slot.started = true;
+    ChunkJob job = std::move(slot.job);
+    lock.unlock();
+    ParsedChunk result = parse_event_chunk(std::move(job), parser);
+    lock.lock();
+    slot.result = std::move(result);  // slots before this one may still be parsing: slot stays put
+    result_ready_.notify_all();
+  }
+}
+
+size_t ingest_worker_threads(size_t requested) {
+  const size_t threads = requested > 0 ? requested : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
+  return threads == 1 ? 0 : threads;
+}
+
+}  // namespace attnprof::ingest

@@ -1,0 +1,96 @@
+// Parsing the traceEvents array on several cores. The stream is cut into chunks of whole
+// events (scanner.h); each chunk is parsed on its own, by a worker with its own simdjson
+// parser, into a ParsedChunk whose tables use chunk-local string ids and event numbers;
+// TraceBuilder::absorb then appends the chunks to the Trace in file order. Every chunk takes
+// this path whatever the number of workers, so the Trace does not depend on it.
+#pragma once
+
+#include <simdjson.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attnprof/error.h"
+#include "attnprof/trace.h"
+
+namespace attnprof::ingest {
+
+// Bytes with one writable byte before data() (so a chunk can be parsed in place as
+// "[" + events + "]") and simdjson's padding after capacity().
+class ChunkBuffer {
+ public:
+  ChunkBuffer() = default;
+  explicit ChunkBuffer(size_t capacity);
+  char* data() { return buf_.get() + 1; }
+  size_t capacity() const { return capacity_; }
+  // Bytes readable from data() - 1 (the bracket byte) on, padding included.
+  size_t padded_capacity_from_bracket() const { return capacity_ + 2 + simdjson::SIMDJSON_PADDING; }
+  explicit operator bool() const { return buf_ != nullptr; }
+
+ private:
+  std::unique_ptr<char[]> buf_;
+  size_t capacity_ = 0;
+};
+
+struct ChunkJob {
+  ChunkBuffer buffer;        // the events are buffer.data()[0, size)
+  size_t size = 0;
+  size_t stream_offset = 0;  // where data()[0] is in the (inflated) stream, for messages
+  bool must_start_with_object = false;  // first chunk of a bare-array document
+  const std::string* label = nullptr;
+};
+
+struct ParsedChunk {
+  Trace part;  // the chunk's rows; string ids, string pids/tids and "event #N" are chunk-local
+  // Chunk-local event number of each runtime/driver slice that has a correlation, in slice
+  // order: absorb() checks those for duplicates across the whole trace.
+  std::vector<int64_t> launch_events;
+  std::optional<Error> error;  // the first structural error; rows before it are kept
+  ChunkBuffer buffer;          // handed back for reuse
+};
+
+// Parses one chunk (in place: the bytes around the events are overwritten).
+ParsedChunk parse_event_chunk(ChunkJob job, simdjson::ondemand::parser& parser);
+
+// Parses submitted chunks on `threads` worker threads (none: submit() parses inline) and
+// hands results back in submission order.
+class ChunkWorkers {
+ public:
+  explicit ChunkWorkers(size_t threads);
+  ~ChunkWorkers();
+  ChunkWorkers(const ChunkWorkers&) = delete;
+  ChunkWorkers& operator=(const ChunkWorkers&) = delete;
+
+  void submit(ChunkJob job);
+  ParsedChunk next_result();  // the oldest submitted chunk; blocks until it is parsed
+  size_t in_flight() const { return slots_.size(); }
+  size_t threads() const { return threads_.size(); }
+
+ private:
+  struct Slot {
+    ChunkJob job;
+    bool started = false;
+    std::optional<ParsedChunk> result;
+  };
+  void work();
+
+  std::vector<std::thread> threads_;
+  simdjson::ondemand::parser inline_parser_;
+  std::mutex mutex_;
+  std::condition_variable job_ready_, result_ready_;
+  std::deque<Slot> slots_;  // in submission order; a worker owns a started slot until result is set
+  bool stopping_ = false;
+};
+
+// Worker threads for IngestOptions::threads: none for 1 (the caller parses), one per hardware
+// thread (at most 8) for 0, else as asked.
+size_t ingest_worker_threads(size_t requested);
+
+}  // namespace attnprof::ingest

@@ -1,0 +1,213 @@
+// traceEvents is parsed in chunks by several threads and the chunks are merged in file order
+// (cpp/src/ingest/chunks.h). The Trace must not depend on the chunk size or the number of
+// threads: every table, string, string pid, metadata entry, issue count and issue sample
+// equals that of one chunk parsed by one thread.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "attnprof/ingest.h"
+
+namespace attnprof {
+namespace {
+
+const std::string kFixtures = ATTNPROF_FIXTURES_DIR;
+
+IngestOptions chunked(size_t chunk_bytes, size_t threads) {
+  IngestOptions o;
+  o.chunk_bytes = chunk_bytes;
+  o.threads = threads;
+  return o;
+}
+
+const IngestOptions kOneChunkOneThread = chunked(size_t{1} << 30, 1);
+
+// Field-by-field equality with string ids compared as text (ids may be numbered differently).
+void expect_same_trace(const Trace& a, const Trace& b) {
+  ASSERT_EQ(a.event_count, b.event_count);
+  ASSERT_EQ(a.slices.size(), b.slices.size());
+  for (size_t i = 0; i < a.slices.size(); ++i) {
+    const Slice &x = a.slices[i], &y = b.slices[i];
+    ASSERT_EQ(a.name_of(x), b.name_of(y)) << "slice " << i;
+    ASSERT_EQ(x.cat, y.cat) << "slice " << i;
+    ASSERT_EQ(x.pid, y.pid) << "slice " << i;
+    ASSERT_EQ(x.tid, y.tid) << "slice " << i;
+    ASSERT_EQ(x.ts_ns, y.ts_ns) << "slice " << i;
+    ASSERT_EQ(x.dur_ns, y.dur_ns) << "slice " << i;
+    ASSERT_EQ(x.external_id, y.external_id) << "slice " << i;
+    ASSERT_EQ(x.correlation, y.correlation) << "slice " << i;
+    ASSERT_EQ(x.args, y.args) << "slice " << i;
+  }
+  ASSERT_EQ(a.op_args.size(), b.op_args.size());
+  for (size_t i = 0; i < a.op_args.size(); ++i) {
+    const OpArgs &x = a.op_args[i], &y = b.op_args[i];
+    ASSERT_EQ(x.sequence_number, y.sequence_number);
+    ASSERT_EQ(x.fwd_thread_id, y.fwd_thread_id);
+    ASSERT_EQ(x.inputs.size(), y.inputs.size()) << "op_args " << i;
+    for (size_t k = 0; k < x.inputs.size(); ++k) {
+      ASSERT_EQ(x.inputs[k].dims, y.inputs[k].dims);
+      ASSERT_EQ(x.inputs[k].strides, y.inputs[k].strides);
+      ASSERT_EQ(x.inputs[k].list_dims, y.inputs[k].list_dims);
+      ASSERT_EQ(a.strings.get(x.inputs[k].type), b.strings.get(y.inputs[k].type));
+      ASSERT_EQ(a.strings.get(x.inputs[k].concrete), b.strings.get(y.inputs[k].concrete));
+    }
+  }
+  ASSERT_EQ(a.python_args.size(), b.python_args.size());
+  for (size_t i = 0; i < a.python_args.size(); ++i) {
+    ASSERT_EQ(a.python_args[i].python_id, b.python_args[i].python_id);
+    ASSERT_EQ(a.python_args[i].parent_id, b.python_args[i].parent_id);
+    ASSERT_EQ(a.python_args[i].module_id, b.python_args[i].module_id);
+  }
+  ASSERT_EQ(a.gpu_args.size(), b.gpu_args.size());
+  for (size_t i = 0; i < a.gpu_args.size(); ++i) {
+    ASSERT_EQ(a.gpu_args[i].stream, b.gpu_args[i].stream);
+    ASSERT_EQ(a.gpu_args[i].device, b.gpu_args[i].device);
+    ASSERT_EQ(a.gpu_args[i].bytes, b.gpu_args[i].bytes);
+    ASSERT_EQ(a.gpu_args[i].grid[0], b.gpu_args[i].grid[0]);
+    ASSERT_EQ(a.gpu_args[i].block[0], b.gpu_args[i].block[0]);
+  }
+  ASSERT_EQ(a.memory.size(), b.memory.size());
+  for (size_t i = 0; i < a.memory.size(); ++i) {
+    ASSERT_EQ(a.memory[i].ts_ns, b.memory[i].ts_ns);
+    ASSERT_EQ(a.memory[i].pid, b.memory[i].pid);
+    ASSERT_EQ(a.memory[i].tid, b.memory[i].tid);
+    ASSERT_EQ(a.memory[i].bytes, b.memory[i].bytes);
+    ASSERT_EQ(a.memory[i].total_allocated, b.memory[i].total_allocated);
+  }
+  ASSERT_EQ(a.flows.size(), b.flows.size());
+  for (size_t i = 0; i < a.flows.size(); ++i) {
+    ASSERT_EQ(a.flows[i].id, b.flows[i].id);
+    ASSERT_EQ(a.flows[i].phase, b.flows[i].phase);
+    ASSERT_EQ(a.strings.get(a.flows[i].cat), b.strings.get(b.flows[i].cat));
+    ASSERT_EQ(a.flows[i].pid, b.flows[i].pid);
+    ASSERT_EQ(a.flows[i].ts_ns, b.flows[i].ts_ns);
+  }
+  EXPECT_EQ(a.meta.string_ids, b.meta.string_ids);
+  EXPECT_EQ(a.meta.process_names, b.meta.process_names);
+  EXPECT_EQ(a.meta.process_labels, b.meta.process_labels);
+  EXPECT_EQ(a.meta.thread_names, b.meta.thread_names);
+  EXPECT_EQ(a.meta.devices.size(), b.meta.devices.size());
+  EXPECT_EQ(a.meta.versions, b.meta.versions);
+  ASSERT_EQ(a.issues.size(), b.issues.size());
+  for (const IngestIssue& x : a.issues) {
+    const auto y = std::find_if(b.issues.begin(), b.issues.end(), [&](const IngestIssue& i) { return i.kind == x.kind; });
+    ASSERT_NE(y, b.issues.end()) << x.kind;
+    EXPECT_EQ(x.count, y->count) << x.kind;
+    EXPECT_EQ(x.samples, y->samples) << x.kind;
+  }
+}
+
+Trace parse_ok(const std::string& text, const IngestOptions& options) {
+  auto r = parse_trace(text, "chunks.json", options);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  return r.ok() ? std::move(r).value() : Trace{};
+}
+
+TEST(ParallelChunks, FixturesGiveTheSameTraceForAnyChunkSizeAndThreadCount) {
+  for (const char* rel : {"h200-torch2.11/traces/llama7b4l_sdpa_bf16_b4_s1024_stack.pt.trace.json.gz",
+                          "h200-torch2.11/traces/llama7b4l_sdpa_bf16_b1_s2048_train.pt.trace.json.gz",
+                          "hta/ns_resolution_trace_rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+                          "tracelens/b200_eager_trace.json.gz"}) {
+    SCOPED_TRACE(rel);
+    auto one = load_trace(kFixtures + "/" + rel, kOneChunkOneThread);
+    ASSERT_TRUE(one.ok()) << one.error().message;
+    for (const IngestOptions& o : {chunked(4096, 1), chunked(4096, 2), chunked(65536, 4), chunked(size_t{1} << 30, 4)}) {
+      SCOPED_TRACE("chunk " + std::to_string(o.chunk_bytes) + " threads " + std::to_string(o.threads));
+      auto many = load_trace(kFixtures + "/" + rel, o);
+      ASSERT_TRUE(many.ok()) << many.error().message;
+      expect_same_trace(*one, *many);
+    }
+  }
+}
+
+// Events with everything a chunk maps on merge: string pids/tids first seen in different
+// chunks, thread/process names redefined later, flows, op rows with interned types, and one
+// problem per event type so issue counts and the first three samples cross chunk borders.
+std::string trace_exercising_the_merge(int copies) {
+  std::string t = R"({"schemaVersion": 1, "traceEvents": [)";
+  for (int i = 0; i < copies; ++i) {
+    const std::string n = std::to_string(i);
+    const std::string pad(static_cast<size_t>(i % 7) * 13, ' ');
+    if (i) t += ",";
+    t += R"({"ph": "M", "name": "thread_name", "pid": "Spans)" + std::to_string(i % 5) + R"(", "tid": 3, "args": {"name": "t)" + n + R"("}},)";
+    t += R"({"ph": "X", "cat": "cpu_op", "name": "aten::op)" + std::to_string(i % 11) + R"(", "pid": "Traces)" + std::to_string(i % 3) +
+         R"(", "tid": 1, "ts": )" + n + R"(.5, "dur": 2, "args": {"External id": )" + n +
+         R"(, "Input Dims": [[2, )" + n + R"(], [], [[1, 2], [3]]], "Input type": ["c10::BFloat16", "Scalar", "TensorList"], "Concrete Inputs": ["", ")" +
+         n + R"(", ""], "Sequence number": )" + n + R"(}},)" + pad;
+    t += R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": )" + n +
+         R"(, "dur": 1, "args": {"correlation": )" + std::to_string(i % 40) + R"(}},)";
+    t += R"({"ph": "X", "cat": "kernel", "name": "k)" + std::to_string(i % 4) + R"(", "pid": 0, "tid": 7, "ts": )" + n +
+         R"(, "dur": -1, "args": {"correlation": )" + n + R"(, "stream": 7, "grid": [1, 2, 3], "block": [4, 1, 1]}},)";
+    t += R"({"ph": "s", "cat": "ac2g", "id": )" + n + R"(, "pid": 1, "tid": 1, "ts": )" + n + R"(},)";
+    t += R"({"ph": "f", "cat": "ac2g", "id": )" + n + R"(, "pid": 0, "tid": 7, "ts": )" + n + R"(, "bp": "e"},)";
+    t += R"({"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": )" + n + R"(, "args": {"Bytes": 512, "Total Allocated": )" + n + R"(}},)";
+    t += R"({"ph": "B", "name": "ignored)" + n + R"("},)";
+    t += R"({"ph": "X", "cat": "python_function", "name": "f)" + n + R"(", "pid": 1, "tid": 1, "dur": 1})";
+  }
+  t += R"(], "traceName": "x"})";
+  return t;
+}
+
+TEST(ParallelChunks, MergedChunksMapStringIdsMetadataAndIssuesLikeOneChunk) {
+  const std::string text = trace_exercising_the_merge(400);
+  const Trace one = parse_ok(text, kOneChunkOneThread);
+  // The trace really exercises the merge: cross-chunk duplicates, string pids, issues.
+  ASSERT_EQ(one.event_count, 400 * 9);
+  EXPECT_EQ(one.meta.string_ids.size(), 8u);  // Spans0..4 and Traces0..2
+  const IngestIssue* dup = nullptr;
+  for (const IngestIssue& i : one.issues)
+    if (i.kind == "duplicate_correlation") dup = &i;
+  ASSERT_NE(dup, nullptr);
+  EXPECT_EQ(dup->count, 360);  // correlations 0..39 repeat from the 41st copy on
+  EXPECT_EQ(dup->samples.front(), "event #362: cudaLaunchKernel correlation 0");
+  for (size_t chunk : {size_t{256}, size_t{4096}, size_t{50000}})
+    for (size_t threads : {size_t{1}, size_t{2}, size_t{3}}) {
+      SCOPED_TRACE("chunk " + std::to_string(chunk) + " threads " + std::to_string(threads));
+      expect_same_trace(one, parse_ok(text, chunked(chunk, threads)));
+    }
+}
+
+TEST(ParallelChunks, NonUtf8TextInALaterChunkIsRepairedAndReportedOnce) {
+  std::string text = trace_exercising_the_merge(200);
+  const size_t at = text.find("aten::op5", text.size() / 2);
+  ASSERT_NE(at, std::string::npos);
+  text[at + 4] = '\xff';
+  const Trace one = parse_ok(text, kOneChunkOneThread);
+  const Trace many = parse_ok(text, chunked(4096, 2));
+  expect_same_trace(one, many);
+  const auto it = std::find_if(many.issues.begin(), many.issues.end(), [](const IngestIssue& i) { return i.kind == "non_utf8_text"; });
+  ASSERT_NE(it, many.issues.end());
+  EXPECT_EQ(it->count, 1);
+}
+
+// A structural error in chunk k stops the ingest with the same message (same byte offset) as
+// when the whole array is one chunk, whichever chunks were parsed at the same time.
+TEST(ParallelChunks, MalformedEventInALaterChunkGivesTheSameErrorAsOneChunk) {
+  std::string text = trace_exercising_the_merge(300);
+  const size_t at = text.find("\"tid\": 7", text.size() * 2 / 3);
+  ASSERT_NE(at, std::string::npos);
+  text[at + 5] = '}';  // "tid"} 7 : a syntax error deep in the file
+  auto one = parse_trace(text, "bad.json", kOneChunkOneThread);
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.error().code, ErrorCode::kMalformedJson);
+  for (size_t threads : {size_t{1}, size_t{2}, size_t{4}}) {
+    auto many = parse_trace(text, "bad.json", chunked(4096, threads));
+    ASSERT_FALSE(many.ok());
+    EXPECT_EQ(many.error().code, ErrorCode::kMalformedJson);
+    EXPECT_EQ(many.error().message, one.error().message);
+  }
+}
+
+TEST(ParallelChunks, BareArrayWhoseFirstElementIsNotAnEventIsNotATraceWithAnyThreads) {
+  std::string text = "[1";
+  for (int i = 0; i < 2000; ++i) text += R"(, {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1})";
+  text += "]";
+  for (size_t threads : {size_t{1}, size_t{4}}) {
+    auto r = parse_trace(text, "array.json", chunked(4096, threads));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code, ErrorCode::kNotATrace);
+  }
+}
+
+}  // namespace
+}  // namespace attnprof
