@@ -197,7 +197,9 @@ class StreamIngest {
   ingest::TraceBuilder builder_;
   od::parser parser_;  // header and tail keys
   ingest::ChunkWorkers workers_;
-  ingest::ChunkBuffer spare_;  // a parsed chunk's buffer, for the window's next cut
+  // Buffers of absorbed chunks, for the window's next cuts: reusing them saves faulting in
+  // fresh pages for every chunk (performance-limits.md: first touch dominates).
+  std::vector<ingest::ChunkBuffer> spare_buffers_;
   size_t chunks_submitted_ = 0;
   bool array_format_ = false;
 };
@@ -243,7 +245,12 @@ void StreamIngest::submit_chunk(size_t n) {
   job.size = n;
   job.must_start_with_object = array_format_ && chunks_submitted_ == 0;
   job.label = &label_;
-  job.buffer = window_.cut_front(n, std::move(spare_));
+  ingest::ChunkBuffer spare;
+  if (!spare_buffers_.empty()) {
+    spare = std::move(spare_buffers_.back());
+    spare_buffers_.pop_back();
+  }
+  job.buffer = window_.cut_front(n, std::move(spare));
   ++chunks_submitted_;
   workers_.submit(std::move(job));
 }
@@ -253,16 +260,16 @@ Status StreamIngest::absorb_next_chunk() {
   ingest::ParsedChunk chunk = workers_.next_result();
   if (chunk.error) return source_error_or(std::move(*chunk.error));
   builder_.absorb(chunk);
-  spare_ = std::move(chunk.buffer);
+  spare_buffers_.push_back(std::move(chunk.buffer));
   report_progress();
   return Ok{};
 }
 
 // The window starts just after the '[' of traceEvents: cut chunks until the ']', keeping at
-// most two per worker in flight (bounded memory), and absorb them in order.
+// most one per worker plus one in flight (bounded memory), and absorb them in order.
 Status StreamIngest::read_events() {
   ingest::EventScanner scanner;
-  const size_t max_in_flight = std::max<size_t>(1, 2 * workers_.threads());
+  const size_t max_in_flight = workers_.threads() + 1;
   size_t scanned = 0;
   for (;;) {
     scanner.scan(window_.data(), scanned, window_.size());
