@@ -14,7 +14,9 @@ Cases:
 
 Passes, each in its own process (wall time around the process, peak RSS from its rusage via
 os.wait4, as bench/ingest_compare.py does):
-  attnprof   `attnprof analyze FILE --json OUT`
+  attnprof   `attnprof analyze FILE --json OUT` (parses the trace on every core: --threads 0)
+  attnprof, 1 thread   the same with `--threads 1` (fixture and big1g): one core, like HTA; its
+             report must be byte-identical to the first pass's
   HTA        `TraceAnalysis(trace_dir=DIR)` then `get_gpu_kernel_breakdown(visualize=False)`,
              HTA's default (json) parser; it also reports its own load time without imports
   json.load  `json.load` of the file (gzip.open for .gz)
@@ -231,6 +233,10 @@ def print_case(name: str, trace: Path, results: dict, checks: list[str], content
         print(f"HTA / attnprof wall time: {bound}{speed:.1f}x (target >= 20x)")
         # CPU time moves less than wall time when other jobs share the cores.
         print(f"HTA / attnprof CPU time: {bound}{hta['cpu_s'] / ap['cpu_s']:.1f}x")
+        if one := results.get("attnprof, 1 thread"):
+            print(f"HTA / attnprof --threads 1 wall time: {bound}{hta['wall_s'] / one['wall_s']:.1f}x, "
+                  f"CPU time: {bound}{hta['cpu_s'] / one['cpu_s']:.1f}x")
+            summary["hta_over_attnprof_1thread_time"] = round(hta["wall_s"] / one["wall_s"], 2)
         summary["hta_over_attnprof_cpu"] = round(hta["cpu_s"] / ap["cpu_s"], 2)
         print(f"attnprof / HTA peak RSS: {'<= ' if bound else ''}{rss:.3f} (target < 0.5)")
         summary["hta_over_attnprof_time"] = round(speed, 2)
@@ -309,6 +315,9 @@ def main() -> int:
             plain_report = tmp / "plain.json" if case == "gz1g" else None
             if plain_report:
                 passes["attnprof analyze, plain .json"] = [cli, "analyze", str(plain), "--json", str(plain_report)]
+            single_report = tmp / "one_thread.json" if peers else None
+            if single_report:
+                passes["attnprof, 1 thread"] = [cli, "analyze", str(trace), "--threads", "1", "--json", str(single_report)]
             if peers and have_hta:
                 passes["HTA"] = [sys.executable, "-c", HTA_SCRIPT, str(trace.parent)]
             if peers and not args.skip_json_load:
@@ -329,6 +338,9 @@ def main() -> int:
                     print(f"attnprof analyze failed on {trace}: {results['attnprof analyze']['stderr_tail']}")
                     return 1
                 checks = check_answers(results, report, fixture, plain_report)
+                if single_report:
+                    same = single_report.read_bytes() == report.read_bytes()
+                    checks.append(f"attnprof --threads 1 report == default report: {'agree' if same else 'DIFFER'}")
                 summaries[case] = print_case(case, trace, results, checks,
                                              plain.stat().st_size / 2**20 if plain_report else None)
             finally:

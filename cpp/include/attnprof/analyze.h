@@ -20,6 +20,7 @@ struct AnalyzeOptions {
   std::optional<std::string> arch;           // "sm90", "gfx942", "cpu"
   std::string sidecar_path;                  // live-capture sidecar; "" = look beside the trace
   std::function<void(size_t, size_t)> progress;  // ingest progress (bytes done, total)
+  size_t ingest_threads = 0;  // threads parsing one trace file (IngestOptions::threads; 0 = one per core)
 };
 
 // Builds the Report of one already-loaded trace (all stages).

@@ -18,7 +18,7 @@ struct IngestOptions {
   std::function<void(size_t, size_t)> progress;
   size_t chunk_bytes = size_t{32} << 20;  // events are parsed in chunks of about this size
   // Threads parsing chunks: 0 = one per hardware thread (at most 8), 1 = the calling thread
-  // only. The Trace is the same for any value; memory grows by about 2 chunks per thread.
+  // only. The Trace is the same for any value; each thread holds about one chunk in memory.
   size_t threads = 0;
 };
 

@@ -45,8 +45,10 @@ std::optional<Error> walk_events(ChunkJob& job, od::parser& parser, TraceBuilder
       if (job.must_start_with_object && part.event_count == 0) {  // Chrome's array format: events, or not a trace
         od::json_type t;
         if ((err = event.type().get(t))) break;
-        if (t != od::json_type::object)
+        if (t != od::json_type::object) {
+          if ((err = check_literal(event))) break;
           return make_error(ErrorCode::kNotATrace, *job.label + ": " + kNotArrayOfEvents);
+        }
       }
       if ((err = builder.add_event(event))) break;
     }

@@ -110,10 +110,18 @@ class HeaderScanner {
     key_pending_ = false;
     switch (c) {
       case '"':
+        if (depth_ == 0) {  // a string document, or junk before the value: the whole-document path says which
+          state_ = State::kUnsupported;
+          return;
+        }
         in_string_ = true;
         if (depth_ == 1) key_begin_ = pos_;
         return;
       case ':':
+        if (depth_ == 0) {
+          state_ = State::kUnsupported;
+          return;
+        }
         if (depth_ == 1 && key_was_pending &&
             std::string_view(data + key_begin_ + 1, key_end_ - key_begin_ - 1) == "traceEvents")
           key_start_ = key_begin_, value_expected_ = true;

@@ -26,6 +26,21 @@ bool is_structural_error(error_code e) {
   }
 }
 
+simdjson::error_code check_literal(od::value v) {
+  od::json_type t;
+  if (auto e = v.type().get(t)) return e;
+  if (t == od::json_type::boolean) {
+    bool b = false;
+    return v.get_bool().get(b);
+  }
+  if (t == od::json_type::null) {
+    bool null = false;
+    if (auto e = v.is_null().get(null)) return e;
+    return null ? SUCCESS : simdjson::N_ATOM_ERROR;
+  }
+  return SUCCESS;
+}
+
 namespace {
 
 // Kineto's `cat` strings (libkineto ActivityType.h). The capitalised forms are what
@@ -74,6 +89,7 @@ simdjson::error_code key_of(od::field& field, std::string_view& key) {
 }
 
 enum class MetaKind : uint8_t { kNone, kProcessName, kProcessLabels, kThreadName };
+
 
 }  // namespace
 
@@ -222,6 +238,7 @@ error_code TraceBuilder::add_event(od::value value) {
   od::object obj;
   if (auto e = value.get_object().get(obj)) {
     if (is_structural_error(e)) return e;
+    if (auto bad = check_literal(value)) return bad;
     // Not raw_json_token(): after a failed get_object() on malformed input its view can run
     // past the buffer (found by the fuzzer, cpp/fuzz); the simdjson error names what was there.
     issue("event_not_object", simdjson::error_message(e));

@@ -79,7 +79,8 @@ std::vector<RankResult> analyze_in_parallel(const std::vector<std::string>& file
   std::atomic<size_t> next{0};
   const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, files.size());
   // The cores left over when there are fewer files than cores parse chunks of each file.
-  const size_t threads_per_file = std::max<size_t>(1, std::thread::hardware_concurrency() / workers);
+  const size_t threads_per_file = options.ingest_threads > 0 ? options.ingest_threads
+                                                             : std::max<size_t>(1, std::thread::hardware_concurrency() / workers);
   auto worker = [&] {
     for (size_t i = next++; i < files.size(); i = next++) {
       IngestOptions ingest;

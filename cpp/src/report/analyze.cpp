@@ -142,6 +142,7 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
 Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& options) {
   IngestOptions ingest;
   ingest.progress = options.progress;
+  ingest.threads = options.ingest_threads;
   Result<Trace> trace = load_trace(path, ingest);
   if (!trace) return trace.error();
   return analyze_trace(*trace, options);

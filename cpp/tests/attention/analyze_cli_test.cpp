@@ -48,6 +48,20 @@ class AnalyzeCli : public ::testing::Test {
   fs::path dir_;
 };
 
+// --threads sets how many threads parse the file; the Report does not depend on it
+// (chunk-level equality: cpp/tests/ingest/parallel_chunks_test.cpp).
+TEST_F(AnalyzeCli, ThreadsOptionGivesTheSameReportAndRejectsNonNumbers) {
+  const fs::path one = dir_ / "one.json", four = dir_ / "four.json";
+  const std::string trace = h200("llama7b4l_sdpa_bf16_b1_s2048_train");
+  ASSERT_EQ(run(trace + " --threads 1 --json " + one.string()).code, 0);
+  ASSERT_EQ(run(trace + " --threads 4 --json " + four.string()).code, 0);
+  EXPECT_EQ(slurp(one), slurp(four));
+  const CliRun bad = run(trace + " --threads many --json " + (dir_ / "bad.json").string());
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1) << bad.err;
+  EXPECT_FALSE(fs::exists(dir_ / "bad.json"));
+}
+
 TEST_F(AnalyzeCli, WritesJsonAndMarkdownAndPrintsTheActivationMap) {
   const fs::path json = dir_ / "r.json", md = dir_ / "r.md";
   const CliRun r = run(h200("llama7b4l_sdpa_bf16_b4_s1024") + " --json " + json.string() + " --md " + md.string());

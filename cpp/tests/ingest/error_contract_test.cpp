@@ -128,6 +128,15 @@ TEST(IngestErrors, InvalidJsonWithoutTraceEventsIsMalformedNotNotATrace) {
   // called "valid JSON but not a trace".
   expect_error(parse_trace("{}}", "extra_brace.json"), ErrorCode::kMalformedJson, "extra_brace.json");
   expect_error(parse_trace(R"({"t": [7z}})", "bad_number.json"), ErrorCode::kMalformedJson, "bad_number.json");
+  // Also on the streaming path: a misspelt literal as the first element of a bare array, and
+  // an array after junk at the top level, were called "not a trace".
+  expect_error(parse_trace(" [tl]}", "bad_literal.json"), ErrorCode::kMalformedJson, "bad_literal.json");
+  expect_error(parse_trace(R"("vent": [])", "junk_before_array.json"), ErrorCode::kMalformedJson, "junk_before_array.json");
+  expect_error(parse_trace(R"({"traceEvents": [tru]})", "bad_event_literal.json"), ErrorCode::kMalformedJson,
+               "bad_event_literal.json");
+  // Well-formed literals stay what they are: not a trace, or an event_not_object issue.
+  expect_error(parse_trace("[true]", "array_of_bool.json"), ErrorCode::kNotATrace, "not of trace events");
+  expect_error(parse_trace(R"("just a string")", "string.json"), ErrorCode::kNotATrace, "string.json");
 }
 
 TEST(IngestErrors, CorruptAndTruncatedGzipAreCorruptGzip) {

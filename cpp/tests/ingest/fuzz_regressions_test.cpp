@@ -41,7 +41,7 @@ constexpr auto kTrace = std::nullopt;
 const Expected kExpected[] = {
     // The fuzzer's first crash (fixed in 3af2845), minimised: a ':' where the first event should
     // be, then the end of the file. Sampling the non-object event read past the buffer.
-    {"non_object_event_truncated.json", ErrorCode::kMalformedJson, "near byte 18", ""},
+    {"non_object_event_truncated.json", ErrorCode::kMalformedJson, "near byte 16", ""},
     // The same branch on well-formed input: each non-object event is counted, the object kept.
     {"non_object_events.json", kTrace, "", "event_not_object", 1},
     // From the corpus of the 10-minute run (cpp/fuzz/run.sh), smallest input per outcome.
@@ -59,6 +59,10 @@ const Expected kExpected[] = {
     // ac2g flows, a flow without ts, string pids, M and instant events, a traceName after the array.
     {"flows_string_pids_and_tail_keys.json", kTrace, "", "missing_ts", 2},
     {"byte_order_mark_before_trace.json", kTrace, "", "", 1},
+    // A misspelt literal where an event should be is malformed JSON (it loaded with an
+    // event_not_object issue before: on-demand parsing checks a literal only when it reads it).
+    {"misspelt_literal_event.json", ErrorCode::kMalformedJson, "near byte 16", ""},
+    {"misspelt_null_after_event.json", ErrorCode::kMalformedJson, "near byte 101", ""},
 };
 
 struct Outcome {
@@ -154,15 +158,15 @@ TEST(FuzzRegressions, EverySavedInputHasItsStatedOutcome) {
 }
 
 // The crash input itself: before 3af2845 sampling the ':' (raw_json_token() after a failed
-// get_object()) read past the end of the buffer; now the document is malformed JSON. (The byte
-// named is the ',' after the array, 18, where the ':' at 16 is the fault: on-demand parsing
-// reports where it stopped.)
+// get_object()) read past the end of the buffer; now the document is malformed JSON, and the
+// byte named is the ':' at 16 itself (the check of a non-object event's literal finds it; before
+// that check the message named the ',' at 18, where on-demand parsing stopped).
 TEST(FuzzRegressions, NonObjectEventCutOffByEndOfFileIsMalformedJson) {
   const Outcome out = run_like_fuzzer(kRegressionsDir / "non_object_event_truncated.json");
   ASSERT_FALSE(out.trace.ok());
   EXPECT_EQ(out.trace.error().code, ErrorCode::kMalformedJson);
   EXPECT_EQ(out.trace.error().message,
-            out.label + ": malformed JSON near byte 18 (" + simdjson::error_message(simdjson::TAPE_ERROR) + ")");
+            out.label + ": malformed JSON near byte 16 (" + simdjson::error_message(simdjson::TAPE_ERROR) + ")");
 }
 
 // Well-formed non-object events: counted with the simdjson error as the sample (never the raw
