@@ -31,9 +31,15 @@ std::optional<Error> walk_events(ChunkJob& job, od::parser& parser, TraceBuilder
   };
   data[-1] = '[';
   data[n] = ']';
+  const simdjson::padded_string_view text(data - 1, n + 2, job.buffer.padded_capacity_from_bracket());
   od::document doc;
-  simdjson::error_code err =
-      parser.iterate(simdjson::padded_string_view(data - 1, n + 2, job.buffer.padded_capacity_from_bracket())).get(doc);
+  simdjson::error_code err = parser.iterate(text).get(doc);
+  if (err == simdjson::UTF8_ERROR) {
+    // iterate() validates UTF-8 as it indexes the chunk, so valid chunks (nearly all) are not
+    // checked twice; an invalid one is repaired in place and indexed again.
+    repair_utf8(part, data, n, job.stream_offset);
+    err = parser.iterate(text).get(doc);
+  }
   const char* where = data;
   od::array events;
   if (!err) err = doc.get_array().get(events);
@@ -69,7 +75,6 @@ ParsedChunk parse_event_chunk(ChunkJob job, od::parser& parser) {
   size_t first = 0;
   while (first < job.size && is_space(data[first])) ++first;
   if (first < job.size && data[first] == ',') data[first] = ' ';  // the separator after the previous chunk
-  repair_utf8(out.part, data, job.size, job.stream_offset);
   // Kineto spends ~250-300 bytes of JSON per event, most of them 'X' (see ingest.cpp).
   out.part.slices.reserve(job.size / 200);
   out.part.op_args.reserve(job.size / 1000);
