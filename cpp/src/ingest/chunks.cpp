@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "ingest/document.h"
+#include "ingest/scanner.h"
 #include "ingest/trace_builder.h"
 #include "ingest/utf8.h"
 
@@ -19,8 +20,6 @@ ChunkBuffer::ChunkBuffer(size_t capacity) : capacity_(capacity) {
 }
 
 namespace {
-
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // Walks "[" + events + "]" with the builder; returns the error and where it was found.
 std::optional<Error> walk_events(ChunkJob& job, od::parser& parser, TraceBuilder& builder, Trace& part) {
@@ -73,7 +72,7 @@ ParsedChunk parse_event_chunk(ChunkJob job, od::parser& parser) {
   ParsedChunk out;
   char* data = job.buffer.data();
   size_t first = 0;
-  while (first < job.size && is_space(data[first])) ++first;
+  while (first < job.size && is_json_space(data[first])) ++first;
   if (first < job.size && data[first] == ',') data[first] = ' ';  // the separator after the previous chunk
   // Kineto spends ~250-300 bytes of JSON per event, most of them 'X' (see ingest.cpp).
   out.part.slices.reserve(job.size / 200);

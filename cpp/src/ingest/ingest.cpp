@@ -28,8 +28,6 @@ namespace {
 namespace od = ingest::od;
 using simdjson::SUCCESS;
 
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
 // The bytes being worked on: data() is preceded by one spare byte (so a chunk can be
 // parsed in place as "[" + events + "]") and followed by simdjson's padding.
 class Window {
@@ -100,7 +98,7 @@ class HeaderScanner {
       }
       return;
     }
-    if (is_space(c)) return;
+    if (ingest::is_json_space(c)) return;
     if (value_expected_) {  // just after `"traceEvents":`
       if (c == '[') events_start_ = pos_ + 1, state_ = State::kObjectEvents;
       else state_ = State::kUnsupported;
@@ -314,7 +312,7 @@ Status StreamIngest::read_tail(bool object_format) {
   char* data = window_.data();
   const size_t n = window_.size();
   size_t i = 0;
-  while (i < n && is_space(data[i])) ++i;
+  while (i < n && ingest::is_json_space(data[i])) ++i;
   if (!object_format) {
     if (i < n) return malformed_at(data + i, simdjson::TRAILING_CONTENT);
     return Ok{};
@@ -322,7 +320,7 @@ Status StreamIngest::read_tail(bool object_format) {
   if (i == n) return truncated();
   if (data[i] == '}') {
     size_t j = i + 1;
-    while (j < n && is_space(data[j])) ++j;
+    while (j < n && ingest::is_json_space(data[j])) ++j;
     if (j < n) return malformed_at(data + j, simdjson::TRAILING_CONTENT);
     return Ok{};
   }
@@ -348,7 +346,7 @@ Result<Trace> StreamIngest::run() {
     // Header keys: "{ ... ," up to "traceEvents" becomes "{ ... }".
     char* data = window_.data();
     size_t end = header.key_start();
-    while (end > 0 && is_space(data[end - 1])) --end;
+    while (end > 0 && ingest::is_json_space(data[end - 1])) --end;
     if (end > 0 && data[end - 1] == ',') --end;
     const char saved = data[end];
     data[end] = '}';

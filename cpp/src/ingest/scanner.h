@@ -8,6 +8,9 @@
 
 namespace attnprof::ingest {
 
+// JSON's insignificant whitespace (RFC 8259).
+inline bool is_json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
 class EventScanner {
  public:
   static constexpr size_t kNone = SIZE_MAX;

@@ -144,8 +144,14 @@ void TraceBuilder::issue(std::string_view kind, std::string_view detail) {
 
 // Launches (runtime/driver calls) are what GPU work is linked to by correlation id, so two
 // with the same id make that link ambiguous.
+namespace {
+bool is_launch_with_correlation(const Slice& s) {
+  return (s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId;
+}
+}  // namespace
+
 void TraceBuilder::note_launch(const Slice& s, int64_t event_index) {
-  if ((s.cat != Category::kRuntime && s.cat != Category::kDriver) || s.correlation == kNoId) return;
+  if (!is_launch_with_correlation(s)) return;
   if (mode_ == Mode::kChunk) {
     launch_events_.push_back(event_index);
     return;
@@ -617,8 +623,7 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
       else if (s.cat == Category::kPythonFunction) s.args += python_base;
       else if (has_gpu_args(s.cat)) s.args += gpu_base;
     }
-    if ((s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId)
-      note_launch(s, event_base + chunk.launch_events[launch++]);
+    if (is_launch_with_correlation(s)) note_launch(s, event_base + chunk.launch_events[launch++]);
     trace_.slices.push_back(s);
   }
   for (OpArgs& row : part.op_args) {
