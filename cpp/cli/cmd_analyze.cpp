@@ -45,10 +45,7 @@ DirectoryProgressFn directory_progress_bar(const std::string& dir) {
 // for free. The pointers stay reachable from a static, so leak checkers do not flag them.
 Result<Report> analyze_file_for_exit(const std::string& path, const AnalyzeOptions& options) {
   static std::vector<const Trace*>* kept = new std::vector<const Trace*>();
-  IngestOptions ingest;
-  ingest.progress = options.progress;
-  ingest.threads = options.ingest_threads;
-  Result<Trace> trace = load_trace(path, ingest);
+  Result<Trace> trace = load_trace(path, ingest_options_of(options));
   if (!trace) return trace.error();
   kept->push_back(new Trace(std::move(trace).value()));
   return analyze_trace(*kept->back(), options);

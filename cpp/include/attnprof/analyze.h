@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnprof/error.h"
+#include "attnprof/ingest.h"
 #include "attnprof/report.h"
 #include "attnprof/trace.h"
 
@@ -28,5 +29,9 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options = {});
 
 // Loads and analyses one file.
 Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& options = {});
+
+// What `options` asks of ingest (progress callback, threads), for callers that load the
+// trace themselves.
+IngestOptions ingest_options_of(const AnalyzeOptions& options);
 
 }  // namespace attnprof

@@ -256,7 +256,10 @@ struct Trace {
   const PythonArgs* python_args_of(const Slice& s) const;
   const GpuArgs* gpu_args_of(const Slice& s) const;
   std::string_view name_of(const Slice& s) const { return strings.get(s.name); }
+  // Counts one occurrence of `kind`, keeping `sample` among the first IngestIssue::kMaxSamples.
   void add_issue(std::string_view kind, std::string sample);
+  // The entry for `kind`, appended with count 0 when there is none yet.
+  IngestIssue& issue_of(std::string_view kind);
 };
 
 }  // namespace attnprof

@@ -36,11 +36,13 @@ bool has_attention_ancestor(const ExtractionContext& ctx, OpClassifier& classify
 }
 
 // torch.compile traces a frame by running its ops on fake tensors inside compile ranges;
-// those ops are recorded but compute nothing.
-bool is_compile_tracing(const ExtractionContext& ctx, uint32_t slice) {
-  for (uint32_t p = ctx.index.parent[slice]; p != kNoSlice; p = ctx.index.parent[p])
-    if (is_compile_phase(ctx.trace.name_of(ctx.trace.slices[p]))) return true;
-  return false;
+// those ops are recorded but compute nothing. Claiming them up front keeps every finder
+// (attention ops, eager patterns, unfused backward) off them.
+void claim_compile_tracing(ExtractionContext& ctx) {
+  std::vector<bool> phase_name(ctx.trace.strings.size());
+  for (StrId id = 0; id < phase_name.size(); ++id) phase_name[id] = is_compile_phase(ctx.trace.strings.get(id));
+  for (uint32_t i = 0; i < ctx.trace.slices.size(); ++i)
+    if (phase_name[ctx.trace.slices[i].name] && !ctx.inside_call[i]) claim_ops(ctx, i);
 }
 
 // Reads B, H, S, D from the q/k/v dims according to the op's layout.
@@ -394,9 +396,10 @@ std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& 
                         std::vector<bool>(trace.slices.size(), false),
                         std::vector<bool>(trace.slices.size(), false)};
   OpClassifier classify(trace);
+  claim_compile_tracing(ctx);
   std::vector<uint32_t> tops;
   for (uint32_t i = 0; i < trace.slices.size(); ++i)
-    if (classify(trace.slices[i]) && !has_attention_ancestor(ctx, classify, i) && !is_compile_tracing(ctx, i))
+    if (!ctx.inside_call[i] && classify(trace.slices[i]) && !has_attention_ancestor(ctx, classify, i))
       tops.push_back(i);
 
   std::vector<Call> calls;

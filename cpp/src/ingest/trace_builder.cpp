@@ -90,7 +90,6 @@ simdjson::error_code key_of(od::field& field, std::string_view& key) {
 
 enum class MetaKind : uint8_t { kNone, kProcessName, kProcessLabels, kThreadName };
 
-
 }  // namespace
 
 struct TraceBuilder::Event {
@@ -142,9 +141,9 @@ void TraceBuilder::issue(std::string_view kind, std::string_view detail) {
   trace_.add_issue(kind, event_sample(trace_.event_count - 1, detail));
 }
 
+namespace {
 // Launches (runtime/driver calls) are what GPU work is linked to by correlation id, so two
 // with the same id make that link ambiguous.
-namespace {
 bool is_launch_with_correlation(const Slice& s) {
   return (s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId;
 }
@@ -587,12 +586,11 @@ void TraceBuilder::finish_event(Event& ev) {
 
 void TraceBuilder::absorb_issues(const Trace& part, int64_t event_base) {
   for (const IngestIssue& from : part.issues) {
-    auto it = std::find_if(trace_.issues.begin(), trace_.issues.end(), [&](const IngestIssue& i) { return i.kind == from.kind; });
-    if (it == trace_.issues.end()) it = trace_.issues.insert(trace_.issues.end(), IngestIssue{from.kind, 0, {}});
-    it->count += from.count;
+    IngestIssue& into = trace_.issue_of(from.kind);
+    into.count += from.count;
     for (const std::string& sample : from.samples) {
-      if (it->samples.size() >= IngestIssue::kMaxSamples) break;
-      it->samples.push_back(renumbered_sample(sample, event_base));
+      if (into.samples.size() >= IngestIssue::kMaxSamples) break;
+      into.samples.push_back(renumbered_sample(sample, event_base));
     }
   }
 }

@@ -53,10 +53,7 @@ void repair_utf8(Trace& trace, char* data, size_t size, size_t stream_offset) {
   const size_t replaced = replace_invalid_utf8(data, size, &positions, IngestIssue::kMaxSamples);
   for (const size_t at : positions)
     trace.add_issue("non_utf8_text", "invalid UTF-8 byte replaced by '?' at byte " + std::to_string(stream_offset + at));
-  if (replaced > positions.size()) {
-    for (IngestIssue& issue : trace.issues)
-      if (issue.kind == "non_utf8_text") issue.count += static_cast<int64_t>(replaced - positions.size());
-  }
+  if (replaced > positions.size()) trace.issue_of("non_utf8_text").count += static_cast<int64_t>(replaced - positions.size());
 }
 
 }  // namespace attnprof::ingest

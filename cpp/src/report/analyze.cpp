@@ -139,11 +139,15 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
   return report;
 }
 
-Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& options) {
+IngestOptions ingest_options_of(const AnalyzeOptions& options) {
   IngestOptions ingest;
   ingest.progress = options.progress;
   ingest.threads = options.ingest_threads;
-  Result<Trace> trace = load_trace(path, ingest);
+  return ingest;
+}
+
+Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& options) {
+  Result<Trace> trace = load_trace(path, ingest_options_of(options));
   if (!trace) return trace.error();
   return analyze_trace(*trace, options);
 }

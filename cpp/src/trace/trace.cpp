@@ -64,15 +64,16 @@ const GpuArgs* Trace::gpu_args_of(const Slice& s) const {
   return s.args < gpu_args.size() ? &gpu_args[s.args] : nullptr;
 }
 
+IngestIssue& Trace::issue_of(std::string_view kind) {
+  for (IngestIssue& issue : issues)
+    if (issue.kind == kind) return issue;
+  return issues.emplace_back(IngestIssue{std::string(kind), 0, {}});
+}
+
 void Trace::add_issue(std::string_view kind, std::string sample) {
-  for (auto& issue : issues) {
-    if (issue.kind == kind) {
-      ++issue.count;
-      if (issue.samples.size() < IngestIssue::kMaxSamples) issue.samples.push_back(std::move(sample));
-      return;
-    }
-  }
-  issues.push_back(IngestIssue{std::string(kind), 1, {std::move(sample)}});
+  IngestIssue& issue = issue_of(kind);
+  ++issue.count;
+  if (issue.samples.size() < IngestIssue::kMaxSamples) issue.samples.push_back(std::move(sample));
 }
 
 }  // namespace attnprof
