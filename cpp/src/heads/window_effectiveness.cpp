@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "attnprof/heads.h"
 
@@ -154,22 +155,30 @@ std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& repo
   return out;
 }
 
-std::vector<Finding> sliding_window_findings(const std::vector<WindowEffectiveness>& verdicts) {
-  std::vector<Finding> out;
+std::vector<WindowVerdictGroup> group_window_verdicts(const std::vector<WindowEffectiveness>& verdicts) {
+  std::vector<WindowVerdictGroup> groups;
   for (const WindowEffectiveness& w : verdicts) {
-    if (w.wasted_flops_share <= 0) continue;
-    auto same = std::find_if(out.begin(), out.end(), [&](const Finding& f) { return f.detail == w.verdict; });
-    if (same != out.end()) {
-      same->layers.push_back(w.layer);
-      continue;
-    }
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const WindowVerdictGroup& g) { return g.first->verdict == w.verdict; });
+    if (it == groups.end()) it = groups.insert(groups.end(), WindowVerdictGroup{&w, {}});
+    it->layers.push_back(w.layer);
+  }
+  return groups;
+}
+
+std::vector<Finding> sliding_window_findings(const std::vector<WindowEffectiveness>& verdicts) {
+  std::vector<WindowEffectiveness> wasteful;
+  std::copy_if(verdicts.begin(), verdicts.end(), std::back_inserter(wasteful),
+               [](const WindowEffectiveness& w) { return w.wasted_flops_share > 0; });
+  std::vector<Finding> out;
+  for (const WindowVerdictGroup& g : group_window_verdicts(wasteful)) {
+    const WindowEffectiveness& w = *g.first;
     Finding f;
     f.rule = "heads.sliding_window";
     f.severity = w.wasted_flops_share >= 0.5 ? "medium" : "low";
     f.title = fmt::format("{}: {:.0f}% of the attention FLOPs go to masked scores",
                           w.backend.empty() ? std::string("masked attention") : w.backend, 100 * w.wasted_flops_share);
     f.detail = w.verdict;
-    f.layers.push_back(w.layer);
+    f.layers = g.layers;
     if (w.wasted_flops_share < 1) f.expected_gain = 1.0 / (1.0 - w.wasted_flops_share);
     out.push_back(std::move(f));
   }

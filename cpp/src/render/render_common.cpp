@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "attnprof/capture.h"
+#include "attnprof/heads.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/render.h"
 
@@ -78,14 +79,9 @@ std::string backends_text(const Layer& layer) {
 
 std::vector<std::pair<std::string, std::string>> grouped_window_verdicts(
     const std::vector<WindowEffectiveness>& verdicts) {
-  std::vector<std::pair<std::string, std::vector<int64_t>>> groups;  // verdict -> layers
-  for (const WindowEffectiveness& w : verdicts) {
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == w.verdict; });
-    if (it == groups.end()) it = groups.insert(groups.end(), {w.verdict, {}});
-    it->second.push_back(w.layer);
-  }
   std::vector<std::pair<std::string, std::string>> out;
-  for (auto& [verdict, layers] : groups) out.emplace_back(format_layer_ranges(std::move(layers)), verdict);
+  for (WindowVerdictGroup& g : group_window_verdicts(verdicts))
+    out.emplace_back(format_layer_ranges(std::move(g.layers)), g.first->verdict);
   return out;
 }
 
