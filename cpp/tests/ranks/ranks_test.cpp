@@ -165,11 +165,12 @@ TEST_F(ServingDirs, SglangProfilerDirectoryTakesRanksFromTpInTheFileName) {
   EXPECT_NE(s.ranks[0].file.find("-TP-0.trace.json.gz"), std::string::npos);
   EXPECT_EQ(s.ranks[1].rank, 1);
   EXPECT_NE(s.ranks[1].file.find("-TP-1.trace.json.gz"), std::string::npos);
-  // 36 sglang_profiler::attention_paged_attention_ragged_* calls, Hq 32 / Hkv 8 / D 128.
-  ASSERT_EQ(report->calls.size(), 36u);
-  EXPECT_EQ(report->calls[0].shape.Hq, 32);
-  EXPECT_EQ(report->calls[0].shape.Hkv, 8);
-  EXPECT_EQ(report->calls[0].shape.D, 128);
+  // Both ranks hold the same trace: each rank's numbers and the body are its own analysis.
+  Result<Report> alone = analyze_file(s.ranks[0].file);
+  ASSERT_TRUE(alone) << alone.error().message;
+  EXPECT_EQ(report->calls.size(), alone->calls.size());
+  for (const RankSummary& r : s.ranks) EXPECT_DOUBLE_EQ(r.attention_device_time_us, alone->summary.attention_device_time_us);
+  EXPECT_EQ(s.slowest_rank, 0);  // a tie: the first rank
 }
 
 TEST_F(ServingDirs, TwoStagesOfOneRankAreAnErrorNamingBothFiles) {
