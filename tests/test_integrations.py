@@ -56,7 +56,7 @@ def train(out: Path, profiled: bool):
     model = tiny_llama()
     data = [{"input_ids": row, "labels": row} for row in token_batches(1, batch=8)[0]]
     args = tf.TrainingArguments(output_dir=str(out), max_steps=4, per_device_train_batch_size=2, logging_steps=1,
-                                report_to=["tensorboard"], logging_dir=str(out / "tb"), use_cpu=True,
+                                report_to=["tensorboard"], use_cpu=True,
                                 save_strategy="no", seed=0, disable_tqdm=True, dataloader_num_workers=0)
     trainer = tf.Trainer(model=model, args=args, train_dataset=data)
     forward_state = ForwardState(model)
@@ -107,7 +107,7 @@ def test_trainer_callback_scalars_reach_log_history_and_tensorboard(trainer_runs
     assert logged[4]["attnprof/regression"] in (0.0, 1.0)
 
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-    events = [EventAccumulator(str(p.parent)).Reload() for p in Path(trainer.args.logging_dir).rglob("events.out.*")]
+    events = [EventAccumulator(str(p.parent)).Reload() for p in Path(trainer.args.output_dir).rglob("events.out.*")]
     tags = {t for ev in events for t in ev.Tags()["scalars"]}
     assert "train/attnprof/fused_time_fraction" in tags, tags
 

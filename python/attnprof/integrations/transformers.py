@@ -11,6 +11,7 @@ transformers is imported here, never by ``import attnprof``.
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Callable
 
 import torch
@@ -68,6 +69,7 @@ class AttentionProfilerCallback(TrainerCallback):
         self._step = 0                       # global step being profiled (1-based, as the Trainer logs)
         self.reports: dict[int, AttentionReport] = {}   # global step -> its Report
         self._first: AttentionReport | None = None
+        self._pending: dict[str, float] | None = None  # scalars of the step just saved, not yet logged
 
     # ---- Trainer events ---------------------------------------------------------------------
 
@@ -82,13 +84,18 @@ class AttentionProfilerCallback(TrainerCallback):
     def on_step_end(self, args, state, control, **kwargs):
         if self._prof is None:
             return
-        self._prof.step()  # saves the step that just ended (on_trace_ready) when it was active
+        with warnings.catch_warnings():
+            # torch's note that a new cycle drops the last one's events: one Report per step is the point.
+            warnings.filterwarnings("ignore", message=".*Profiler clears events at the end of each cycle.*")
+            self._prof.step()  # saves the step that just ended (on_trace_ready) when it was active
         if self._action(state.global_step) == _Action.NONE:
             self._close()
+        self._log_pending(control)
 
     def on_train_end(self, args, state, control, **kwargs):
         if self._prof is not None:  # training ended inside a window: save what was recorded
             self._close()
+            self._log_pending(control)
 
     # ---- one profiled step --------------------------------------------------------------------
 
@@ -110,9 +117,19 @@ class AttentionProfilerCallback(TrainerCallback):
         report.save_json(base + ".report.json")
         report.save_html(base + ".html")
         self.reports[self._step] = report
-        self.trainer.log(self._scalars(report))
+        self._pending = self._scalars(report)
         if self._first is None:
             self._first = report
+
+    def _log_pending(self, control) -> None:
+        """trainer.log: log_history and every report_to integration. It clears
+        control.should_log (the Trainer's own loss log of this step), so that is restored."""
+        if self._pending is None:
+            return
+        scalars, self._pending = self._pending, None
+        should_log = control.should_log
+        self.trainer.log(scalars)
+        control.should_log = should_log
 
     def _scalars(self, report: AttentionReport) -> dict[str, float]:
         s = report.summary
