@@ -35,9 +35,9 @@ def test_demo_rejects_an_unknown_model(tmp_path, capsys):
 
 def test_demo_trainer_step_profiles_both_training_steps(tmp_path):
     logged = demo.trainer_demo(str(tmp_path))
-    assert sorted(logged) == [1, 2]
-    for step in (1, 2):
+    assert sorted(logged) == [2, 3]  # step 1 is the warm-up
+    for step in (2, 3):
         report = json.loads((tmp_path / "attnprof" / f"step-{step}.report.json").read_text())
         assert logged[step]["attnprof/fused_time_fraction"] == report["summary"]["fused_time_fraction"]
         assert {c["module"] for c in report["calls"]} == {"model.layers.0.self_attn", "model.layers.1.self_attn"}
-    assert "attnprof/regression" in logged[2]
+    assert "attnprof/regression" in logged[3] and "attnprof/regression" not in logged[2]

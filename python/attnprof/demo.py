@@ -144,20 +144,21 @@ def _fixture_dashboard(out_dir: str) -> None:
 
 
 def trainer_demo(out_dir: str) -> dict[int, dict]:
-    """Two training steps of a tiny LLaMA on CPU under transformers.Trainer with
-    AttentionProfilerCallback (both steps profiled): a Report per step in out_dir/attnprof/ and
-    the callback's scalars in the Trainer's log history. Returns the logged scalars per step."""
+    """A tiny LLaMA trained on CPU under transformers.Trainer with AttentionProfilerCallback:
+    one warm-up step (torch's profiler advises one), then two profiled steps, each with its
+    Report in out_dir/attnprof/ and its scalars in the Trainer's log history. Returns the
+    logged scalars per step."""
     import transformers as tf
     from .integrations.transformers import AttentionProfilerCallback
     torch.manual_seed(0)
     model = tf.LlamaForCausalLM(tf.LlamaConfig(vocab_size=1000, hidden_size=64, intermediate_size=128,
                                                num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                                                max_position_embeddings=SEQ, attn_implementation="sdpa"))
-    ids = torch.randint(0, 1000, (4, SEQ), generator=torch.Generator().manual_seed(0))
-    args = tf.TrainingArguments(output_dir=out_dir, max_steps=2, per_device_train_batch_size=2, logging_steps=1,
+    ids = torch.randint(0, 1000, (6, SEQ), generator=torch.Generator().manual_seed(0))
+    args = tf.TrainingArguments(output_dir=out_dir, max_steps=3, per_device_train_batch_size=2, logging_steps=1,
                                 report_to="none", use_cpu=True, save_strategy="no", disable_tqdm=True)
     trainer = tf.Trainer(model=model, args=args, train_dataset=[{"input_ids": r, "labels": r} for r in ids])
-    trainer.add_callback(AttentionProfilerCallback(trainer, wait=0, warmup=0, active=2,
+    trainer.add_callback(AttentionProfilerCallback(trainer, wait=0, warmup=1, active=2,
                                                    activities=[torch.profiler.ProfilerActivity.CPU]))
     trainer.train()
     return {e["step"]: {k: v for k, v in e.items() if k.startswith("attnprof/")}
@@ -172,8 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--quiet", action="store_true", help="no per-run report on stdout")
     parser.add_argument("--trainer", action=argparse.BooleanOptionalAction, default=True,
-                        help="also train a tiny LLaMA for two steps under transformers.Trainer with "
-                             "AttentionProfilerCallback (CPU; writes OUT/trainer/attnprof/)")
+                        help="also train a tiny LLaMA under transformers.Trainer with AttentionProfilerCallback: "
+                             "a warm-up step and two profiled steps (CPU; writes OUT/trainer/attnprof/)")
     args = parser.parse_args(argv)
 
     wanted = args.models.split(",")
