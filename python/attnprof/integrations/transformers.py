@@ -113,7 +113,12 @@ class AttentionProfilerCallback(TrainerCallback):
     def _trace_ready(self, prof: profile) -> None:
         base = self._paths()
         prof.export_chrome_trace(base + ".pt.trace.json")
-        report = prof.attention_report()
+        try:
+            report = prof.attention_report()
+        except ValueError as e:  # the core's one-line error: the step's Report is lost, training is not
+            warnings.warn(f"attnprof: no Report for step {self._step} ({e}); training continues", RuntimeWarning,
+                          stacklevel=2)
+            return
         report.save_json(base + ".report.json")
         report.save_html(base + ".html")
         self.reports[self._step] = report
