@@ -1,0 +1,44 @@
+"""`attnprof analyze DIR` on the directories vLLM's and SGLang's profilers write, laid out at test
+time from the real serving-engine traces (tracelens-inference fixtures) under the engines' own
+file names (docs/cli.md, "Directories")."""
+from __future__ import annotations
+
+import json
+import shutil
+
+
+def lay_out(fixtures_dir, tmp_path, files: dict[str, str]):
+    """files: name in the directory -> fixture file name."""
+    for name, fixture in files.items():
+        shutil.copyfile(fixtures_dir / "tracelens-inference" / fixture, tmp_path / name)
+    return tmp_path
+
+
+def test_vllm_profiler_directory_is_one_report_with_a_rank_per_worker(fixtures_dir, tmp_path, run_cli):
+    # VLLM_TORCH_PROFILER_DIR/<instance_id>-rank-<rank>.<time_ns>.pt.trace.json.gz
+    d = lay_out(fixtures_dir, tmp_path, {
+        "5e1d-rank-0.1764581234567890123.pt.trace.json.gz": "vllm_gptoss_decode_full_graph_capture.pt.trace.json.gz",
+        "5e1d-rank-1.1764581234567899999.pt.trace.json.gz": "vllm_gptoss_piecewise_graph_capture.pt.trace.json.gz",
+    })
+    (d / "profiler_out_0.txt").write_text("key_averages table, not a trace")
+    out = tmp_path / "out" / "report.json"
+    out.parent.mkdir()
+    run_cli("analyze", d, "--json", out, check_code=0)
+    report = json.loads(out.read_text())
+    ranks = report["ranks"]["ranks"]
+    assert [r["rank"] for r in ranks] == [0, 1]
+    assert "5e1d-rank-0." in ranks[0]["file"] and "5e1d-rank-1." in ranks[1]["file"]
+    assert any(c["op"] == "vllm::unified_attention_with_output" for c in report["calls"])
+
+
+def test_sglang_stage_files_of_one_rank_exit_2_naming_both(fixtures_dir, tmp_path, run_cli):
+    # SGLANG_TORCH_PROFILER_DIR/<profile_id>-TP-<tp>-<stage>.trace.json.gz (profile_by_stage)
+    fixture = "sglang_qwen3_8b_decode_graph_capture.json.gz"
+    d = lay_out(fixtures_dir, tmp_path, {"1764581234.5-TP-0-prefill.trace.json.gz": fixture,
+                                         "1764581234.5-TP-0-decode.trace.json.gz": fixture})
+    out = tmp_path / "out" / "report.json"
+    out.parent.mkdir()
+    proc = run_cli("analyze", d, "--json", out, check_code=2)
+    assert proc.stderr.count("\n") == 1
+    assert "TP-0-prefill.trace.json.gz" in proc.stderr and "TP-0-decode.trace.json.gz" in proc.stderr
+    assert not out.exists()
