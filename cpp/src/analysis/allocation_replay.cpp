@@ -200,9 +200,10 @@ AllocatorReplay replay_check(const AllocationSequence& seq, const AllocatorConfi
   replay.simulated_peak_reserved_bytes = sim.peak_reserved;
   replay.within_2mib_share = replay.events > 0 ? static_cast<double>(within) / static_cast<double>(replay.events) : 0;
   replay.cannot_know = fmt::format(
-      "the recording began mid-run: the {:.1f} MiB allocated before it (weights, inputs; {} blocks of which the pass frees) "
-      "are replayed as whole blocks, two warm-up passes of this sequence are assumed, and segments cached or "
-      "freed before the recording, other streams and allocations outside PyTorch are not in the trace",
+      "the recording began mid-run: the {:.1f} MiB allocated before it and kept (weights, inputs) are replayed as one "
+      "block and the {} blocks allocated before it that it frees as blocks of their size, after two warm-up passes "
+      "of this sequence; how earlier allocations were laid out in segments (free space inside weight segments, "
+      "segments left split by earlier passes), other streams and memory outside PyTorch are not in the trace",
       static_cast<double>(seq.opaque_bytes) / (1024.0 * 1024.0), seq.carried.size());
   return replay;
 }
