@@ -229,6 +229,9 @@ Report prediction_report(const ModelConfig& m, const PredictOptions& o, const Pr
   section.memory_budget_bytes = o.budget.bytes;
   section.budget_source = o.budget.source;
   section.baseline_bytes = weights_bytes(m, o);
+  const AllocatorLimit limit = allocator_limit(o.budget);
+  section.allocator_limit_bytes = limit.bytes;
+  section.non_pytorch_memory = limit.explanation;
   ScalingSeries series;
   series.backend = o.attn == "eager" ? backend::kEager : "sdpa";
   std::vector<double> lengths, memory, times;
@@ -245,6 +248,7 @@ Report prediction_report(const ModelConfig& m, const PredictOptions& o, const Pr
     if (o.gpu != nullptr) series.time_fit = fit_growth(lengths, times);
   }
   series.oom_threshold_tokens = p.oom_threshold_tokens;
+  if (p.oom_threshold_tokens >= 0) series.oom_method = "caching-allocator simulation";
   section.series.push_back(std::move(series));
   report.scaling = std::move(section);
   return report;
