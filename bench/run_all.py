@@ -20,6 +20,7 @@ BENCHES = {
     "capture": ("capture_overhead.py", [], "plain torch.profiler.profile with the same flags"),
     "heads": ("heads_bench.py", [], "OpenBLAS SGEMM and a PyTorch CPU implementation"),
     "dashboard": ("dashboard_bench.py", [], "the 2 MB / 2 s targets in headless Chromium"),
+    "allocator": ("allocator_bench.py", [], "ingest of the same trace, 1 M simulated allocation events"),
 }
 
 

@@ -73,6 +73,19 @@ def test_oom_threshold_is_reported_per_backend_for_the_cap(sweep_report):
     assert "Scaling with sequence length" in report.text()
 
 
+def test_cpu_runs_use_the_allocated_bytes_threshold_and_say_the_live_check_needs_a_gpu(sweep_report):
+    if torch.cuda.is_available():
+        pytest.skip("on CUDA the sweep measures the first-OOM length instead")
+    report = sweep_report[0]
+    for series in report.data["scaling"]["series"]:
+        # CPU traces: the CPU allocator is not PyTorch's caching allocator (nothing to replay).
+        assert series["oom_method"] == "allocated-bytes fit"
+        assert "caching allocator" in series["oom_note"]
+        assert series["measured_oom_tokens"] == -1
+        assert series["measured_oom_note"].startswith("needs a GPU")
+    assert "measured: needs a GPU" in report.text()
+
+
 def test_unknown_backend_is_a_value_error(small_llama):
     with pytest.raises(ValueError, match="unknown backend"):
         attnprof.sweep(small_llama, make_inputs, lengths=[64], backends=["warp-speed"])

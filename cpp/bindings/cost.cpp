@@ -14,10 +14,10 @@ namespace {
 
 // Trace paths (one per length/backend) -> Report JSON with the scaling and advice sections.
 std::string scale_to_json(const std::vector<std::string>& paths, const std::string& memory_cap,
-                          const std::string& gpu) {
+                          const std::string& gpu, const std::string& alloc_conf) {
   Result<Report> report = [&] {
     nb::gil_scoped_release release;
-    return scale_traces(paths, memory_cap, gpu);
+    return scale_traces(paths, memory_cap, gpu, alloc_conf);
   }();
   if (!report) throw nb::value_error(report.error().message.c_str());
   return report_to_json(*report, /*pretty=*/false);
@@ -25,6 +25,7 @@ std::string scale_to_json(const std::vector<std::string>& paths, const std::stri
 
 void bind_cost(nb::module_& m) {
   m.def("scale", &scale_to_json, nb::arg("paths"), nb::arg("memory_cap") = "", nb::arg("gpu") = "",
+        nb::arg("alloc_conf") = "",
         "Fit time(S)/memory(S) per backend, OOM threshold and backend advice over traces; Report JSON");
 }
 

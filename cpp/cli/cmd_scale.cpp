@@ -16,12 +16,13 @@ struct ScaleOptions {
   std::vector<std::string> traces;
   std::string memory_cap;  // "24GiB"
   std::string gpu;         // "A100-80GB"
+  std::string alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF to simulate
   std::string json_path;
   std::string markdown_path;
 };
 
 int run_scale(const ScaleOptions& o) {
-  Result<Report> report = scale_traces(o.traces, o.memory_cap, o.gpu);
+  Result<Report> report = scale_traces(o.traces, o.memory_cap, o.gpu, o.alloc_conf);
   if (!report) fail("scale", report.error());
   if (!o.json_path.empty())
     if (Status s = write_file_atomic(o.json_path, report_to_json(*report)); !s) fail("scale", s.error());
@@ -41,6 +42,8 @@ void setup_scale(CLI::App& app) {
       ->check(CLI::ExistingFile);
   auto* cap = cmd->add_option("--memory-cap", o->memory_cap, "memory budget, e.g. 24GiB or 80GB");
   cmd->add_option("--gpu", o->gpu, "budget = this GPU's memory, e.g. A100-80GB, H100-SXM, MI300X")->excludes(cap);
+  cmd->add_option("--alloc-conf", o->alloc_conf,
+                  "PYTORCH_CUDA_ALLOC_CONF of the run to simulate, e.g. expandable_segments:True");
   cmd->add_option("--json", o->json_path, "write the Report (scaling + advice sections) as JSON");
   cmd->add_option("--markdown", o->markdown_path, "write the tables as Markdown");
   cmd->callback([o] { exit_with(run_scale(*o)); });

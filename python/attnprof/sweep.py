@@ -12,6 +12,8 @@ Python only runs the model and writes traces; fitting, OOM thresholds and advice
 from __future__ import annotations
 
 import contextlib
+import gc
+import json
 import os
 import sys
 import tempfile
@@ -89,6 +91,75 @@ def _trace_name(backend: str, length: int) -> str:
     return f"sweep_{backend}_s{length}.pt.trace.json"
 
 
+def _backend_of_trace(path: str, backends: list[str]) -> str | None:
+    """The sweep backend whose trace name (see _trace_name) the file carries."""
+    name = Path(path).name
+    for backend in backends:
+        if name.startswith(_trace_name(backend, 0).rsplit("_s0", 1)[0] + "_s"):
+            return backend
+    return None
+
+
+def _fits_on_device(model: torch.nn.Module, make_inputs: Callable[[int], Any], length: int) -> bool:
+    """One cold pass at ``length`` (cache emptied first, as the simulation assumes)."""
+    gc.collect()
+    torch.cuda.empty_cache()
+    try:
+        _run(model, make_inputs(length))
+        return True
+    except torch.cuda.OutOfMemoryError:
+        return False
+    finally:
+        gc.collect()
+        torch.cuda.empty_cache()
+
+
+def _measure_first_oom(model: torch.nn.Module, make_inputs: Callable[[int], Any], start: int,
+                       ceiling: int) -> int:
+    """Largest S that ran (doubling from ``start`` until a pass fails, then bisection to
+    0.5%); ``ceiling`` when nothing up to it failed."""
+    good, bad = 0, max(1, start)
+    while bad <= ceiling and _fits_on_device(model, make_inputs, bad):
+        good, bad = bad, bad * 2
+    if bad > ceiling:
+        return good
+    while bad - good > max(1, good // 200):
+        mid = (good + bad) // 2
+        if _fits_on_device(model, make_inputs, mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def _check_oom_thresholds(report_json: str, model: torch.nn.Module, make_inputs: Callable[[int], Any],
+                          backends: list[str], lengths: list[int]) -> str:
+    """Adds the measured first-OOM length next to each predicted one (CUDA only)."""
+    data = json.loads(report_json)
+    scaling = data.get("scaling")
+    if not scaling or scaling.get("memory_budget_bytes", 0) <= 0:
+        return report_json
+    if not torch.cuda.is_available():
+        for series in scaling["series"]:
+            series["measured_oom_note"] = ("needs a GPU: the check runs the model under "
+                                           "torch.cuda.set_per_process_memory_fraction, and this run has no CUDA device")
+        return json.dumps(data)
+    total = torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory
+    fraction = scaling["memory_budget_bytes"] / total
+    torch.cuda.set_per_process_memory_fraction(min(1.0, fraction))
+    try:
+        for series in scaling["series"]:
+            backend = _backend_of_trace(series["files"][0], backends) if series.get("files") else None
+            if backend is None or series.get("oom_threshold_tokens", -1) < 0:
+                continue
+            with _attention_backend(model, backend):
+                ceiling = max(4 * series["oom_threshold_tokens"], 2 * max(lengths))
+                series["measured_oom_tokens"] = _measure_first_oom(model, make_inputs, max(lengths), ceiling)
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+    return json.dumps(data)
+
+
 def sweep(model: torch.nn.Module, make_inputs: Callable[[int], Any], lengths: Iterable[int],
           backends: Iterable[str] = ("sdpa",), *, out_dir: str | os.PathLike | None = None,
           memory_cap: str | None = None, gpu: str | None = None, warmup: int = 1) -> AttentionReport:
@@ -96,7 +167,14 @@ def sweep(model: torch.nn.Module, make_inputs: Callable[[int], Any], lengths: It
     ("eager", "sdpa", or a forced SDPA backend "flash", "efficient", "cudnn", "math"), one
     trace per run in ``out_dir`` (a temporary folder when None), then return the Report with
     the scaling section (fits per backend, OOM threshold for ``memory_cap`` such as "24GiB" or
-    the memory of ``gpu`` such as "A100-80GB") and, with several backends, backend advice."""
+    the memory of ``gpu`` such as "A100-80GB", from a simulation of PyTorch's caching
+    allocator) and, with several backends, backend advice.
+
+    With ``memory_cap`` on a CUDA device, each predicted threshold is then checked: the model
+    runs under ``torch.cuda.set_per_process_memory_fraction(cap / device memory)`` at growing
+    lengths until a pass raises OutOfMemoryError, and the largest length that ran is reported
+    next to the prediction (``measured_oom_tokens``). On CPU the report says the check needs a
+    GPU."""
     lengths = [int(s) for s in lengths]
     backends = list(backends)
     if not lengths or not backends:
@@ -122,4 +200,7 @@ def sweep(model: torch.nn.Module, make_inputs: Callable[[int], Any], lengths: It
                 prof.export_chrome_trace(str(path))
                 paths.append(str(path))
     _progress(total, total, "fitting")
-    return AttentionReport(_core.scale(paths, memory_cap or "", gpu or ""))
+    report_json = _core.scale(paths, memory_cap or "", gpu or "")
+    if memory_cap:
+        report_json = _check_oom_thresholds(report_json, model, make_inputs, backends, lengths)
+    return AttentionReport(report_json)

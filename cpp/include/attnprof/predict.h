@@ -60,15 +60,22 @@ struct PredictRow {
   double attention_flops = 0;  // all layers
   double linear_flops = 0;     // projections, MLP, logits
   double time_us = 0;          // roofline lower bound on the GPU; 0 without --gpu
-  bool fits = true;            // total_bytes <= budget (true when no budget)
+  bool fits = true;            // the simulated pass fits the budget (true when no budget)
 };
 
 struct Prediction {
   std::vector<PredictRow> rows;
-  int64_t oom_threshold_tokens = -1;  // largest S whose total fits the budget; -1 without one
+  // Largest S whose pass fits the budget in the caching-allocator simulation (the allocations
+  // predicted_allocation_sequence lists); -1 without a budget.
+  int64_t oom_threshold_tokens = -1;
 };
 
 Result<Prediction> predict(const ModelConfig& model, const PredictOptions& options);
+
+// The allocations of one forward pass at `length` as the memory formulas above imply them
+// (weights as one resident block), for the caching-allocator simulation.
+AllocationSequence predicted_allocation_sequence(const ModelConfig& model, const PredictOptions& options,
+                                                 int64_t length);
 
 // The prediction as a Report (scaling section with one analytic series), for every renderer.
 Report prediction_report(const ModelConfig& model, const PredictOptions& options, const Prediction& prediction);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 
 #include "attnprof/cost.h"
 #include "attnprof/error.h"
+#include "attnprof/memory_sim.h"
 #include "attnprof/report.h"
 #include "attnprof/trace.h"
 
@@ -35,7 +37,18 @@ Result<int64_t> parse_byte_size(std::string_view text);
 struct MemoryBudget {
   int64_t bytes = 0;   // 0 = no budget known
   std::string source;  // "--memory-cap 24GiB", "--gpu A100-80GB", "deviceProperties (NVIDIA H200)"
+  // True for --memory-cap: a cap on the caching allocator itself (set_per_process_memory_fraction),
+  // so memory PyTorch does not allocate does not count against it.
+  bool caps_allocator = false;
 };
+
+// What of a device's memory the caching allocator can reserve: the budget less the CUDA
+// context (a cap on the allocator keeps all of it). docs/cost.md, "OOM threshold".
+struct AllocatorLimit {
+  int64_t bytes = 0;
+  std::string explanation;
+};
+AllocatorLimit allocator_limit(const MemoryBudget& budget);
 // Picks the budget: an explicit cap, else a named GPU's datasheet memory, else the traced
 // device's memory. Errors: unparsable cap, unknown GPU name.
 Result<MemoryBudget> choose_memory_budget(const std::string& memory_cap, const std::string& gpu,
@@ -50,13 +63,17 @@ struct ScalingRun {
   std::string shape;         // "B=4 Hq=32 Hkv=32 S=2048 D=128 bf16" (+ " mask=bool") of the first forward call
   double attention_time_us = 0;
   PassMemory memory;
+  std::optional<AllocationSequence> allocations;  // device [memory] events, when present
+  std::string allocations_note;                   // why there are none
 };
 // Errors: kUnsupported when the report has no attention call.
 Result<ScalingRun> scaling_run(const Report& report, const Trace& trace);
 
 // Groups runs by backend, fits time and memory per backend (backends measured at fewer than
-// two lengths are left out), OOM thresholds for the budget.
-ScalingSection build_scaling(const std::vector<ScalingRun>& runs, const MemoryBudget& budget);
+// two lengths are left out), replays each run's allocations, and finds the OOM threshold for
+// the budget by simulating the caching allocator (`config`) on the fitted sequence.
+ScalingSection build_scaling(const std::vector<ScalingRun>& runs, const MemoryBudget& budget,
+                             const AllocatorConfig& config = {});
 
 // Per shape run with more than one backend: fastest vs PyTorch's own pick and the code to pin
 // the fastest when the gain is beyond the noise.
@@ -68,7 +85,8 @@ std::string pin_backend_code(std::string_view backend);
 // Loads, analyses and fits a set of traces (the `attnprof scale` pipeline, also used by the
 // Python bindings). The Report carries source info of the first trace, all file names, and
 // the scaling and advice sections.
+// `alloc_conf`: a PYTORCH_CUDA_ALLOC_CONF string to simulate ("" = PyTorch's defaults).
 Result<Report> scale_traces(const std::vector<std::string>& paths, const std::string& memory_cap,
-                            const std::string& gpu);
+                            const std::string& gpu, const std::string& alloc_conf = "");
 
 }  // namespace attnprof

@@ -15,6 +15,7 @@ class MemoryTimeline {
   explicit MemoryTimeline(const Trace& trace);
 
   bool empty() const { return events_.empty(); }
+  const std::vector<const MemoryEvent*>& events() const { return events_; }
   // Total Allocated before the first event.
   int64_t baseline() const;
   // Total Allocated just before `ts_ns` (baseline when no event precedes it).

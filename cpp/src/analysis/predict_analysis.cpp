@@ -34,10 +34,6 @@ int64_t kv_cache_bytes(const ModelConfig& m, const PredictOptions& o, int64_t le
   return m.layers * kv_cache_bytes_per_token(m.kv_heads, m.head_dim, dtype_bytes(o.dtype)) * o.batch * length;
 }
 
-int64_t total_bytes(const ModelConfig& m, const PredictOptions& o, int64_t length) {
-  return weights_bytes(m, o) + kv_cache_bytes(m, o, length) + predicted_activation_bytes(m, o, length);
-}
-
 double linear_flops(const ModelConfig& m, const PredictOptions& o, int64_t length) {
   const double q = static_cast<double>(m.heads * m.head_dim), kv = static_cast<double>(m.kv_heads * m.head_dim);
   const double h = static_cast<double>(m.hidden), inter = static_cast<double>(m.intermediate);
@@ -62,7 +58,106 @@ double roofline_time_us(const ModelConfig& m, const PredictOptions& o, int64_t l
   return seconds * 1e6;
 }
 
+// Builds the pass's allocations in the order the phases above imply (HF transformers decoder
+// layer: norm, projections, RoPE, attention, output projection, residual, norm, MLP,
+// residual), each tensor one allocation freed when its last reader is done.
+class SequenceBuilder {
+ public:
+  explicit SequenceBuilder(AllocationSequence& seq) : seq_(seq) {}
+  int32_t alloc(int64_t bytes, std::string op, int64_t layer) {
+    AllocationStep step;
+    step.bytes = std::max<int64_t>(1, bytes);
+    step.op = std::move(op);
+    step.layer = layer;
+    seq_.steps.push_back(std::move(step));
+    return static_cast<int32_t>(seq_.steps.size() - 1);
+  }
+  void free(int32_t step) {
+    AllocationStep f;
+    f.frees = step;
+    seq_.steps.push_back(f);
+  }
+
+ private:
+  AllocationSequence& seq_;
+};
+
+// Returns the output projection's step (the residual add reads it).
+int32_t attention_allocations(SequenceBuilder& b, const ModelConfig& m, const PredictOptions& o, int64_t length,
+                           int64_t layer, int32_t q, int32_t k, int32_t v) {
+  const bool eager = o.attn == "eager";
+  const AttentionMemory am = attention_memory(attention_shape(m, o, length), eager, /*masked=*/eager);
+  std::vector<int32_t> transient;
+  if (am.repeat_kv_bytes > 0) transient.push_back(b.alloc(am.repeat_kv_bytes, "aten::repeat_kv", layer));
+  if (am.scores_bytes > 0) transient.push_back(b.alloc(am.scores_bytes, "aten::matmul", layer));
+  if (am.softmax_bytes > 0) {
+    const int32_t upcast = b.alloc(am.softmax_bytes / 2, "aten::to", layer);
+    transient.push_back(b.alloc(am.softmax_bytes / 2, "aten::softmax", layer));
+    b.free(upcast);
+  }
+  if (am.lse_bytes > 0) transient.push_back(b.alloc(am.lse_bytes, "aten::scaled_dot_product_attention", layer));
+  const int32_t out = b.alloc(am.output_bytes, eager ? "aten::matmul" : "aten::scaled_dot_product_attention", layer);
+  for (int32_t t : transient) b.free(t);
+  for (int32_t t : {q, k, v}) b.free(t);
+  const int32_t projected = b.alloc(o.batch * length * m.hidden * dtype_bytes(o.dtype), "aten::linear", layer);
+  b.free(out);
+  return projected;
+}
+
 }  // namespace
+
+AllocationSequence predicted_allocation_sequence(const ModelConfig& m, const PredictOptions& o, int64_t length) {
+  AllocationSequence seq;
+  seq.file = fmt::format("{} (config) at S={}", m.name, length);
+  seq.length = length;
+  seq.opaque_bytes = weights_bytes(m, o);
+  SequenceBuilder b(seq);
+  const int64_t e = dtype_bytes(o.dtype), tokens = o.batch * length;
+  const int64_t h = tokens * m.hidden * e, q = tokens * m.heads * m.head_dim * e, kv = tokens * m.kv_heads * m.head_dim * e;
+  const int64_t inter = tokens * m.intermediate * e;
+  int32_t hidden = b.alloc(h, "aten::embedding", -1);
+  const int32_t mask = o.attn == "eager" ? b.alloc(o.batch * length * length * e, "aten::masked_fill", -1) : -1;
+  for (int64_t layer = 0; layer < m.layers; ++layer) {
+    const int32_t normed = b.alloc(h, "aten::mul", layer);
+    const int32_t qp = b.alloc(q, "aten::linear", layer), kp = b.alloc(kv, "aten::linear", layer);
+    const int32_t vp = b.alloc(kv, "aten::linear", layer);
+    const int32_t qr = b.alloc(q, "aten::add", layer), kr = b.alloc(kv, "aten::add", layer);  // RoPE
+    b.free(qp);
+    b.free(kp);
+    b.free(normed);
+    if (o.use_cache) {  // the cache keeps K and V; copies feed the attention
+      b.alloc(kv, "aten::cat", layer);
+      b.alloc(kv, "aten::cat", layer);
+    }
+    const int32_t projected = attention_allocations(b, m, o, length, layer, qr, kr, vp);
+    const int32_t residual = b.alloc(h, "aten::add", layer);
+    b.free(hidden);
+    b.free(projected);
+    const int32_t normed2 = b.alloc(h, "aten::mul", layer);
+    const int32_t up = b.alloc(inter, "aten::linear", layer);
+    int32_t act = b.alloc(inter, m.gated_mlp ? "aten::silu" : "aten::gelu", layer);
+    if (m.gated_mlp) {
+      const int32_t gate = b.alloc(inter, "aten::linear", layer);
+      const int32_t product = b.alloc(inter, "aten::mul", layer);
+      b.free(gate);
+      b.free(act);
+      act = product;
+    }
+    b.free(up);
+    b.free(normed2);
+    const int32_t down = b.alloc(h, "aten::linear", layer);
+    b.free(act);
+    hidden = b.alloc(h, "aten::add", layer);
+    b.free(residual);
+    b.free(down);
+  }
+  if (mask >= 0) b.free(mask);
+  const int32_t final_norm = b.alloc(h, "aten::mul", m.layers - 1);
+  b.free(hidden);
+  if (m.lm_head) b.alloc(tokens * m.vocab * e, "aten::linear", m.layers - 1);
+  b.free(final_norm);
+  return seq;
+}
 
 int64_t predicted_activation_bytes(const ModelConfig& m, const PredictOptions& o, int64_t length) {
   const int64_t b = dtype_bytes(o.dtype);
@@ -99,15 +194,19 @@ Result<Prediction> predict(const ModelConfig& m, const PredictOptions& o) {
     row.attention_flops = static_cast<double>(m.layers) * layer_attention_flops(m, o, length);
     row.linear_flops = linear_flops(m, o, length);
     row.time_us = roofline_time_us(m, o, length);
-    row.fits = o.budget.bytes <= 0 || row.total_bytes <= o.budget.bytes;
     p.rows.push_back(row);
   }
   if (o.budget.bytes > 0) {
-    // total(S) grows with S: binary search for the last S that fits.
+    // The caching allocator's reserved memory on the pass the formulas imply grows with S:
+    // binary search for the last S whose cold pass fits.
+    SimulationOptions sim;
+    sim.limit_bytes = allocator_limit(o.budget).bytes;
+    const auto fits = [&](int64_t length) { return simulate_pass(predicted_allocation_sequence(m, o, length), sim).fits; };
+    for (auto& row : p.rows) row.fits = fits(row.length);
     int64_t lo = 0, hi = kLongestLength;
     while (lo < hi) {
       const int64_t mid = lo + (hi - lo + 1) / 2;
-      if (total_bytes(m, o, mid) <= o.budget.bytes) lo = mid; else hi = mid - 1;
+      if (fits(mid)) lo = mid; else hi = mid - 1;
     }
     p.oom_threshold_tokens = lo;
   }
@@ -130,6 +229,9 @@ Report prediction_report(const ModelConfig& m, const PredictOptions& o, const Pr
   section.memory_budget_bytes = o.budget.bytes;
   section.budget_source = o.budget.source;
   section.baseline_bytes = weights_bytes(m, o);
+  const AllocatorLimit limit = allocator_limit(o.budget);
+  section.allocator_limit_bytes = limit.bytes;
+  section.non_pytorch_memory = limit.explanation;
   ScalingSeries series;
   series.backend = o.attn == "eager" ? backend::kEager : "sdpa";
   std::vector<double> lengths, memory, times;
@@ -146,6 +248,7 @@ Report prediction_report(const ModelConfig& m, const PredictOptions& o, const Pr
     if (o.gpu != nullptr) series.time_fit = fit_growth(lengths, times);
   }
   series.oom_threshold_tokens = p.oom_threshold_tokens;
+  if (p.oom_threshold_tokens >= 0) series.oom_method = "caching-allocator simulation";
   section.series.push_back(std::move(series));
   report.scaling = std::move(section);
   return report;

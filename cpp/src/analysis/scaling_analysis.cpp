@@ -41,12 +41,89 @@ bool looks_forced(const std::string& path, const Report& report) {
   return false;
 }
 
-double overhead_of(const ScalingRun& run) {
-  if (run.memory.peak_reserved_bytes <= 0 || run.memory.peak_allocated_bytes <= 0) return 1.0;
-  return static_cast<double>(run.memory.peak_reserved_bytes) / static_cast<double>(run.memory.peak_allocated_bytes);
+// Memory on the device that PyTorch's caching allocator does not hand out: the CUDA context
+// (driver state, module images). pytorch/pytorch#34323 measured 781 MB in use before the
+// first tensor with eagerly loaded kernels; lazy module loading (default since CUDA 11.7)
+// keeps it lower, so 512 MiB is a middle estimate (docs/cost.md, "OOM threshold").
+constexpr int64_t kCudaContextBytes = int64_t{512} << 20;
+
+// The replays' worst disagreement with the recorded Total Reserved, relative to its peak.
+double replay_error(const std::vector<AllocatorReplay>& replays, const std::vector<std::string>& files) {
+  double worst = 0;
+  for (const auto& r : replays)
+    if (std::find(files.begin(), files.end(), r.file) != files.end() && r.recorded_peak_reserved_bytes > 0)
+      worst = std::max(worst, static_cast<double>(r.largest_difference_bytes) /
+                                  static_cast<double>(r.recorded_peak_reserved_bytes));
+  return worst;
+}
+
+// Peak reserved of the longest run predicted from the shorter ones (needs three lengths).
+void holdout_check(const std::vector<AllocationSequence>& sequences, const AllocatorConfig& config,
+                   ScalingSeries& series) {
+  if (sequences.size() < 3) return;
+  const AllocationSequence& longest = sequences.back();
+  auto model = fit_allocation_sequences(std::span(sequences).first(sequences.size() - 1));
+  if (!model) return;
+  SimulationOptions options;
+  options.config = config;
+  options.warmup_passes = 2;  // the recorded pass came after warm-up passes
+  const PassSimulation sim = simulate_pass(synthesize_sequence(*model, longest.length), options);
+  int64_t recorded = -1;
+  for (const auto& step : longest.steps) recorded = std::max(recorded, step.recorded_reserved);
+  if (!sim.fits || recorded <= 0) return;
+  series.holdout_length = longest.length;
+  series.holdout_predicted_reserved_bytes = sim.peak_reserved;
+  series.holdout_recorded_reserved_bytes = recorded;
+}
+
+void simulated_threshold(const std::vector<AllocationSequence>& sequences, const ScalingSection& section,
+                         const AllocatorConfig& config, ScalingSeries& series) {
+  auto model = fit_allocation_sequences(sequences);
+  if (!model) {
+    series.oom_note = model.error().message;
+    return;
+  }
+  series.exact_size_share = model->exact_share;
+  holdout_check(sequences, config, series);
+  double band = replay_error(section.replays, series.files);
+  if (series.holdout_recorded_reserved_bytes > 0)
+    band = std::max(band, std::abs(static_cast<double>(series.holdout_predicted_reserved_bytes) /
+                                       static_cast<double>(series.holdout_recorded_reserved_bytes) - 1));
+  series.oom_error_band = band;
+  SimulationOptions options;
+  options.config = config;
+  options.limit_bytes = section.allocator_limit_bytes;
+  const OomSearch search = search_first_oom(*model, options);
+  series.oom_method = "caching-allocator simulation";
+  series.oom_threshold_tokens = search.tokens;
+  if (search.tokens < 0) {
+    series.oom_note = "no length up to 16M tokens runs out of memory in the simulation";
+    return;
+  }
+  series.failing_allocation = search.failing;
+  if (search.failing.reserved_bytes > 0)
+    series.fragmentation = 1 - static_cast<double>(search.failing.allocated_bytes) /
+                                   static_cast<double>(search.failing.reserved_bytes);
+  // The band as lengths: the threshold if reserved memory were `band` more or less.
+  const double limit = static_cast<double>(section.allocator_limit_bytes);
+  options.limit_bytes = static_cast<int64_t>(limit / (1 + band));
+  series.oom_threshold_low_tokens = search_first_oom(*model, options).tokens;
+  options.limit_bytes = static_cast<int64_t>(limit / std::max(1e-9, 1 - band));
+  series.oom_threshold_high_tokens = search_first_oom(*model, options).tokens;
 }
 
 }  // namespace
+
+AllocatorLimit allocator_limit(const MemoryBudget& budget) {
+  if (budget.bytes <= 0) return {};
+  if (budget.caps_allocator)
+    return {budget.bytes, "a cap on the caching allocator (set_per_process_memory_fraction): counts reserved "
+                          "memory only"};
+  return {std::max<int64_t>(0, budget.bytes - kCudaContextBytes),
+          "device memory less 512 MiB for the CUDA context (estimate, pytorch/pytorch#34323); the cuBLAS "
+          "workspace comes from the caching allocator (already in the trace); NCCL buffers of multi-GPU jobs "
+          "are not subtracted (pass --memory-cap net of them)"};
+}
 
 Result<int64_t> parse_byte_size(std::string_view text) {
   std::string t;
@@ -71,7 +148,7 @@ Result<MemoryBudget> choose_memory_budget(const std::string& memory_cap, const s
   if (!memory_cap.empty()) {
     auto bytes = parse_byte_size(memory_cap);
     if (!bytes) return bytes.error();
-    return MemoryBudget{*bytes, "--memory-cap " + memory_cap};
+    return MemoryBudget{*bytes, "--memory-cap " + memory_cap, /*caps_allocator=*/true};
   }
   if (!gpu.empty()) {
     const GpuSpec* spec = find_gpu_spec(gpu);
@@ -106,18 +183,28 @@ Result<ScalingRun> scaling_run(const Report& report, const Trace& trace) {
   run.shape = shape_key(*first);
   run.attention_time_us = report.summary.attention_device_time_us;
   run.memory = pass_memory(trace);
+  if (auto seq = allocation_sequence(trace, report)) {
+    run.allocations = std::move(*seq);
+    run.allocations->length = run.length;
+  } else {
+    run.allocations_note = seq.error().message;
+  }
   return run;
 }
 
-ScalingSection build_scaling(const std::vector<ScalingRun>& runs, const MemoryBudget& budget) {
+ScalingSection build_scaling(const std::vector<ScalingRun>& runs, const MemoryBudget& budget,
+                             const AllocatorConfig& config) {
   ScalingSection section;
   section.memory_budget_bytes = budget.bytes;
   section.budget_source = budget.source;
+  const AllocatorLimit limit = allocator_limit(budget);
+  section.allocator_limit_bytes = limit.bytes;
+  section.non_pytorch_memory = limit.explanation;
   std::map<std::string, std::vector<const ScalingRun*>> by_backend;
   for (const auto& run : runs) {
     by_backend[run.backend].push_back(&run);
     section.baseline_bytes = std::max(section.baseline_bytes, run.memory.baseline_bytes);
-    section.allocator_overhead = std::max(section.allocator_overhead, overhead_of(run));
+    if (run.allocations) section.replays.push_back(replay_check(*run.allocations, config));
   }
   for (auto& [backend_name, series_runs] : by_backend) {
     std::sort(series_runs.begin(), series_runs.end(),
@@ -125,7 +212,9 @@ ScalingSection build_scaling(const std::vector<ScalingRun>& runs, const MemoryBu
     ScalingSeries series;
     series.backend = backend_name;
     std::vector<double> lengths, times, mem_lengths, peaks;
+    std::vector<AllocationSequence> sequences;
     int64_t baseline = 0;
+    std::string no_sequence;
     for (const ScalingRun* run : series_runs) {
       series.files.push_back(run->file);
       series.lengths.push_back(run->length);
@@ -138,17 +227,21 @@ ScalingSection build_scaling(const std::vector<ScalingRun>& runs, const MemoryBu
         peaks.push_back(static_cast<double>(run->memory.peak_activation_bytes));
         baseline = std::max(baseline, run->memory.baseline_bytes);
       }
+      if (run->allocations) sequences.push_back(*run->allocations);
+      else no_sequence = run->allocations_note;
     }
     if (std::set<double>(lengths.begin(), lengths.end()).size() < 2) continue;  // nothing to fit
     series.time_fit = fit_growth(lengths, times);
-    if (!peaks.empty()) {
-      series.memory_fit = fit_growth(mem_lengths, peaks);
-      if (budget.bytes > 0) {
-        const double b = static_cast<double>(budget.bytes), base = static_cast<double>(baseline);
-        series.oom_threshold_tokens = largest_length_within(series.memory_fit, base, b);
-        series.oom_threshold_tokens_reserved =
-            largest_length_within(series.memory_fit, base, b / section.allocator_overhead);
-      }
+    if (!peaks.empty()) series.memory_fit = fit_growth(mem_lengths, peaks);
+    if (budget.bytes > 0 && !sequences.empty()) {
+      simulated_threshold(sequences, section, config, series);
+    } else if (budget.bytes > 0 && !peaks.empty()) {
+      // CPU runs: the CPU allocator returns freed memory to the system, so what is allocated
+      // is what counts against the budget.
+      series.oom_method = "allocated-bytes fit";
+      series.oom_note = no_sequence;
+      series.oom_threshold_tokens = largest_length_within(series.memory_fit, static_cast<double>(baseline),
+                                                          static_cast<double>(budget.bytes));
     }
     section.series.push_back(std::move(series));
   }
@@ -204,8 +297,10 @@ AdviceSection build_advice(const std::vector<ScalingRun>& runs) {
 }
 
 Result<Report> scale_traces(const std::vector<std::string>& paths, const std::string& memory_cap,
-                            const std::string& gpu) {
+                            const std::string& gpu, const std::string& alloc_conf) {
   if (paths.empty()) return make_error(ErrorCode::kInvalidArgument, "scale needs at least one trace");
+  auto config = parse_allocator_config(alloc_conf);
+  if (!config) return config.error();
   Report combined;
   std::vector<ScalingRun> runs;
   for (const auto& path : paths) {
@@ -224,7 +319,8 @@ Result<Report> scale_traces(const std::vector<std::string>& paths, const std::st
   }
   auto budget = choose_memory_budget(memory_cap, gpu, combined.source);
   if (!budget) return budget.error();
-  ScalingSection scaling = build_scaling(runs, *budget);
+  ScalingSection scaling = build_scaling(runs, *budget, *config);
+  scaling.allocator_config = alloc_conf;
   if (!scaling.series.empty()) combined.scaling = std::move(scaling);
   AdviceSection advice = build_advice(runs);
   if (!advice.rows.empty()) combined.advice = std::move(advice);

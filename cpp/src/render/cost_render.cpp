@@ -101,6 +101,45 @@ std::vector<Table> layer_tables(const Report& r) {
   return {t};
 }
 
+std::string oom_line(const ScalingSection& s, const ScalingSeries& series) {
+  std::string line = fmt::format("OOM threshold for {} ({}; {} before the pass", format_bytes(static_cast<double>(s.memory_budget_bytes)),
+                                 s.budget_source, format_bytes(static_cast<double>(s.baseline_bytes)));
+  if (!series.oom_method.empty()) line += "; " + series.oom_method;
+  line += fmt::format("): S <= {}", tokens(series.oom_threshold_tokens));
+  if (series.oom_threshold_low_tokens >= 0)
+    line += fmt::format(" (error band {:.1f}% of reserved memory: S in {}..{})", 100 * series.oom_error_band,
+                        tokens(series.oom_threshold_low_tokens), tokens(series.oom_threshold_high_tokens));
+  if (const auto& f = series.failing_allocation)
+    line += fmt::format("; at S = {} the first allocation to fail is {} in {} (layer {}), with {} reserved for {} "
+                        "allocated ({:.1f}% fragmentation)",
+                        f->length, format_bytes(static_cast<double>(f->bytes)), f->op.empty() ? "(no op)" : f->op,
+                        f->layer, format_bytes(static_cast<double>(f->reserved_bytes)),
+                        format_bytes(static_cast<double>(f->allocated_bytes)), 100 * series.fragmentation);
+  if (!series.oom_note.empty()) line += "; " + series.oom_note;
+  if (series.measured_oom_tokens >= 0)
+    line += fmt::format("; measured on the device: S <= {} ran (predicted {})", series.measured_oom_tokens,
+                        tokens(series.oom_threshold_tokens));
+  else if (!series.measured_oom_note.empty())
+    line += "; measured: " + series.measured_oom_note;
+  return line;
+}
+
+Table replay_table(const ScalingSection& s) {
+  Table t{"Allocator replay against the recorded Total Reserved",
+          {"trace", "events", "within 2 MiB", "largest difference", "recorded peak", "simulated peak"}, {}, {}};
+  for (const auto& r : s.replays)
+    t.rows.push_back({r.file.substr(r.file.find_last_of('/') + 1), fmt::format("{}", r.events),
+                      fmt::format("{:.1f}%", 100 * r.within_2mib_share),
+                      format_bytes(static_cast<double>(r.largest_difference_bytes)),
+                      format_bytes(static_cast<double>(r.recorded_peak_reserved_bytes)),
+                      format_bytes(static_cast<double>(r.simulated_peak_reserved_bytes))});
+  if (!s.replays.empty()) t.notes.push_back("replay: " + s.replays.front().cannot_know);
+  if (!s.non_pytorch_memory.empty())
+    t.notes.push_back(fmt::format("allocator limit {}: {}", format_bytes(static_cast<double>(s.allocator_limit_bytes)),
+                                  s.non_pytorch_memory));
+  return t;
+}
+
 std::vector<Table> scaling_tables(const ScalingSection& s) {
   std::vector<Table> tables;
   for (const auto& series : s.series) {
@@ -121,18 +160,10 @@ std::vector<Table> scaling_tables(const ScalingSection& s) {
       t.notes.push_back(fmt::format("memory: the S^2 term dominates from S = {}", series.memory_fit.quadratic_dominates_from));
     if (series.time_fit.quadratic_dominates_from > 0)
       t.notes.push_back(fmt::format("time: the S^2 term dominates from S = {}", series.time_fit.quadratic_dominates_from));
-    if (s.memory_budget_bytes > 0) {
-      std::string line = fmt::format("OOM threshold for {} ({}; {} before the pass): S <= {}",
-                                     format_bytes(static_cast<double>(s.memory_budget_bytes)), s.budget_source,
-                                     format_bytes(static_cast<double>(s.baseline_bytes)),
-                                     tokens(series.oom_threshold_tokens));
-      if (series.oom_threshold_tokens_reserved >= 0)
-        line += fmt::format(" (if the allocator keeps {:.2f}x reserved/allocated as seen: S <= {})",
-                            s.allocator_overhead, tokens(series.oom_threshold_tokens_reserved));
-      t.notes.push_back(std::move(line));
-    }
+    if (s.memory_budget_bytes > 0) t.notes.push_back(oom_line(s, series));
     tables.push_back(std::move(t));
   }
+  if (!s.replays.empty()) tables.push_back(replay_table(s));
   return tables;
 }
 

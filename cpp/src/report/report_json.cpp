@@ -36,11 +36,21 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LayerCost, achieved_tflops, peak
                                                 bytes_per_q_head, bytes_per_kv_head, disproportionate)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FitTerm, c0, c1, c2, rel_rms_error, residuals, growth,
                                                 quadratic_dominates_from)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FailingAllocation, op, layer, bytes, length, reserved_bytes,
+                                                allocated_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AllocatorReplay, file, events, within_2mib_share,
+                                                largest_difference_bytes, recorded_peak_reserved_bytes,
+                                                simulated_peak_reserved_bytes, cannot_know)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ScalingSeries, backend, lengths, time_us, peak_bytes,
-                                                time_fit, memory_fit, oom_threshold_tokens,
-                                                oom_threshold_tokens_reserved, files)
+                                                time_fit, memory_fit, oom_threshold_tokens, oom_error_band,
+                                                oom_threshold_low_tokens, oom_threshold_high_tokens,
+                                                failing_allocation, fragmentation, exact_size_share,
+                                                holdout_length, holdout_predicted_reserved_bytes,
+                                                holdout_recorded_reserved_bytes, oom_method, oom_note,
+                                                measured_oom_tokens, measured_oom_note, files)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ScalingSection, memory_budget_bytes, budget_source,
-                                                baseline_bytes, allocator_overhead, series)
+                                                allocator_limit_bytes, non_pytorch_memory, baseline_bytes,
+                                                allocator_config, replays, series)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AdviceRow, shape, fastest_backend, heuristic_backend,
                                                 gain, code, times_us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AdviceSection, rows)

@@ -37,7 +37,7 @@ std::string sweep(const std::string& prefix) {
   return args;
 }
 
-TEST(ScaleCommand, WritesOomThresholdPerBackendWithFitAndResiduals) {
+TEST(ScaleCommand, WritesSimulatedOomThresholdWithFailingAllocationAndFragmentation) {
   const fs::path out = fs::temp_directory_path() / "attnprof_scale_test.json";
   fs::remove(out);
   ASSERT_EQ(run("scale" + sweep("llama7b4l_sdpa_bf16_b4_s") + sweep("llama7b4l_eager_bf16_b4_s") +
@@ -48,8 +48,18 @@ TEST(ScaleCommand, WritesOomThresholdPerBackendWithFitAndResiduals) {
   const auto& scaling = j["scaling"];
   EXPECT_EQ(scaling["memory_budget_bytes"].get<int64_t>(), 24LL << 30);
   ASSERT_EQ(scaling["series"].size(), 2u);
+  EXPECT_EQ(scaling["allocator_limit_bytes"].get<int64_t>(), 24LL << 30);  // a cap on the allocator itself
+  EXPECT_EQ(scaling["replays"].size(), 8u);
   for (const auto& series : scaling["series"]) {
-    EXPECT_GT(series["oom_threshold_tokens"].get<int64_t>(), 4096) << series["backend"];
+    // The eager run at S = 4096 reserved 27.9 GiB, above the cap: the threshold lies below it.
+    const int64_t limit = series["backend"] == "eager" ? 4096 : 65536;
+    EXPECT_GT(series["oom_threshold_tokens"].get<int64_t>(), 2048) << series["backend"];
+    EXPECT_LT(series["oom_threshold_tokens"].get<int64_t>(), limit) << series["backend"];
+    EXPECT_EQ(series["oom_method"], "caching-allocator simulation");
+    EXPECT_FALSE(series["failing_allocation"]["op"].get<std::string>().empty());
+    EXPECT_EQ(series["failing_allocation"]["length"].get<int64_t>(), series["oom_threshold_tokens"].get<int64_t>() + 1);
+    EXPECT_GT(series["failing_allocation"]["bytes"].get<int64_t>(), 0);
+    EXPECT_GT(series["fragmentation"].get<double>(), 0.0);
     EXPECT_EQ(series["memory_fit"]["residuals"].size(), 4u);
     EXPECT_EQ(series["time_fit"]["residuals"].size(), 4u);
   }

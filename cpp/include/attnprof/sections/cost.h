@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,29 @@ struct FitTerm {  // y = c0 + c1*S + c2*S^2
   int64_t quadratic_dominates_from = -1;  // S from which c2*S^2 > c1*S + c0, -1 never
 };
 
+// The allocation that raises OutOfMemoryError first in the simulated pass just past the
+// threshold, and the allocator's state then (after it released what it could).
+struct FailingAllocation {
+  std::string op;                 // innermost CPU op of the allocation
+  int64_t layer = -1;             // attention layer whose call came last before it
+  int64_t bytes = 0;              // requested bytes
+  int64_t length = 0;             // the S of that pass
+  int64_t reserved_bytes = 0;     // reserved (segments) when it failed
+  int64_t allocated_bytes = 0;    // allocated (live blocks) when it failed
+};
+
+// A trace's allocation sequence replayed through the allocator model against the Total
+// Reserved the trace recorded after each event.
+struct AllocatorReplay {
+  std::string file;
+  int64_t events = 0;
+  double within_2mib_share = 0;           // events whose simulated reserved is within 2 MiB
+  int64_t largest_difference_bytes = 0;   // max |simulated - recorded| over events
+  int64_t recorded_peak_reserved_bytes = -1;
+  int64_t simulated_peak_reserved_bytes = -1;
+  std::string cannot_know;                // what a recording that began mid-run hides
+};
+
 struct ScalingSeries {
   std::string backend;
   std::vector<int64_t> lengths;
@@ -42,18 +66,38 @@ struct ScalingSeries {
   std::vector<int64_t> peak_bytes;
   FitTerm time_fit;
   FitTerm memory_fit;
-  int64_t oom_threshold_tokens = -1;  // largest S predicted to fit the budget (allocated bytes)
-  // Same, if the caching allocator keeps reserving allocator_overhead x what is allocated
-  // (the pessimistic bound; PyTorch frees cached blocks and retries before raising OOM).
-  int64_t oom_threshold_tokens_reserved = -1;
+  // Largest S whose simulated pass fits the budget (caching allocator model on the
+  // allocation sequence fitted across the measured lengths); -1 when unknown.
+  int64_t oom_threshold_tokens = -1;
+  double oom_error_band = 0;           // relative error of the simulated reserved memory
+  int64_t oom_threshold_low_tokens = -1;   // threshold with reserved memory + error band
+  int64_t oom_threshold_high_tokens = -1;  // threshold with reserved memory - error band
+  std::optional<FailingAllocation> failing_allocation;
+  double fragmentation = -1;           // 1 - allocated / reserved when it failed; -1 unknown
+  double exact_size_share = 0;         // allocation sizes the polynomial fit reproduces exactly
+  // Leave-longest-out check: peak Total Reserved of the longest trace predicted from the others.
+  int64_t holdout_length = 0;
+  int64_t holdout_predicted_reserved_bytes = -1;
+  int64_t holdout_recorded_reserved_bytes = -1;
+  // "caching-allocator simulation", or "allocated-bytes fit" for CPU runs (their allocator
+  // returns freed memory, so allocated bytes are what counts); "" without a threshold.
+  std::string oom_method;
+  std::string oom_note;                // why there is no simulated threshold, when there is none
+  // Live check (attnprof.sweep on CUDA under set_per_process_memory_fraction): the largest S
+  // that ran; -1 when not measured, with the reason in measured_oom_note.
+  int64_t measured_oom_tokens = -1;
+  std::string measured_oom_note;
   std::vector<std::string> files;     // one trace per length, in length order
 };
 
 struct ScalingSection {
   int64_t memory_budget_bytes = 0;
   std::string budget_source;          // "deviceProperties", "--gpu A100-80GB", "--memory-cap"
+  int64_t allocator_limit_bytes = 0;  // budget less what PyTorch does not allocate
+  std::string non_pytorch_memory;     // what was subtracted and why
   int64_t baseline_bytes = 0;         // allocated before the pass (weights)
-  double allocator_overhead = 1.0;    // reserved / allocated as seen in the trace
+  std::string allocator_config;       // PYTORCH_CUDA_ALLOC_CONF simulated ("" = defaults)
+  std::vector<AllocatorReplay> replays;  // one per trace with device memory events
   std::vector<ScalingSeries> series;
 };
 

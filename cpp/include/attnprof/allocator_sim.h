@@ -1,0 +1,74 @@
+// A model of PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp; the ROCm
+// build is the same code through HIP): what counts against a memory cap is reserved memory
+// (segments), which block rounding, segment sizes, splitting and fragmentation push above the
+// allocated bytes. The rules and the PyTorch commit they were read from: docs/cost.md,
+// "Allocator simulation".
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "attnprof/error.h"
+
+namespace attnprof {
+
+// The PYTORCH_CUDA_ALLOC_CONF options that change where blocks go.
+struct AllocatorConfig {
+  bool expandable_segments = false;
+  int64_t max_split_size = std::numeric_limits<int64_t>::max();  // bytes; max = unlimited
+  // A request >= max_split_size may take a cached oversize block at most this much larger.
+  int64_t max_non_split_rounding = 20 * 1024 * 1024;
+  // Divisions per power-of-two interval of the request size, interval k = [2^k, 2^(k+1)) MiB
+  // (k = 0 also holds everything below 1 MiB, the last one everything above); 0 or 1 = off.
+  std::vector<int64_t> roundup_power2_divisions = std::vector<int64_t>(16, 0);
+  double garbage_collection_threshold = 0;  // 0 = off; only acts under a memory cap
+};
+
+// Parses a PYTORCH_CUDA_ALLOC_CONF string ("expandable_segments:True,max_split_size_mb:128",
+// "roundup_power2_divisions:[256:1,512:2,>:4]", "garbage_collection_threshold:0.6").
+// Keys that do not change the simulation (pinned_*, release_lock_on_cudamalloc, backend) are
+// accepted and ignored. Errors (never throws): kInvalidArgument naming the option and value.
+Result<AllocatorConfig> parse_allocator_config(std::string_view text);
+
+// Size the allocator hands out for a request: 512 B multiples, or the next power-of-two
+// division when roundup_power2_divisions applies.
+int64_t allocator_round_size(const AllocatorConfig& config, int64_t bytes);
+
+// Segment the allocator asks the driver for when no cached block fits a rounded request:
+// 2 MiB for <= 1 MiB (small pool), 20 MiB for < 10 MiB, else rounded up to 2 MiB.
+int64_t allocator_segment_size(int64_t rounded_bytes);
+
+// One device's caching allocator, one stream. Handles are the caller's names for blocks.
+class CachingAllocatorSim {
+ public:
+  // limit_bytes: the reserved-memory cap (set_per_process_memory_fraction, or the device's
+  // memory left to PyTorch); 0 = no cap.
+  explicit CachingAllocatorSim(AllocatorConfig config = {}, int64_t limit_bytes = 0);
+  ~CachingAllocatorSim();
+  CachingAllocatorSim(CachingAllocatorSim&&) noexcept;
+  CachingAllocatorSim& operator=(CachingAllocatorSim&&) noexcept;
+
+  // False when the allocator would raise OutOfMemoryError (after releasing every cached
+  // segment without a live block and retrying); the handle is then not allocated.
+  bool malloc(uint64_t handle, int64_t bytes);
+  // Frees a live handle; unknown handles are ignored (the caller's trace may hold frees of
+  // blocks allocated before it began).
+  void free(uint64_t handle);
+  // torch.cuda.empty_cache(): releases every segment without a live block.
+  void empty_cache();
+
+  int64_t reserved_bytes() const;   // torch.cuda.memory_reserved()
+  int64_t allocated_bytes() const;  // torch.cuda.memory_allocated() (rounded block sizes)
+  int64_t peak_reserved_bytes() const;
+  int64_t peak_allocated_bytes() const;
+  int64_t segment_count() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace attnprof
