@@ -178,8 +178,10 @@ Call call_from_op(ExtractionContext& ctx, OpClassifier& classify, uint32_t top) 
 
   const KernelPattern* main_kernel = nullptr;
   bool computes_attention = false;  // a kernel that can compute attention: fused, or a matmul/softmax
-  for (const KernelRef& k : call.kernels) {
-    const KernelPattern* p = classify_kernel(k.name);
+  std::vector<uint32_t> gpu;
+  collect_subtree_gpu(trace, ctx.index, top, gpu);
+  for (const uint32_t g : gpu) {
+    const KernelPattern* p = ctx.kernel_pattern(trace.slices[g]);
     if (p && p->kind == KernelKind::kFusedAttention && (!main_kernel || main_kernel->auxiliary())) main_kernel = p;
     computes_attention = computes_attention || (p && (p->kind == KernelKind::kFusedAttention ||
                                                       p->kind == KernelKind::kGemm || p->kind == KernelKind::kSoftmax));
@@ -350,11 +352,12 @@ void adopt_graph_replays(std::vector<Call>& calls, const std::vector<size_t>& re
 // work below or around them is already part of a call.
 void add_unrecognised_op_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
   const Trace& trace = ctx.trace;
-  std::unordered_map<StrId, bool> unknown_name;
+  enum : uint8_t { kUnchecked, kKnown, kUnknown };
+  std::vector<uint8_t> verdict(trace.strings.size(), kUnchecked);  // per interned name, not per event
   auto unknown = [&](const Slice& s) {
-    auto [it, inserted] = unknown_name.try_emplace(s.name, false);
-    if (inserted) it->second = is_unrecognised_attention_op(trace.name_of(s));
-    return it->second;
+    if (s.name >= verdict.size()) return is_unrecognised_attention_op(trace.name_of(s));
+    if (verdict[s.name] == kUnchecked) verdict[s.name] = is_unrecognised_attention_op(trace.name_of(s)) ? kUnknown : kKnown;
+    return verdict[s.name] == kUnknown;
   };
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];

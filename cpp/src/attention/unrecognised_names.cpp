@@ -2,6 +2,7 @@
 // user sees them and can report them (docs/backends.md, "Unrecognised attention-like names").
 #include <algorithm>
 #include <unordered_map>
+#include <vector>
 
 #include "attnprof/attention.h"
 
@@ -22,19 +23,21 @@ struct Tally {
 // Decided once per interned string, never per event.
 class NameVerdicts {
  public:
-  explicit NameVerdicts(const Trace& trace) : trace_(trace) {}
+  explicit NameVerdicts(const Trace& trace) : trace_(trace), verdict_(trace.strings.size(), kUnchecked) {}
   bool operator()(const Slice& s, bool gpu) {
-    auto [it, inserted] = verdict_.try_emplace(s.name, false);
-    if (inserted) {
-      const std::string_view name = trace_.name_of(s);
-      it->second = gpu ? is_unrecognised(classify_kernel(name)) : is_unrecognised_attention_op(name);
-    }
-    return it->second;
+    if (s.name >= verdict_.size()) return check(s, gpu);
+    if (verdict_[s.name] == kUnchecked) verdict_[s.name] = check(s, gpu) ? kUnknown : kKnown;
+    return verdict_[s.name] == kUnknown;
   }
 
  private:
+  enum : uint8_t { kUnchecked, kKnown, kUnknown };
+  bool check(const Slice& s, bool gpu) const {
+    const std::string_view name = trace_.name_of(s);
+    return gpu ? is_unrecognised(classify_kernel(name)) : is_unrecognised_attention_op(name);
+  }
   const Trace& trace_;
-  std::unordered_map<StrId, bool> verdict_;
+  std::vector<uint8_t> verdict_;
 };
 
 void append(const Trace& trace, const std::unordered_map<StrId, Tally>& tallies, const char* kind,

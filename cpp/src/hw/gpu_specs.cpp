@@ -122,6 +122,8 @@ const GpuSpec* spec_by_columns(std::string_view vendor, int compute_units, int64
 }
 
 std::string fields_seen(const DeviceEvidence& e) {
+  if (e.name.empty() && e.compute_units <= 0 && e.memory_bytes <= 0)
+    return e.kernel_vendor.empty() ? "no deviceProperties" : "no deviceProperties, " + e.kernel_vendor + " kernel names";
   std::string out = e.name.empty() ? "no name" : "name '" + e.name + "'";
   if (e.warp_size > 0) out += ", warpSize " + std::to_string(e.warp_size);
   if (e.compute_units > 0) out += ", " + std::to_string(e.compute_units) + " compute units";

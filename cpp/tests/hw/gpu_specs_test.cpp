@@ -86,7 +86,7 @@ TEST(IdentifyDevice, AnUnknownGpuIsStatedWithTheFieldsSeenNotGuessed) {
   EXPECT_EQ(id.vendor, "amd");  // warpSize 64
   EXPECT_EQ(id.arch, "rocm");   // not "sm90" from ROCm's compute capability
   EXPECT_EQ(id.identified_by, "unknown device: no name, warpSize 64, 80 compute units, 64 GiB, compute 9.0");
-  // The V100 of the HTA traces is not in the table: its own name and compute capability stay.
+  // The V100 of the HTA traces is not in the table: its name and compute capability stay.
   const DeviceIdentity v100 = identify_device({"Tesla V100-SXM2-32GB", 34079637504, 7, 0, 80, 32, "", true});
   EXPECT_EQ(v100.spec, nullptr);
   EXPECT_EQ(v100.vendor, "nvidia");
