@@ -9,6 +9,9 @@
 namespace attnprof {
 
 bool is_unrecognised_attention_op(std::string_view op_name) {
+  // Autograd runs a backward node inside "evaluate_function: <node>": judge the node.
+  constexpr std::string_view kNodePrefix = "autograd::engine::evaluate_function: ";
+  if (op_name.starts_with(kNodePrefix)) op_name.remove_prefix(kNodePrefix.size());
   return classify_attention_op(op_name) == nullptr && is_unrecognised(classify_kernel(op_name));
 }
 
@@ -62,10 +65,16 @@ std::vector<UnrecognisedName> unrecognised_attention_names(const Trace& trace, c
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
     if (!is_cpu_op(s) || !op_verdict(s, false)) continue;
-    Tally& t = ops[s.name];
-    ++t.count;
     gpu.clear();
     collect_subtree_gpu(trace, index, i, gpu);
+    // An op around catalog attention kernels (a library's autograd Function) is named by them.
+    const bool runs_known_attention = std::any_of(gpu.begin(), gpu.end(), [&](uint32_t g) {
+      const KernelPattern* p = classify_kernel(trace.name_of(trace.slices[g]));
+      return p && p->kind == KernelKind::kFusedAttention && !is_unrecognised(p);
+    });
+    if (runs_known_attention) continue;
+    Tally& t = ops[s.name];
+    ++t.count;
     for (const uint32_t g : gpu) t.dur_ns += trace.slices[g].dur_ns;
   }
   std::vector<UnrecognisedName> out;

@@ -233,6 +233,7 @@ TEST(AttentionVocabulary, UnknownAttentionLikeKernelsAreExternalWithLibraryUnkno
   EXPECT_FALSE(is_unrecognised(classify_kernel("void vllm::reshape_and_cache_flash_kernel<float>(float*)")));
   EXPECT_FALSE(is_unrecognised_attention_op("_C_cache_ops::reshape_and_cache_flash"));
   EXPECT_FALSE(is_unrecognised_attention_op("aten::scaled_dot_product_attention"));
+  EXPECT_FALSE(is_unrecognised_attention_op("autograd::engine::evaluate_function: ScaledDotProductCudnnAttentionBackward0"));
   EXPECT_TRUE(is_unrecognised_attention_op("mylib::ragged_attention_forward"));
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "attnprof/attention.h"
@@ -111,6 +112,25 @@ TEST(HtaFixtures, Mi250GcdNamedRadeonGraphicsIsIdentifiedByComputeUnitsAndMemory
   EXPECT_EQ(r.source.device_vendor, "amd");
   EXPECT_EQ(r.source.arch, "gfx90a");
   EXPECT_TRUE(r.calls.empty());
+}
+
+TEST(AllFixtures, NoRecognisedOrAttentionFreeTraceListsUnrecognisedNames) {
+  // Every fixture's attention is in the catalogs, and the HTA traces have none: the
+  // "unrecognised" section (and its external/unknown calls) must stay absent everywhere.
+  namespace fs = std::filesystem;
+  size_t traces = 0;
+  for (const char* dir : {"h200-torch2.11/traces", "tracelens", "tracelens-inference", "hta"})
+    for (const auto& entry : fs::directory_iterator(fixture(dir))) {
+      if (!entry.path().string().ends_with(".gz")) continue;
+      const Report& r = analyzed(entry.path().string());
+      ++traces;
+      EXPECT_FALSE(r.unrecognised.has_value()) << entry.path() << ": " << r.unrecognised->front().name;
+      for (const Call& c : r.calls) EXPECT_NE(c.library, "unknown") << entry.path();
+      if (std::string(dir) == "hta") {
+        EXPECT_TRUE(r.calls.empty()) << entry.path();
+      }
+    }
+  EXPECT_GT(traces, 40u);
 }
 
 }  // namespace
