@@ -56,6 +56,9 @@ struct KernelPattern {
   std::string_view vendor;     // "nvidia", "amd", "any"
   std::string_view direction;  // "forward", "backward", "" when either
   KernelPart part;             // main kernel, or a helper that runs before / after it
+  // "decode" / "prefill" for kernels made for one serving phase (paged decode, batch prefill),
+  // "" otherwise: the phase of a call without shapes (graph replays).
+  std::string_view phase = "";
   bool auxiliary() const { return part != KernelPart::kMain; }
 };
 

@@ -189,6 +189,7 @@ Call call_from_op(ExtractionContext& ctx, OpClassifier& classify, uint32_t top) 
   if (main_kernel) {
     call.library = std::string(main_kernel->library);
     if (call.backend.empty()) call.backend = std::string(main_kernel->backend);
+    call.phase = std::string(main_kernel->phase);  // packed tokens (THD) do not show decode by shape
   }
   // On a GPU trace, an op whose attention kernels were not recorded (traced during a graph
   // capture, or run where the profiler did not see them) has an unknown device time.
@@ -252,6 +253,7 @@ Call kernel_only_call(ExtractionContext& ctx, SingleCallOps& single, uint32_t g,
   call.backend = std::string(p.backend);
   call.library = std::string(p.library);
   call.direction = std::string(p.direction.empty() ? "forward" : p.direction);
+  call.phase = std::string(p.phase);
   call.fused = true;
   const uint32_t op = ctx.index.op_of[g];
   const uint32_t launch = ctx.index.launch_of[g];
@@ -335,6 +337,7 @@ void adopt_graph_replays(std::vector<Call>& calls, const std::vector<size_t>& re
     call.kernels = std::move(calls[r].kernels);
     call.library = calls[r].library;
     if (call.backend.empty()) call.backend = calls[r].backend;
+    if (!calls[r].phase.empty()) call.phase = calls[r].phase;
     call.fused = calls[r].fused;
     call.device_time_unknown = false;
     dropped[r] = true;

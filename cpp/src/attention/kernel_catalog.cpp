@@ -25,6 +25,8 @@ constexpr std::string_view kAmd = "amd";
 constexpr std::string_view kAny = "any";
 constexpr std::string_view kFwd = "forward";
 constexpr std::string_view kBwd = "backward";
+constexpr std::string_view kDecode = "decode";
+constexpr std::string_view kPrefill = "prefill";
 
 // clang-format off
 // Precedence: an entry whose pattern contains another entry's pattern ranks above it (tested),
@@ -63,10 +65,10 @@ constexpr KernelPattern kCatalog[] = {
   {"flash::flash_bwd_dq_dk_dv",                M::kContains, 25, K::kFusedAttention, backend::kFlash, "flash_attn", kNvidia, kBwd, P::kMain},
   {"flash::flash_bwd",                         M::kContains, 20, K::kFusedAttention, backend::kFlash, "flash_attn", kNvidia, kBwd, P::kAfter},
   // ---- fused attention: MLA (DeepSeek FlashMLA, CUTLASS MLA, FlashInfer MLA) ----------
-  {"flash_fwd_splitkv_mla_kernel",             M::kContains, 40, K::kFusedAttention, backend::kExternal, "flashmla", kNvidia, kFwd, P::kMain},
+  {"flash_fwd_splitkv_mla_kernel",             M::kContains, 40, K::kFusedAttention, backend::kExternal, "flashmla", kNvidia, kFwd, P::kMain, kDecode},
   {"mla_combine_kernel",                       M::kContains, 40, K::kFusedAttention, backend::kExternal, "flashmla", kNvidia, kFwd, P::kAfter},
   {"get_mla_metadata",                         M::kContains, 40, K::kOther,          "", "flashmla", kNvidia, "", P::kMain},
-  {"Sm100FmhaMlaKernel",                       M::kContains, 40, K::kFusedAttention, backend::kExternal, "cutlass_mla", kNvidia, kFwd, P::kMain},
+  {"Sm100FmhaMlaKernel",                       M::kContains, 40, K::kFusedAttention, backend::kExternal, "cutlass_mla", kNvidia, kFwd, P::kMain, kDecode},
   {"Sm100FmhaMlaReductionKernel",              M::kContains, 40, K::kFusedAttention, backend::kExternal, "cutlass_mla", kNvidia, kFwd, P::kAfter},
   {"BatchMLAPagedAttentionKernel",             M::kContains, 30, K::kFusedAttention, backend::kExternal, "flashinfer", kNvidia, kFwd, P::kMain},
   // ---- fused attention: ROCm (AOTriton serves flash and efficient; CK-tile fmha; aiter) -
@@ -78,7 +80,7 @@ constexpr KernelPattern kCatalog[] = {
   {"ck_tile::FmhaFwd",                         M::kContains, 30, K::kFusedAttention, backend::kFlash, "ck_fmha", kAmd, kFwd, P::kMain},
   {"FmhaFwdSplitKVCombineKernel",              M::kContains, 40, K::kFusedAttention, backend::kFlash, "ck_fmha", kAmd, kFwd, P::kAfter},
   {"FmhaFwdAppendKVKernel",                    M::kContains, 40, K::kKvCacheWrite,   "", "ck_fmha", kAmd, "", P::kMain},
-  {"FmhaBatchPrefillWithPagedKVCacheKernel",   M::kContains, 40, K::kFusedAttention, backend::kExternal, "ck_fmha", kAmd, kFwd, P::kMain},
+  {"FmhaBatchPrefillWithPagedKVCacheKernel",   M::kContains, 40, K::kFusedAttention, backend::kExternal, "ck_fmha", kAmd, kFwd, P::kMain, kPrefill},
   {"ck_tile::FmhaBwd",                         M::kContains, 30, K::kFusedAttention, backend::kFlash, "ck_fmha", kAmd, kBwd, P::kMain},
   {"FmhaBwdOGradDotOKernel",                   M::kContains, 40, K::kFusedAttention, backend::kFlash, "ck_fmha", kAmd, kBwd, P::kBefore},
   {"FmhaBwdConvertQGradKernel",                M::kContains, 40, K::kFusedAttention, backend::kFlash, "ck_fmha", kAmd, kBwd, P::kAfter},
@@ -94,14 +96,14 @@ constexpr KernelPattern kCatalog[] = {
   // TensorRT-LLM (also vLLM/FlashInfer on Blackwell: trtllm-gen fmhaSm100*)
   {"fmhaSm",                                   M::kContains, 30, K::kFusedAttention, backend::kExternal, "trtllm_fmha", kNvidia, kFwd, P::kMain},
   {"fmha_v2_",                                 M::kContains, 30, K::kFusedAttention, backend::kExternal, "trtllm_fmha", kNvidia, kFwd, P::kMain},
-  {"xqa_kernel",                               M::kContains, 30, K::kFusedAttention, backend::kExternal, "trtllm_fmha", kNvidia, kFwd, P::kMain},
-  {"kernel_mha",                               M::kPrefix,   30, K::kFusedAttention, backend::kExternal, "trtllm_fmha", kNvidia, kFwd, P::kMain},
-  {"masked_multihead_attention_kernel",        M::kContains, 30, K::kFusedAttention, backend::kExternal, "trtllm_mmha", kNvidia, kFwd, P::kMain},
+  {"xqa_kernel",                               M::kContains, 30, K::kFusedAttention, backend::kExternal, "trtllm_fmha", kNvidia, kFwd, P::kMain, kDecode},
+  {"kernel_mha",                               M::kPrefix,   30, K::kFusedAttention, backend::kExternal, "trtllm_fmha", kNvidia, kFwd, P::kMain, kDecode},
+  {"masked_multihead_attention_kernel",        M::kContains, 30, K::kFusedAttention, backend::kExternal, "trtllm_mmha", kNvidia, kFwd, P::kMain, kDecode},
   // vLLM CUDA paged attention (also built for ROCm) and its ROCm ll4mi kernels
   {"paged_attention_v2_reduce",                M::kContains, 40, K::kFusedAttention, backend::kExternal, "vllm", kAny, kFwd, P::kAfter},
-  {"paged_attention_v1_kernel",                M::kContains, 30, K::kFusedAttention, backend::kExternal, "vllm", kAny, kFwd, P::kMain},
-  {"paged_attention_v2_kernel",                M::kContains, 30, K::kFusedAttention, backend::kExternal, "vllm", kAny, kFwd, P::kMain},
-  {"paged_attention_ll4mi_QKV",                M::kContains, 30, K::kFusedAttention, backend::kExternal, "vllm_rocm", kAmd, kFwd, P::kMain},
+  {"paged_attention_v1_kernel",                M::kContains, 30, K::kFusedAttention, backend::kExternal, "vllm", kAny, kFwd, P::kMain, kDecode},
+  {"paged_attention_v2_kernel",                M::kContains, 30, K::kFusedAttention, backend::kExternal, "vllm", kAny, kFwd, P::kMain, kDecode},
+  {"paged_attention_ll4mi_QKV",                M::kContains, 30, K::kFusedAttention, backend::kExternal, "vllm_rocm", kAmd, kFwd, P::kMain, kDecode},
   {"paged_attention_ll4mi_reduce",             M::kContains, 30, K::kFusedAttention, backend::kExternal, "vllm_rocm", kAmd, kFwd, P::kAfter},
   {"merge_attn_states",                        M::kContains, 30, K::kFusedAttention, backend::kExternal, "vllm", kAny, kFwd, P::kAfter},
   // vLLM Triton attention
@@ -109,15 +111,15 @@ constexpr KernelPattern kCatalog[] = {
   {"reduce_segments",                          M::kExact,    30, K::kFusedAttention, backend::kExternal, "vllm_triton", kAny, kFwd, P::kAfter},
   {"kernel_paged_attention_2d",                M::kContains, 30, K::kFusedAttention, backend::kExternal, "vllm_triton", kAny, kFwd, P::kMain},
   // SGLang Triton decode / extend attention (vLLM's triton_decode_attention.py is a copy)
-  {"_fwd_kernel_stage1",                       M::kExact,    30, K::kFusedAttention, backend::kExternal, "sglang_triton", kAny, kFwd, P::kMain},
-  {"_fwd_grouped_kernel_stage1",               M::kExact,    30, K::kFusedAttention, backend::kExternal, "sglang_triton", kAny, kFwd, P::kMain},
+  {"_fwd_kernel_stage1",                       M::kExact,    30, K::kFusedAttention, backend::kExternal, "sglang_triton", kAny, kFwd, P::kMain, kDecode},
+  {"_fwd_grouped_kernel_stage1",               M::kExact,    30, K::kFusedAttention, backend::kExternal, "sglang_triton", kAny, kFwd, P::kMain, kDecode},
   {"_fwd_kernel_stage2",                       M::kExact,    30, K::kFusedAttention, backend::kExternal, "sglang_triton", kAny, kFwd, P::kAfter},
-  {"_fwd_kernel",                              M::kExact,    30, K::kFusedAttention, backend::kExternal, "sglang_triton", kAny, kFwd, P::kMain},
+  {"_fwd_kernel",                              M::kExact,    30, K::kFusedAttention, backend::kExternal, "sglang_triton", kAny, kFwd, P::kMain, kPrefill},
   // FlashInfer
-  {"BatchPrefillWith",                         M::kContains, 30, K::kFusedAttention, backend::kExternal, "flashinfer", kNvidia, kFwd, P::kMain},
-  {"SinglePrefillWith",                        M::kContains, 30, K::kFusedAttention, backend::kExternal, "flashinfer", kNvidia, kFwd, P::kMain},
-  {"BatchDecodeWith",                          M::kContains, 30, K::kFusedAttention, backend::kExternal, "flashinfer", kNvidia, kFwd, P::kMain},
-  {"SingleDecodeWith",                         M::kContains, 30, K::kFusedAttention, backend::kExternal, "flashinfer", kNvidia, kFwd, P::kMain},
+  {"BatchPrefillWith",                         M::kContains, 30, K::kFusedAttention, backend::kExternal, "flashinfer", kNvidia, kFwd, P::kMain, kPrefill},
+  {"SinglePrefillWith",                        M::kContains, 30, K::kFusedAttention, backend::kExternal, "flashinfer", kNvidia, kFwd, P::kMain, kPrefill},
+  {"BatchDecodeWith",                          M::kContains, 30, K::kFusedAttention, backend::kExternal, "flashinfer", kNvidia, kFwd, P::kMain, kDecode},
+  {"SingleDecodeWith",                         M::kContains, 30, K::kFusedAttention, backend::kExternal, "flashinfer", kNvidia, kFwd, P::kMain, kDecode},
   {"PODWithKVCacheTensorKernel",               M::kContains, 30, K::kFusedAttention, backend::kExternal, "flashinfer", kNvidia, kFwd, P::kMain},
   {"MergeStates",                              M::kContains, 30, K::kFusedAttention, backend::kExternal, "flashinfer", kNvidia, kFwd, P::kAfter},
   // SageAttention (thu-ml): CUDA kernels; the Q/K quantisation runs before the attention
@@ -130,7 +132,7 @@ constexpr KernelPattern kCatalog[] = {
   {"TransposePadPermuteKernel",                M::kContains, 30, K::kFusedAttention, backend::kExternal, "sageattention", kNvidia, kFwd, P::kBefore},
   // xFormers Triton split-K decoding (its CUTLASS kernels are fmha_cutlassF/B above, its
   // ROCm kernels CK-tile's)
-  {"_fwd_kernel_splitK",                       M::kContains, 30, K::kFusedAttention, backend::kExternal, "xformers", kAny, kFwd, P::kMain},
+  {"_fwd_kernel_splitK",                       M::kContains, 30, K::kFusedAttention, backend::kExternal, "xformers", kAny, kFwd, P::kMain, kDecode},
   {"_splitK_reduce",                           M::kContains, 30, K::kFusedAttention, backend::kExternal, "xformers", kAny, kFwd, P::kAfter},
   // ---- next to attention, not attention: KV-cache writes and RoPE ---------------------
   {"reshape_and_cache",                        M::kContains, 45, K::kKvCacheWrite,   "", "vllm", kAny, "", P::kMain},

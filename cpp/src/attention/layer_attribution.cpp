@@ -145,11 +145,14 @@ void pair_backward_calls(const TraceIndex& index, std::vector<Call>& calls) {
   }
 }
 
+// A call is decode when its kernel is made for decode (the catalog's phase column: paged
+// decode kernels, also in graph replays without shapes), else when it has one query token.
 void assign_phases(std::vector<Call>& calls) {
-  const bool any_decode = std::any_of(calls.begin(), calls.end(), [](const Call& c) { return c.decode; });
-  const bool any_prefill = std::any_of(calls.begin(), calls.end(), [](const Call& c) { return !c.decode; });
-  if (!(any_decode && any_prefill)) return;  // phases only mean something in a generate loop
-  for (Call& c : calls) c.phase = c.decode ? "decode" : "prefill";
+  auto is_decode = [](const Call& c) { return c.phase.empty() ? c.decode : c.phase == "decode"; };
+  const bool any_decode = std::any_of(calls.begin(), calls.end(), is_decode);
+  const bool any_prefill = std::any_of(calls.begin(), calls.end(), [&](const Call& c) { return !is_decode(c); });
+  // Phases only mean something in a generate loop / a serving trace with both.
+  for (Call& c : calls) c.phase = !(any_decode && any_prefill) ? "" : is_decode(c) ? "decode" : "prefill";
 }
 
 }  // namespace

@@ -221,6 +221,20 @@ TEST(KernelOnlyCalls, GraphReplayOfPagedAttentionIsOneCallPerLayerWithItsReduce)
   }
 }
 
+TEST(KernelOnlyCalls, PhaseOfReplayedCallsComesFromTheKernelsServingPhase) {
+  // A serving step that prefills with FlashInfer and decodes with vLLM's ROCm paged kernel,
+  // both replayed from graphs: no shapes, the catalog's phase column decides.
+  TraceBuilder b;
+  b.graph_launch({"void flashinfer::BatchPrefillWithPagedKVCacheKernel<K, P>(P)"}, 100, 10);
+  b.graph_launch({"void paged_attention_ll4mi_QKV_mfma16_kernel<__hip_bfloat16, 16>(__hip_bfloat16 const*)",
+                  "void paged_attention_ll4mi_reduce_kernel<__hip_bfloat16, 128>(__hip_bfloat16*)"},
+                 200, 10);
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 2u);
+  EXPECT_EQ(r.calls[0].phase, "prefill");
+  EXPECT_EQ(r.calls[1].phase, "decode");
+}
+
 TEST(KernelOnlyCalls, UnifiedAttention3dTakesItsSegmentReduceAnd2dStandsAlone) {
   TraceBuilder b;
   b.graph_launch({"kernel_unified_attention_3d", "reduce_segments", "kernel_unified_attention_2d",
