@@ -29,11 +29,22 @@ enum class KernelKind : uint8_t {
   kDropout,
   kMaskBuild,       // triu/tril
   kElementwise,     // scale, mask add, casts
+  kKvCacheWrite,    // writes K/V into a (paged) cache next to attention: not attention itself
+  kRotaryEmbedding, // RoPE applied to Q/K before attention: not attention itself
   kOther,
 };
 const char* kernel_kind_name(KernelKind kind);
 
 enum class MatchKind : uint8_t { kContains, kPrefix, kExact };
+
+// Where a fused-attention kernel sits in its call: the main kernel computes attention; a
+// kBefore kernel runs ahead of it (SageAttention's Q/K quantisation), a kAfter kernel behind
+// it (split-KV reduce/combine, dQ conversion). Calls built from kernels alone group them.
+enum class KernelPart : uint8_t { kMain, kBefore, kAfter };
+
+// Entries below this priority are catch-alls ("cutlass", "gemm", "elementwise_kernel"): a name
+// they match that carries attention vocabulary is an unrecognised attention-like kernel.
+inline constexpr int kFallbackPriority = 10;
 
 struct KernelPattern {
   std::string_view pattern;
@@ -44,14 +55,45 @@ struct KernelPattern {
   std::string_view library;    // "pytorch_flash", "cudnn", "aotriton", "cublas", ...
   std::string_view vendor;     // "nvidia", "amd", "any"
   std::string_view direction;  // "forward", "backward", "" when either
-  bool auxiliary;              // a helper kernel of a fused call (split-KV combine, dQ convert)
+  KernelPart part;             // main kernel, or a helper that runs before / after it
+  // "decode" / "prefill" for kernels made for one serving phase (paged decode, batch prefill),
+  // "" otherwise: the phase of a call without shapes (graph replays).
+  std::string_view phase = "";
+  bool auxiliary() const { return part != KernelPart::kMain; }
 };
 
 std::span<const KernelPattern> kernel_catalog();
 // The part of a kernel name patterns are matched against: no "void ", no parameter list.
 std::string_view kernel_function_name(std::string_view kernel_name);
-// nullptr when no entry matches.
+// The best catalog entry; an attention-like name (has_attention_vocabulary) that no entry
+// above kFallbackPriority matches gets unrecognised_attention_kernel(). nullptr when neither.
 const KernelPattern* classify_kernel(std::string_view kernel_name);
+
+// True when a word of the name is attention vocabulary (attn, attention, fmha, mha, flash,
+// paged, sdpa, mla, sage, ...). Words are split at non-alphanumerics, lower->upper case
+// changes and letter/digit changes ("BatchMLAPagedAttention" -> Batch MLA Paged Attention),
+// so "flashlight" or "normalize" carry none.
+bool has_attention_vocabulary(std::string_view name);
+
+// The entry given to attention-like kernels the catalog does not know: fused attention,
+// backend external, library "unknown".
+const KernelPattern& unrecognised_attention_kernel();
+bool is_unrecognised(const KernelPattern* p);
+
+// The GPU vendor the trace's kernel names imply ("nvidia", "amd"), from the catalog's vendor
+// of each distinct kernel name and the vendor types in it ("__hip_bfloat16", "__nv_bfloat16");
+// "" when they do not say or disagree.
+std::string gpu_vendor_of_kernels(const Trace& trace, const TraceIndex& index);
+
+// An op name with attention vocabulary that neither the op catalog nor the kernel catalog
+// knows ("aiter::some_new_attention_fwd"; not "_C_cache_ops::reshape_and_cache_flash", a
+// known KV-cache write).
+bool is_unrecognised_attention_op(std::string_view op_name);
+
+// The attention-like kernel and op names of the trace the catalogs do not know, with how
+// often they ran and their device time (ops: the time of the GPU work they launched), so a
+// user can see and report them. One check per distinct name.
+std::vector<UnrecognisedName> unrecognised_attention_names(const Trace& trace, const TraceIndex& index);
 
 // ---- op catalog ----------------------------------------------------------------------
 

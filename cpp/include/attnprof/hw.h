@@ -16,6 +16,7 @@ struct GpuSpec {
   const char* vendor;          // "nvidia", "amd", "cpu"
   const char* arch;            // "sm80", "sm90", "gfx942", "cpu"
   int64_t memory_bytes;        // datasheet memory (GB = 1e9 bytes); 0 when not applicable
+  int compute_units;           // SMs (NVIDIA) / CUs (AMD) as deviceProperties numSms reports them; 0 unknown
   double bandwidth_gbs;        // HBM/GDDR bandwidth, GB/s; 0 when unknown
   double bf16_tflops;          // dense tensor-core peaks, TFLOP/s; 0 = not known/not supported
   double fp16_tflops;
@@ -41,6 +42,32 @@ const GpuSpec* find_gpu_spec(std::string_view device_name);
 // the CUDA compute capability ("sm" + major + minor) when one is given, else from a "gfxNNN"
 // token in the name. "" when nothing is known.
 std::string gpu_arch(std::string_view device_name, int compute_major = 0, int compute_minor = 0);
+
+// What a trace says about its device (deviceProperties, plus the vendor its kernel names
+// imply: "__hip_bfloat16", "Cijk_" -> amd; "__nv_bfloat16", "nvjet_" -> nvidia).
+struct DeviceEvidence {
+  std::string name;
+  int64_t memory_bytes = 0;
+  int compute_major = 0, compute_minor = 0;
+  int compute_units = 0;
+  int warp_size = 0;
+  std::string kernel_vendor;  // "nvidia", "amd", "" when the kernels do not say
+  bool has_gpu_activity = false;
+};
+
+struct DeviceIdentity {
+  const GpuSpec* spec = nullptr;  // nullptr: not in the table
+  std::string vendor;             // "nvidia", "amd", "" when unknown (or no GPU)
+  std::string name;               // as reported, else the table model identified
+  std::string arch;
+  std::string identified_by;      // how, or for an unknown GPU the fields seen
+};
+
+// The device: by name in the table; else by (vendor, compute units, memory within 10%)
+// against the table's own columns when exactly one row fits (an MI300X whose name is empty:
+// warpSize 64, 304 CUs, 192 GiB); else an unknown GPU stated with the fields seen. The
+// vendor comes from the name, else warpSize (64: AMD), else the kernel names.
+DeviceIdentity identify_device(const DeviceEvidence& evidence);
 
 // Dense peak TFLOP/s of the spec for a Shape::dtype spelling ("bf16", "fp16", "fp32",
 // "tf32", "fp8_e4m3", "fp8_e5m2"); 0 when unknown.

@@ -37,6 +37,13 @@ std::string kernels_text(const Call& call, size_t max_chars = 70);
 // What a file of SourceInfo::files is: "live capture" for a capture sidecar, else "trace".
 std::string_view source_file_kind(std::string_view path);
 
+// "NVIDIA H200 (sm90)", "MI300X (gfx942; identified from warpSize 64, ...)", "unknown device:
+// warpSize 64, ... (rocm)", or "CPU only (no GPU events)" when the trace has no GPU activity.
+std::string device_text(const SourceInfo& source, bool has_gpu);
+
+// "unknown" for a call or layer whose attention kernels were not recorded, else `time`.
+std::string time_or_unknown(bool unknown, const std::string& time);
+
 // "cudnn" or "cudnn+math": the backends a layer ran, in first-seen order.
 std::string backends_text(const Layer& layer);
 

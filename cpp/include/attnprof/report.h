@@ -15,7 +15,7 @@
 
 namespace attnprof {
 
-inline constexpr const char* kReportSchemaVersion = "1.1";
+inline constexpr const char* kReportSchemaVersion = "1.2";
 
 // Backend vocabulary (issue 2): flash, efficient, cudnn, math, cpu_flash, flex, eager,
 // external. Kept as strings in the document; these constants are the only spellings.
@@ -85,6 +85,10 @@ struct Call {
   int64_t cpu_dur_ns = 0;
   std::vector<KernelRef> kernels;
   double device_time_us = 0;  // sum of kernels' durations
+  // The call's attention kernels were not recorded (ops traced while a CUDA/HIP graph was
+  // being captured, or the library ran them where the profiler did not see them): its
+  // device time and whether it was fused are unknown, not 0 and not "unfused".
+  bool device_time_unknown = false;
   Shape shape;
   MaskInfo mask;
   bool causal = false;
@@ -110,6 +114,7 @@ struct Layer {
   std::vector<int64_t> call_ids;
   double fused_time_fraction = 0;
   double device_time_us = 0;
+  bool device_time_unknown = false;  // every call of the layer has unknown device time
   std::optional<LayerCost> cost;
 };
 
@@ -131,12 +136,26 @@ struct Summary {
   double gpu_time_us = 0;        // union of all kernel/memcpy/memset time on all devices
   double attention_share = 0;    // attention_device_time_us / gpu_time_us
   bool has_gpu = false;          // false for CPU-only traces (device time = CPU op time)
+  int64_t unknown_time_call_count = 0;  // calls whose device time is unknown (not in the times above)
+};
+
+// An attention-like kernel or op name no catalog entry knows (docs/backends.md): shown so
+// the user sees it and can report it; its kernels are calls with library "unknown".
+struct UnrecognisedName {
+  std::string name;
+  std::string kind;  // "kernel" or "op"
+  int64_t count = 0;
+  double device_time_us = 0;  // kernels: their time; ops: the GPU time of what they launched
 };
 
 struct SourceInfo {
   std::vector<std::string> files;
-  std::string device_name;       // from deviceProperties, "" when none
+  std::string device_name;       // from deviceProperties, else the GPU table model it was identified as
   std::string arch;              // "sm90", "gfx942", "cpu"
+  std::string device_vendor;     // "nvidia", "amd", "" when unknown or CPU only
+  // How the device was identified ("deviceProperties name", "deviceProperties: warpSize 64,
+  // 304 CUs, 192 GiB = MI300X"), or, for a GPU not in the table, the fields seen.
+  std::string device_identified_by;
   int64_t device_memory_bytes = 0;
   std::vector<std::pair<std::string, std::string>> versions;  // torch, cuda, cudnn, ... as known
   std::vector<std::string> assumptions;  // what attnprof assumed because the trace lacked it
@@ -160,6 +179,7 @@ struct Report {
   std::optional<HeadsSection> heads;       // head utilisation and sparsity
   std::optional<RanksSection> ranks;       // multi-rank comparison
   std::optional<WhatIfSection> whatif;     // attnprof whatif: full vs sliding-window attention
+  std::optional<std::vector<UnrecognisedName>> unrecognised;  // attention-like names no catalog knows
 };
 
 }  // namespace attnprof

@@ -197,7 +197,8 @@ struct DeviceProperties {  // one entry of top-level "deviceProperties"
   int64_t total_global_mem = 0; // bytes
   int compute_major = 0;
   int compute_minor = 0;
-  int num_sms = 0;
+  int num_sms = 0;               // SMs (NVIDIA) or CUs (AMD)
+  int warp_size = 0;             // 32 on NVIDIA, 64 on AMD CDNA (0 when not recorded)
 };
 
 struct DistributedInfo {

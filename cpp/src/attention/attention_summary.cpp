@@ -27,6 +27,7 @@ Summary summarize_attention(const Trace& trace, const TraceIndex& index, const s
   s.call_count = static_cast<int64_t>(calls.size());
   double fused_time = 0;
   for (const Call& c : calls) {
+    if (c.device_time_unknown) ++s.unknown_time_call_count;
     s.attention_device_time_us += c.device_time_us;
     if (c.fused) {
       ++s.fused_call_count;

@@ -177,15 +177,24 @@ Call call_from_op(ExtractionContext& ctx, OpClassifier& classify, uint32_t top) 
   claim_ops(ctx, top);
 
   const KernelPattern* main_kernel = nullptr;
-  for (const KernelRef& k : call.kernels) {
-    const KernelPattern* p = classify_kernel(k.name);
-    if (p && p->kind == KernelKind::kFusedAttention && (!main_kernel || main_kernel->auxiliary)) main_kernel = p;
+  bool computes_attention = false;  // a kernel that can compute attention: fused, or a matmul/softmax
+  std::vector<uint32_t> gpu;
+  collect_subtree_gpu(trace, ctx.index, top, gpu);
+  for (const uint32_t g : gpu) {
+    const KernelPattern* p = ctx.kernel_pattern(trace.slices[g]);
+    if (p && p->kind == KernelKind::kFusedAttention && (!main_kernel || main_kernel->auxiliary())) main_kernel = p;
+    computes_attention = computes_attention || (p && (p->kind == KernelKind::kFusedAttention ||
+                                                      p->kind == KernelKind::kGemm || p->kind == KernelKind::kSoftmax));
   }
   if (main_kernel) {
     call.library = std::string(main_kernel->library);
     if (call.backend.empty()) call.backend = std::string(main_kernel->backend);
+    call.phase = std::string(main_kernel->phase);  // packed tokens (THD) do not show decode by shape
   }
-  call.fused = ctx.has_gpu && !call.kernels.empty() ? main_kernel != nullptr : backend_op->fused;
+  // On a GPU trace, an op whose attention kernels were not recorded (traced during a graph
+  // capture, or run where the profiler did not see them) has an unknown device time.
+  call.device_time_unknown = ctx.has_gpu && !computes_attention;
+  call.fused = ctx.has_gpu && !call.device_time_unknown ? main_kernel != nullptr : backend_op->fused;
   if (call.backend.empty()) call.backend = backend::kExternal;  // entry op without a recorded backend
   if (call.library.empty()) {
     if (math) call.library = "aten";
@@ -195,47 +204,189 @@ Call call_from_op(ExtractionContext& ctx, OpClassifier& classify, uint32_t top) 
   return call;
 }
 
-// Fused attention kernels that no attention op launched (Inductor templates, library
-// calls without a recorded op). Kernels with no CPU launch at all (started before the
-// profiling window) are not calls: their arguments and layer are unknowable.
-void add_kernel_only_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
+// A kernel replayed by cudaGraphLaunch / hipGraphLaunch / cuGraphLaunch.
+bool is_graph_replay(const ExtractionContext& ctx, uint32_t gpu_slice) {
+  const uint32_t launch = ctx.index.launch_of[gpu_slice];
+  return launch != kNoSlice && ctx.trace.name_of(ctx.trace.slices[launch]).find("GraphLaunch") != std::string_view::npos;
+}
+
+// Whether `op` launched the attention kernels of one call only (a library op, a Triton
+// launch op), not those of several (a graph launch, a compiled region): then the call takes
+// every kernel below the op, else each main kernel is a call of its own.
+class SingleCallOps {
+ public:
+  explicit SingleCallOps(ExtractionContext& ctx) : ctx_(ctx) {}
+  bool operator()(uint32_t op) {
+    auto [it, inserted] = single_.try_emplace(op, true);
+    if (!inserted) return it->second;
+    std::vector<uint32_t> gpu;
+    collect_subtree_gpu(ctx_.trace, ctx_.index, op, gpu);
+    int mains = 0;
+    for (const uint32_t g : gpu) {
+      const KernelPattern* p = ctx_.kernel_pattern(ctx_.trace.slices[g]);
+      mains += p && p->kind == KernelKind::kFusedAttention && !p->auxiliary();
+    }
+    return it->second = mains <= 1;
+  }
+
+ private:
+  ExtractionContext& ctx_;
+  std::unordered_map<uint32_t, bool> single_;
+};
+
+// Adds one helper kernel (and, when its op launched nothing else of another call, the op)
+// to a kernel-only call.
+void add_helper_kernel(ExtractionContext& ctx, SingleCallOps& single, uint32_t g, Call& call) {
+  const uint32_t op = ctx.index.op_of[g];
+  if (op != kNoSlice && single(op)) {
+    add_kernels_under(ctx, op, component::kFused, call);
+    claim_ops(ctx, op);
+  } else if (!ctx.claimed_gpu[g]) {
+    call.kernels.push_back(kernel_ref_of(ctx.trace, ctx.trace.slices[g], component::kFused));
+    ctx.claimed_gpu[g] = true;
+  }
+}
+
+Call kernel_only_call(ExtractionContext& ctx, SingleCallOps& single, uint32_t g, const KernelPattern& p) {
   const Trace& trace = ctx.trace;
-  size_t open = SIZE_MAX;  // the last kernel-only call, for its auxiliary kernels
-  std::unordered_map<StrId, const KernelPattern*> by_name;  // a trace repeats few kernel names
+  Call call;
+  call.backend = std::string(p.backend);
+  call.library = std::string(p.library);
+  call.direction = std::string(p.direction.empty() ? "forward" : p.direction);
+  call.phase = std::string(p.phase);
+  call.fused = true;
+  const uint32_t op = ctx.index.op_of[g];
+  const uint32_t launch = ctx.index.launch_of[g];
+  // The op is the call's own when it launched this call only; a region around a graph
+  // launch is not: then the launch places the call in time.
+  const bool own_op = op != kNoSlice && single(op);
+  const uint32_t cpu = own_op || launch == kNoSlice ? op : launch;
+  call.op = own_op ? std::string(trace.name_of(trace.slices[op])) : std::string();
+  call.module = module_path(trace, ctx.index, cpu);
+  call.cpu_ts_ns = trace.slices[cpu].ts_ns;
+  call.cpu_dur_ns = trace.slices[cpu].dur_ns;
+  if (own_op) {
+    add_kernels_under(ctx, op, component::kOther, call);
+    claim_ops(ctx, op);
+  } else {
+    // A graph replay (all kernels under one cudaGraphLaunch/hipGraphLaunch) or a region
+    // running many calls: the kernel alone.
+    call.kernels.push_back(kernel_ref_of(trace, trace.slices[g], component::kFused));
+    ctx.claimed_gpu[g] = true;
+  }
+  return call;
+}
+
+// Fused attention kernels that no attention op launched (Inductor templates, Triton
+// kernels launched by a Triton launch op, graph replays, library calls without a recorded
+// op). Kernels run in device order; a call is its main kernel, the helpers before it
+// (KernelPart::kBefore: Q/K quantisation) and the helpers of the same library after it
+// (kAfter: split-KV reduce). Kernels with no CPU launch at all (started before the
+// profiling window) are not calls: their arguments and layer are unknowable.
+std::vector<size_t> add_kernel_only_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
+  const Trace& trace = ctx.trace;
+  std::vector<size_t> replays;     // calls whose main kernel a graph launch replayed
+  SingleCallOps single(ctx);
+  size_t open = SIZE_MAX;          // the last kernel-only call, for its kAfter helpers
+  std::vector<uint32_t> before;    // kBefore helpers waiting for their main kernel
   for (const uint32_t g : ctx.index.gpu_slices) {
     if (ctx.claimed_gpu[g]) continue;
-    const Slice& k = trace.slices[g];
-    auto [it, inserted] = by_name.try_emplace(k.name, nullptr);
-    if (inserted) it->second = classify_kernel(trace.name_of(k));
-    const KernelPattern* p = it->second;
+    const KernelPattern* p = ctx.kernel_pattern(trace.slices[g]);
     if (!p || p->kind != KernelKind::kFusedAttention) continue;
     const bool launched = ctx.index.launch_of[g] != kNoSlice || ctx.index.op_of[g] != kNoSlice;
     if (!launched) continue;
-    if (p->auxiliary && open != SIZE_MAX) {
-      const uint32_t op = ctx.index.op_of[g];
-      if (op != kNoSlice) add_kernels_under(ctx, op, component::kFused, calls[open]);
+    if (p->part == KernelPart::kBefore) {
+      before.push_back(g);
       continue;
     }
-    Call call;
-    call.backend = std::string(p->backend);
-    call.library = std::string(p->library);
-    call.direction = std::string(p->direction.empty() ? "forward" : p->direction);
-    call.fused = true;
-    const uint32_t op = ctx.index.op_of[g];
-    const uint32_t launch = ctx.index.launch_of[g];
-    const uint32_t cpu = op != kNoSlice ? op : launch;
-    call.op = op != kNoSlice ? std::string(trace.name_of(trace.slices[op])) : std::string();
-    call.module = module_path(trace, ctx.index, cpu);
-    call.cpu_ts_ns = trace.slices[cpu].ts_ns;
-    call.cpu_dur_ns = trace.slices[cpu].dur_ns;
-    if (op != kNoSlice) {
-      add_kernels_under(ctx, op, component::kOther, call);
-    } else {
-      call.kernels.push_back(kernel_ref_of(trace, k, component::kFused));
-      ctx.claimed_gpu[g] = true;
+    if (p->part == KernelPart::kAfter && open != SIZE_MAX && calls[open].library == p->library) {
+      add_helper_kernel(ctx, single, g, calls[open]);
+      continue;
     }
+    Call call = kernel_only_call(ctx, single, g, *p);
+    for (const uint32_t h : before) {
+      const uint32_t cpu = ctx.index.op_of[h] != kNoSlice ? ctx.index.op_of[h] : ctx.index.launch_of[h];
+      call.cpu_ts_ns = std::min(call.cpu_ts_ns, trace.slices[cpu].ts_ns);
+      add_helper_kernel(ctx, single, h, call);
+    }
+    before.clear();
     calls.push_back(std::move(call));
     open = calls.size() - 1;
+    if (is_graph_replay(ctx, g)) replays.push_back(open);
+  }
+  return replays;
+}
+
+// A graph capture records a call's ops (its kernels go into the graph, not run: device time
+// unknown) and a later cudaGraphLaunch/hipGraphLaunch replays the kernels with no op around
+// them. When both are in the trace, the k-th replayed call is the k-th captured call that
+// started before it: the captured call takes the replay's kernels (it keeps the op, module
+// and shape the capture recorded) and the replay is dropped, so each call counts once.
+void adopt_graph_replays(std::vector<Call>& calls, const std::vector<size_t>& replays) {
+  std::vector<size_t> captured;
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (calls[i].device_time_unknown && !calls[i].op.empty()) captured.push_back(i);
+  std::stable_sort(captured.begin(), captured.end(),
+                   [&](size_t a, size_t b) { return calls[a].cpu_ts_ns < calls[b].cpu_ts_ns; });
+  std::vector<bool> dropped(calls.size(), false);
+  size_t next = 0;
+  for (const size_t r : replays) {
+    if (next == captured.size()) break;
+    if (calls[captured[next]].cpu_ts_ns > calls[r].cpu_ts_ns) continue;  // replay of a graph captured before the trace
+    Call& call = calls[captured[next++]];
+    call.kernels = std::move(calls[r].kernels);
+    call.library = calls[r].library;
+    if (call.backend.empty()) call.backend = calls[r].backend;
+    if (!calls[r].phase.empty()) call.phase = calls[r].phase;
+    call.fused = calls[r].fused;
+    call.device_time_unknown = false;
+    dropped[r] = true;
+  }
+  if (std::find(dropped.begin(), dropped.end(), true) == dropped.end()) return;
+  std::vector<Call> kept;
+  kept.reserve(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (!dropped[i]) kept.push_back(std::move(calls[i]));
+  calls = std::move(kept);
+}
+
+// Ops whose names carry attention vocabulary but which no catalog knows (a library's own
+// attention op, a profiler's range around one): a call with library "unknown", unless the
+// work below or around them is already part of a call.
+void add_unrecognised_op_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
+  const Trace& trace = ctx.trace;
+  enum : uint8_t { kUnchecked, kKnown, kUnknown };
+  std::vector<uint8_t> verdict(trace.strings.size(), kUnchecked);  // per interned name, not per event
+  auto unknown = [&](const Slice& s) {
+    if (s.name >= verdict.size()) return is_unrecognised_attention_op(trace.name_of(s));
+    if (verdict[s.name] == kUnchecked) verdict[s.name] = is_unrecognised_attention_op(trace.name_of(s)) ? kUnknown : kKnown;
+    return verdict[s.name] == kUnknown;
+  };
+  for (uint32_t i = 0; i < trace.slices.size(); ++i) {
+    const Slice& s = trace.slices[i];
+    if (!is_cpu_op(s) || ctx.inside_call[i] || !unknown(s)) continue;
+    bool around_call = false;
+    for (uint32_t a = ctx.index.parent[i]; a != kNoSlice && !around_call; a = ctx.index.parent[a])
+      around_call = ctx.inside_call[a];
+    std::vector<uint32_t> gpu;
+    collect_subtree_gpu(trace, ctx.index, i, gpu);
+    for (const uint32_t g : gpu) around_call = around_call || ctx.claimed_gpu[g];
+    for_each_descendant(ctx.index, i, [&](uint32_t d) { around_call = around_call || ctx.inside_call[d]; });
+    if (around_call) continue;
+    Call call;
+    call.backend = backend::kExternal;
+    call.library = std::string(unrecognised_attention_kernel().library);
+    call.direction = "forward";
+    call.op = std::string(trace.name_of(s));
+    call.module = module_path(trace, ctx.index, i);
+    call.cpu_ts_ns = s.ts_ns;
+    call.cpu_dur_ns = s.dur_ns;
+    add_kernels_under(ctx, i, component::kFused, call);
+    claim_ops(ctx, i);
+    // Which of its kernels computes attention is unknown; with none recorded, so is its time.
+    call.device_time_unknown = ctx.has_gpu && call.kernels.empty();
+    call.fused = true;
+    calls.push_back(std::move(call));
   }
 }
 
@@ -252,6 +403,20 @@ std::string_view kernel_component(const KernelPattern* p, std::string_view op_co
 }
 
 }  // namespace
+
+ExtractionContext::ExtractionContext(const Trace& t, const TraceIndex& i)
+    : trace(t), index(i), has_gpu(!i.gpu_slices.empty()), claimed_gpu(t.slices.size(), false),
+      inside_call(t.slices.size(), false), pattern_of_name_(t.strings.size(), nullptr),
+      classified_(t.strings.size(), false) {}
+
+const KernelPattern* ExtractionContext::kernel_pattern(const Slice& s) {
+  if (s.name >= classified_.size()) return classify_kernel(trace.name_of(s));
+  if (!classified_[s.name]) {
+    pattern_of_name_[s.name] = classify_kernel(trace.name_of(s));
+    classified_[s.name] = true;
+  }
+  return pattern_of_name_[s.name];
+}
 
 void note_grad_sequences(ExtractionContext& ctx, uint32_t op, int64_t call_ts, std::string_view component) {
   auto note = [&](uint32_t s) {
@@ -340,8 +505,7 @@ void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view com
     if (ctx.claimed_gpu[g]) continue;
     ctx.claimed_gpu[g] = true;
     const Slice& k = trace.slices[g];
-    call.kernels.push_back(
-        kernel_ref_of(trace, k, std::string(kernel_component(classify_kernel(trace.name_of(k)), component))));
+    call.kernels.push_back(kernel_ref_of(trace, k, std::string(kernel_component(ctx.kernel_pattern(k), component))));
   }
 }
 
@@ -352,6 +516,7 @@ void finish_call(Call& call, bool trace_has_gpu) {
   for (const KernelRef& k : call.kernels) call.device_time_us += k.device_time_us;
   // CPU-only traces: the op's own CPU time is the time attention took.
   if (!trace_has_gpu) call.device_time_us = static_cast<double>(call.cpu_dur_ns) / 1000.0;
+  if (call.device_time_unknown) call.device_time_us = 0;  // the kernels that ran were not attention
   Shape& s = call.shape;
   if (s.Hkv == 0) s.Hkv = s.Hq;
   if (s.Dv == 0) s.Dv = s.D;
@@ -392,9 +557,7 @@ double attention_flops(const Call& call) {
 }
 
 std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& index) {
-  ExtractionContext ctx{trace, index, !index.gpu_slices.empty(),
-                        std::vector<bool>(trace.slices.size(), false),
-                        std::vector<bool>(trace.slices.size(), false)};
+  ExtractionContext ctx(trace, index);
   OpClassifier classify(trace);
   claim_compile_tracing(ctx);
   std::vector<uint32_t> tops;
@@ -408,7 +571,9 @@ std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& 
   std::vector<Call> eager = find_eager_calls(ctx);
   std::move(eager.begin(), eager.end(), std::back_inserter(calls));
   add_unfused_backward_calls(ctx, calls);
-  add_kernel_only_calls(ctx, calls);
+  const std::vector<size_t> replays = add_kernel_only_calls(ctx, calls);
+  adopt_graph_replays(calls, replays);
+  add_unrecognised_op_calls(ctx, calls);
 
   for (Call& call : calls) finish_call(call, ctx.has_gpu);
   number_calls_in_start_order(calls);

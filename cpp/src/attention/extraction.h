@@ -11,6 +11,8 @@
 namespace attnprof {
 
 struct ExtractionContext {
+  ExtractionContext(const Trace& t, const TraceIndex& i);
+
   const Trace& trace;
   const TraceIndex& index;
   bool has_gpu = false;              // the trace has any kernel/memcpy/memset
@@ -19,6 +21,14 @@ struct ExtractionContext {
   // Autograd Sequence numbers of the ops of unfused forward calls -> (CPU start of the
   // call, component), to find their backward, which autograd runs op by op.
   std::unordered_map<int64_t, std::pair<int64_t, std::string>> grad_owner;
+
+  // The catalog entry of a slice's name (classify_kernel), computed once per distinct name:
+  // the vocabulary check of unknown names must not run per event.
+  const KernelPattern* kernel_pattern(const Slice& s);
+
+ private:
+  std::vector<const KernelPattern*> pattern_of_name_;
+  std::vector<bool> classified_;
 };
 
 // Records the Sequence numbers of `op` and the ops below it as belonging to the unfused

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <map>
 #include <set>
+#include <string>
 #include <unordered_map>
 
 #include "attnprof/attention.h"
@@ -39,18 +40,40 @@ void mark_shape_runs(const std::vector<Call*>& group, std::vector<bool>& starts_
   for (const size_t start : run_starts) starts_pass[offset + start] = true;
 }
 
+// Module paths that do not tell layers apart: a path that two consecutive forward calls of
+// one profiler step share. Compiled graphs (torch.compile's GraphModule, vLLM's piecewise
+// graphs), graph replays launched from the model's top module, and one module instance run
+// for several layers (weight sharing) all collapse every layer onto one path; such calls
+// are numbered by execution order, as if no path were recorded.
+std::set<std::string> collapsed_modules(const TraceIndex& index, const std::vector<Call*>& forward) {
+  std::set<std::string> collapsed;
+  for (size_t i = 1; i < forward.size(); ++i)
+    if (!forward[i]->module.empty() && forward[i]->module == forward[i - 1]->module &&
+        step_at(index, forward[i]->cpu_ts_ns) == step_at(index, forward[i - 1]->cpu_ts_ns))
+      collapsed.insert(forward[i]->module);
+  return collapsed;
+}
+
 void assign_forward_steps_and_layers(const TraceIndex& index, std::vector<Call>& calls) {
   std::vector<Call*> forward;
   for (Call& call : calls)
     if (call.direction == "forward") forward.push_back(&call);
-  const bool have_modules = std::any_of(forward.begin(), forward.end(), [](const Call* c) { return !c->module.empty(); });
+  const std::set<std::string> collapsed = collapsed_modules(index, forward);
+  // The path that identifies the call's layer, "" when none does.
+  auto layer_module = [&](const Call* c) -> const std::string& {
+    static const std::string kNone;
+    return collapsed.count(c->module) ? kNone : c->module;
+  };
+  const bool have_modules =
+      std::any_of(forward.begin(), forward.end(), [&](const Call* c) { return !layer_module(c).empty(); });
   std::vector<bool> starts_pass(forward.size(), false);
   std::set<std::string> modules_in_pass;
   size_t group_begin = 0;
   for (size_t i = 0; i < forward.size(); ++i) {
     const Call& call = *forward[i];
+    const std::string& module = layer_module(&call);
     const bool new_profiler_step = i == 0 || step_at(index, call.cpu_ts_ns) != step_at(index, forward[i - 1]->cpu_ts_ns);
-    const bool module_repeats = !call.module.empty() && modules_in_pass.count(call.module) > 0;
+    const bool module_repeats = !module.empty() && modules_in_pass.count(module) > 0;
     if (new_profiler_step && i > 0 && !have_modules)
       mark_shape_runs(std::vector<Call*>(forward.begin() + static_cast<std::ptrdiff_t>(group_begin),
                                          forward.begin() + static_cast<std::ptrdiff_t>(i)),
@@ -60,7 +83,7 @@ void assign_forward_steps_and_layers(const TraceIndex& index, std::vector<Call>&
       starts_pass[i] = true;
       modules_in_pass.clear();
     }
-    if (!call.module.empty()) modules_in_pass.insert(call.module);
+    if (!module.empty()) modules_in_pass.insert(module);
   }
   if (!have_modules && !forward.empty())
     mark_shape_runs(std::vector<Call*>(forward.begin() + static_cast<std::ptrdiff_t>(group_begin), forward.end()),
@@ -122,11 +145,14 @@ void pair_backward_calls(const TraceIndex& index, std::vector<Call>& calls) {
   }
 }
 
+// A call is decode when its kernel is made for decode (the catalog's phase column: paged
+// decode kernels, also in graph replays without shapes), else when it has one query token.
 void assign_phases(std::vector<Call>& calls) {
-  const bool any_decode = std::any_of(calls.begin(), calls.end(), [](const Call& c) { return c.decode; });
-  const bool any_prefill = std::any_of(calls.begin(), calls.end(), [](const Call& c) { return !c.decode; });
-  if (!(any_decode && any_prefill)) return;  // phases only mean something in a generate loop
-  for (Call& c : calls) c.phase = c.decode ? "decode" : "prefill";
+  auto is_decode = [](const Call& c) { return c.phase.empty() ? c.decode : c.phase == "decode"; };
+  const bool any_decode = std::any_of(calls.begin(), calls.end(), is_decode);
+  const bool any_prefill = std::any_of(calls.begin(), calls.end(), [&](const Call& c) { return !is_decode(c); });
+  // Phases only mean something in a generate loop / a serving trace with both.
+  for (Call& c : calls) c.phase = !(any_decode && any_prefill) ? "" : is_decode(c) ? "decode" : "prefill";
 }
 
 }  // namespace
@@ -151,10 +177,12 @@ const Call* first_call_of(const std::vector<Call>& calls, const Layer& layer) {
 std::vector<Layer> build_layers(const std::vector<Call>& calls) {
   std::map<int64_t, Layer> by_index;
   std::map<int64_t, double> fused_time;
+  std::map<int64_t, bool> some_time_known;
   for (const Call& c : calls) {
     if (c.layer < 0) continue;
     Layer& layer = by_index[c.layer];
     layer.index = c.layer;
+    some_time_known[c.layer] = some_time_known[c.layer] || !c.device_time_unknown;
     if (layer.module.empty()) layer.module = c.module;
     if (std::find(layer.backends.begin(), layer.backends.end(), c.backend) == layer.backends.end())
       layer.backends.push_back(c.backend);
@@ -165,6 +193,7 @@ std::vector<Layer> build_layers(const std::vector<Call>& calls) {
   std::vector<Layer> layers;
   for (auto& [index, layer] : by_index) {
     layer.fused_time_fraction = layer.device_time_us > 0 ? fused_time[index] / layer.device_time_us : 0;
+    layer.device_time_unknown = !some_time_known[index];
     layers.push_back(std::move(layer));
   }
   return layers;

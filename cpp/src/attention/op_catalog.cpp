@@ -57,6 +57,18 @@ constexpr AttentionOp kOps[] = {
   {"xformers::efficient_attention_backward_cutlass",              M::kExact, R::kExternal, backend::kEfficient, kBwd, true, L::kBSHD, 1, 2, 3, -1, -1, -1, -1, -1},
   {"xformers_flash::flash_fwd",                                   M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kBSHD, 0, 1, 2, -1, -1, -1, -1, -1},
   {"xformers_flash::flash_bwd",                                   M::kExact, R::kExternal, backend::kFlash,     kBwd, true, L::kBSHD, 1, 2, 3, -1, -1, -1, -1, -1},
+  // serving libraries' attention ops (argument positions: -1 until read from their schemas)
+  {"aiter::fmha_v3_fwd",                                          M::kExact, R::kExternal, backend::kExternal, kFwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},
+  {"aiter::fmha_v3_varlen_fwd",                                   M::kExact, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
+  {"aiter::mha_fwd",                                              M::kExact, R::kExternal, backend::kExternal, kFwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},
+  {"aiter::mha_varlen_fwd",                                       M::kExact, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
+  {"aiter::mha_batch_prefill",                                    M::kExact, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
+  {"aiter::fmha_v3_bwd",                                          M::kExact, R::kExternal, backend::kExternal, kBwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},
+  {"aiter::mha_bwd",                                              M::kExact, R::kExternal, backend::kExternal, kBwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},
+  {"aiter::mha_varlen_bwd",                                       M::kExact, R::kExternal, backend::kExternal, kBwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
+  {"sglang_profiler::attention_",                                 M::kPrefix, R::kExternal, backend::kExternal, kFwd, true, L::kTHD, -1, -1, -1, -1, -1, -1, -1, -1},
+  {"_vllm_fa2_C::varlen_fwd",                                     M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
+  {"_vllm_fa3_C::fwd",                                            M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
   // FlexAttention run without torch.compile: the higher-order op shows as one cpu_op (its
   // unfused path computes every score; compiled flex shows as Triton/Inductor kernels instead)
   {"FlexAttentionAutogradOp",                                     M::kExact, R::kExternal, backend::kFlex,     kFwd, false, L::kBHSD, 0, 1, 2, -1, -1, -1,  4, -1},

@@ -12,24 +12,27 @@ namespace {
 
 constexpr int64_t kGB = 1000LL * 1000 * 1000;
 
-// name, vendor, arch, memory, GB/s, bf16, fp16, fp8, tf32, fp32, require, exclude
+// name, vendor, arch, memory, compute units, GB/s, bf16, fp16, fp8, tf32, fp32, require, exclude
 constexpr GpuSpec kSpecs[] = {
-    {"A100-40GB", "nvidia", "sm80", 40 * kGB, 1555, 312, 312, 0, 156, 19.5, {"a100"}, {"80gb"}},
-    {"A100-80GB", "nvidia", "sm80", 80 * kGB, 2039, 312, 312, 0, 156, 19.5, {"a100", "80gb"}, {"pcie"}},
-    {"A100-80GB-PCIe", "nvidia", "sm80", 80 * kGB, 1935, 312, 312, 0, 156, 19.5, {"a100", "80gb", "pcie"}, {}},
-    {"H100-SXM", "nvidia", "sm90", 80 * kGB, 3350, 989.4, 989.4, 1978.9, 494.7, 66.9, {"h100"}, {"pcie", "nvl"}},
-    {"H100-PCIe", "nvidia", "sm90", 80 * kGB, 2000, 756, 756, 1513, 0, 51, {"h100", "pcie"}, {}},
-    {"H200", "nvidia", "sm90", 141 * kGB, 4800, 989, 989, 1979, 494.7, 67, {"h200"}, {"gh200"}},
-    {"B200", "nvidia", "sm100", 179 * kGB, 8000, 2250, 2250, 4500, 0, 80, {"b200"}, {"gb200"}},
-    {"L4", "nvidia", "sm89", 24 * kGB, 300, 121, 121, 242.5, 0, 30.3, {"l4"}, {}},
-    {"L40S", "nvidia", "sm89", 48 * kGB, 864, 362, 362, 733, 0, 91.6, {"l40s"}, {}},
-    {"RTX4090", "nvidia", "sm89", 24 * kGB, 1008, 165.2, 165.2, 330.3, 0, 82.6, {"rtx4090"}, {}},
-    {"MI300X", "amd", "gfx942", 192 * kGB, 5300, 1307.4, 1307.4, 2614.9, 0, 163.4, {"mi300x"}, {}},
-    {"MI325X", "amd", "gfx942", 256 * kGB, 6000, 1307.4, 1307.4, 2614.9, 0, 163.4, {"mi325x"}, {}},
-    {"MI350X", "amd", "gfx950", 288 * kGB, 8000, 2300, 2300, 4600, 0, 0, {"mi350x"}, {}},
-    {"MI355X", "amd", "gfx950", 288 * kGB, 8000, 2516.6, 2516.6, 5033.2, 0, 0, {"mi355x"}, {}},
+    {"A100-40GB", "nvidia", "sm80", 40 * kGB, 108, 1555, 312, 312, 0, 156, 19.5, {"a100"}, {"80gb"}},
+    {"A100-80GB", "nvidia", "sm80", 80 * kGB, 108, 2039, 312, 312, 0, 156, 19.5, {"a100", "80gb"}, {"pcie"}},
+    {"A100-80GB-PCIe", "nvidia", "sm80", 80 * kGB, 108, 1935, 312, 312, 0, 156, 19.5, {"a100", "80gb", "pcie"}, {}},
+    {"H100-SXM", "nvidia", "sm90", 80 * kGB, 132, 3350, 989.4, 989.4, 1978.9, 494.7, 66.9, {"h100"}, {"pcie", "nvl"}},
+    {"H100-PCIe", "nvidia", "sm90", 80 * kGB, 114, 2000, 756, 756, 1513, 0, 51, {"h100", "pcie"}, {}},
+    {"H200", "nvidia", "sm90", 141 * kGB, 132, 4800, 989, 989, 1979, 494.7, 67, {"h200"}, {"gh200"}},
+    {"B200", "nvidia", "sm100", 179 * kGB, 148, 8000, 2250, 2250, 4500, 0, 80, {"b200"}, {"gb200"}},
+    {"L4", "nvidia", "sm89", 24 * kGB, 58, 300, 121, 121, 242.5, 0, 30.3, {"l4"}, {}},
+    {"L40S", "nvidia", "sm89", 48 * kGB, 142, 864, 362, 362, 733, 0, 91.6, {"l40s"}, {}},
+    {"RTX4090", "nvidia", "sm89", 24 * kGB, 128, 1008, 165.2, 165.2, 330.3, 0, 82.6, {"rtx4090"}, {}},
+    // MI250X / MI250: one GCD (what ROCm and a trace show as one device): half the OAM.
+    {"MI250X", "amd", "gfx90a", 64 * kGB, 110, 1638.4, 191.5, 191.5, 0, 0, 23.95, {"mi250x"}, {}},
+    {"MI250", "amd", "gfx90a", 64 * kGB, 104, 1638.4, 181.0, 181.0, 0, 0, 22.6, {"mi250"}, {"mi250x"}},
+    {"MI300X", "amd", "gfx942", 192 * kGB, 304, 5300, 1307.4, 1307.4, 2614.9, 0, 163.4, {"mi300x"}, {}},
+    {"MI325X", "amd", "gfx942", 256 * kGB, 304, 6000, 1307.4, 1307.4, 2614.9, 0, 163.4, {"mi325x"}, {}},
+    {"MI350X", "amd", "gfx950", 288 * kGB, 256, 8000, 2300, 2300, 4600, 0, 0, {"mi350x"}, {}},
+    {"MI355X", "amd", "gfx950", 288 * kGB, 256, 8000, 2516.6, 2516.6, 5033.2, 0, 0, {"mi355x"}, {}},
     // CPU: no datasheet peak; the roofline shows achieved numbers only.
-    {"CPU", "cpu", "cpu", 0, 0, 0, 0, 0, 0, 0, {"cpu"}, {}},
+    {"CPU", "cpu", "cpu", 0, 0, 0, 0, 0, 0, 0, 0, {"cpu"}, {}},
 };
 
 // Lower-cased alphanumeric runs: "NVIDIA A100-SXM4-80GB" -> {nvidia, a100, sxm4, 80gb}.
@@ -91,6 +94,76 @@ std::string gpu_arch(std::string_view device_name, int compute_major, int comput
   if (amd) return "rocm";
   if (compute_major > 0) return "sm" + std::to_string(compute_major) + std::to_string(compute_minor);
   return "";
+}
+
+namespace {
+
+std::string vendor_from_name(const std::vector<std::string>& tokens) {
+  for (const char* key : {"amd", "instinct", "radeon"})
+    if (has_key(tokens, key)) return "amd";
+  for (const char* key : {"nvidia", "tesla", "geforce", "quadro"})
+    if (has_key(tokens, key)) return "nvidia";
+  return "";
+}
+
+// The one spec of this vendor with this many compute units whose memory is within 10% of
+// the reported one (datasheet GB vs GiB, reserved memory); nullptr when none or several fit.
+const GpuSpec* spec_by_columns(std::string_view vendor, int compute_units, int64_t memory_bytes) {
+  if (vendor.empty() || compute_units <= 0 || memory_bytes <= 0) return nullptr;
+  const GpuSpec* found = nullptr;
+  for (const GpuSpec& spec : kSpecs) {
+    if (vendor != spec.vendor || spec.compute_units != compute_units || spec.memory_bytes <= 0) continue;
+    const double ratio = static_cast<double>(memory_bytes) / static_cast<double>(spec.memory_bytes);
+    if (ratio < 0.9 || ratio > 1.1) continue;
+    if (found) return nullptr;
+    found = &spec;
+  }
+  return found;
+}
+
+std::string fields_seen(const DeviceEvidence& e) {
+  if (e.name.empty() && e.compute_units <= 0 && e.memory_bytes <= 0)
+    return e.kernel_vendor.empty() ? "no deviceProperties" : "no deviceProperties, " + e.kernel_vendor + " kernel names";
+  std::string out = e.name.empty() ? "no name" : "name '" + e.name + "'";
+  if (e.warp_size > 0) out += ", warpSize " + std::to_string(e.warp_size);
+  if (e.compute_units > 0) out += ", " + std::to_string(e.compute_units) + " compute units";
+  if (e.memory_bytes > 0) out += ", " + std::to_string((e.memory_bytes + (int64_t{1} << 29)) >> 30) + " GiB";
+  if (e.compute_major > 0) out += ", compute " + std::to_string(e.compute_major) + "." + std::to_string(e.compute_minor);
+  if (!e.kernel_vendor.empty()) out += ", " + e.kernel_vendor + " kernel names";
+  return out;
+}
+
+}  // namespace
+
+DeviceIdentity identify_device(const DeviceEvidence& e) {
+  DeviceIdentity id;
+  const bool described = !e.name.empty() || e.compute_units > 0 || e.memory_bytes > 0;
+  if (!described && !e.has_gpu_activity) return id;  // CPU only
+  const std::vector<std::string> tokens = tokens_of(e.name);
+  id.vendor = vendor_from_name(tokens);
+  if (id.vendor.empty() && e.warp_size == 64) id.vendor = "amd";  // NVIDIA warps are always 32 wide
+  if (id.vendor.empty()) id.vendor = e.kernel_vendor;
+  id.name = e.name;
+  if (const GpuSpec* spec = find_gpu_spec(e.name); spec && std::string_view(spec->vendor) != "cpu") {
+    id.spec = spec;
+    id.identified_by = "deviceProperties name";
+  } else if (const GpuSpec* by_columns = spec_by_columns(id.vendor, e.compute_units, e.memory_bytes)) {
+    id.spec = by_columns;
+    id.identified_by = fields_seen(e) + " = " + by_columns->name + " (vendor, compute units and memory in the GPU table)";
+  } else {
+    id.identified_by = "unknown device: " + fields_seen(e);
+  }
+  if (id.spec) {
+    id.vendor = id.spec->vendor;
+    if (id.name.empty()) id.name = id.spec->name;
+    id.arch = id.spec->arch;
+  } else if (id.vendor == "amd") {
+    id.arch = gpu_arch(e.name);
+    if (id.arch.empty()) id.arch = "rocm";  // ROCm's computeMajor/Minor are not an sm number
+  } else {
+    id.arch = gpu_arch(e.name, e.compute_major, e.compute_minor);
+  }
+  return id;
 }
 
 double peak_tflops(const GpuSpec& spec, std::string_view dtype) {

@@ -755,6 +755,9 @@ error_code TraceBuilder::read_device_properties(od::value v) {
       } else if (key == "numSms") {
         e = read_int(fv, key, x);
         props.num_sms = static_cast<int>(x);
+      } else if (key == "warpSize") {
+        e = read_int(fv, key, x);
+        props.warp_size = static_cast<int>(x);
       }
       if (is_structural_error(e)) return e;
     }

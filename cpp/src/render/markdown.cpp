@@ -75,20 +75,37 @@ std::string heads_markdown(const Report& r) {
   return out;
 }
 
+namespace {
+
+// Attention-like names no catalog knows: shown so they can be reported (docs/backends.md).
+std::string unrecognised_markdown(const Report& r) {
+  if (!r.unrecognised || r.unrecognised->empty()) return "";
+  std::string out = "\n## Unrecognised attention-like kernels\n\nCounted as library `unknown`; please report them.\n\n" +
+                    header_row({"kind", "name", "count", "time (us)"});
+  for (const UnrecognisedName& n : *r.unrecognised)
+    out += row({n.kind, md_escape(short_kernel_name(n.name)), std::to_string(n.count), us(n.device_time_us)});
+  return out;
+}
+
+}  // namespace
+
 std::string render_markdown(const Report& r) {
   const Summary& s = r.summary;
   std::string out = "# attnprof report\n\n";
   for (const std::string& f : r.source.files) out += fmt::format("- {}: `{}`\n", source_file_kind(f), md_escape(f));
-  out += fmt::format("- device: {}{}\n", r.source.device_name.empty() ? "CPU only" : md_escape(r.source.device_name),
-                     r.source.arch.empty() ? "" : " (" + md_escape(r.source.arch) + ")");
+  out += fmt::format("- device: {}\n", md_escape(device_text(r.source, s.has_gpu)));
   const std::string cost = render_cost_markdown(r);  // cost sections (cpp/src/render/cost_render.cpp)
   if (r.calls.empty())
-    return out + (cost.empty() && !r.heads ? "\n**no attention found**\n" : "\n" + cost) + heads_markdown(r);
+    return out + (cost.empty() && !r.heads ? "\n**no attention found**\n" : "\n" + cost) + unrecognised_markdown(r) +
+           heads_markdown(r);
   out += fmt::format("- attention calls: {} ({} fused: {:.0f}% of calls, {:.0f}% of time)\n", s.call_count,
                      s.fused_call_count, 100 * s.fused_call_fraction, 100 * s.fused_time_fraction);
   out += fmt::format("- attention {} time: {} us", s.has_gpu ? "device" : "CPU", us(s.attention_device_time_us));
   if (s.has_gpu) out += fmt::format(" ({:.1f}% of {} us GPU busy time)", 100 * s.attention_share, us(s.gpu_time_us));
   out += "\n";
+  if (s.unknown_time_call_count > 0)
+    out += fmt::format("- device time unknown for {} call(s): their attention kernels were not recorded (graph capture?)\n",
+                       s.unknown_time_call_count);
 
   std::vector<const Call*> unfused;
   for (const Call& c : r.calls)
@@ -111,10 +128,12 @@ std::string render_markdown(const Report& r) {
     const Call& first = *first_call;
     const std::string backends = backends_text(layer);
     out += row({std::to_string(layer.index), md_escape(layer.module.empty() ? "-" : layer.module), md_escape(backends),
-                md_escape(first.library), fmt::format("{:.0f}%", 100 * layer.fused_time_fraction),
-                std::to_string(layer.call_ids.size()), us(layer.device_time_us), md_escape(shape_text(first.shape)),
-                md_escape(kernels_text(first))});
+                md_escape(first.library),
+                time_or_unknown(layer.device_time_unknown, fmt::format("{:.0f}%", 100 * layer.fused_time_fraction)),
+                std::to_string(layer.call_ids.size()), time_or_unknown(layer.device_time_unknown, us(layer.device_time_us)),
+                md_escape(shape_text(first.shape)), md_escape(kernels_text(first))});
   }
+  out += unrecognised_markdown(r);
 
   // Why each backend ran (cpp/src/rules; docs/rules.md): one row per forward call with an explanation.
   bool explained_header = false;

@@ -68,6 +68,19 @@ std::string_view source_file_kind(std::string_view path) {
   return path.ends_with(kSidecarSuffix) ? "live capture" : "trace";
 }
 
+std::string device_text(const SourceInfo& source, bool has_gpu) {
+  const std::string arch = source.arch.empty() ? "" : " (" + source.arch + ")";
+  if (source.device_name.empty() && source.device_identified_by.empty())
+    return has_gpu ? "GPU, model unknown" + arch : "CPU only (no GPU events)";
+  if (source.device_identified_by.empty() || source.device_identified_by == "deviceProperties name")
+    return source.device_name + arch;
+  if (source.device_identified_by.starts_with("unknown"))
+    return source.device_identified_by + arch;
+  return source.device_name + arch + ", identified from " + source.device_identified_by;
+}
+
+std::string time_or_unknown(bool unknown, const std::string& time) { return unknown ? "unknown" : time; }
+
 std::string backends_text(const Layer& layer) {
   std::string out;
   for (const std::string& b : layer.backends) {

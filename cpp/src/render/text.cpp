@@ -44,8 +44,7 @@ std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fract
 std::string header(const Report& r) {
   std::string out;
   for (const std::string& f : r.source.files) out += fmt::format("{}: {}\n", source_file_kind(f), f);
-  const std::string device = r.source.device_name.empty() ? "CPU only (no GPU events)" : r.source.device_name;
-  out += fmt::format("device: {}{}\n", device, r.source.arch.empty() ? "" : " (" + r.source.arch + ")");
+  out += fmt::format("device: {}\n", device_text(r.source, r.summary.has_gpu));
   return out;
 }
 
@@ -56,7 +55,20 @@ std::string summary(const Report& r) {
                                 s.call_count == 1 ? "" : "s", s.fused_call_count, percent(s.fused_call_fraction),
                                 percent(s.fused_time_fraction), time_text(s.attention_device_time_us), time_kind);
   if (s.has_gpu) out += fmt::format(", {} of GPU busy time ({})", percent(s.attention_share), time_text(s.gpu_time_us));
+  if (s.unknown_time_call_count > 0)
+    out += fmt::format("; device time unknown for {} call{} (attention kernels not recorded: graph capture?)",
+                       s.unknown_time_call_count, s.unknown_time_call_count == 1 ? "" : "s");
   return out + "\n";
+}
+
+// Attention-like names no catalog knows: shown so they can be reported (docs/backends.md).
+std::string unrecognised_text(const Report& r) {
+  if (!r.unrecognised || r.unrecognised->empty()) return "";
+  std::vector<Row> rows;
+  for (const UnrecognisedName& n : *r.unrecognised)
+    rows.push_back({n.kind, short_kernel_name(n.name), std::to_string(n.count), time_text(n.device_time_us)});
+  return "\nUnrecognised attention-like kernels (counted as library \"unknown\"; please report them):\n" +
+         table({"kind", "name", "count", "time"}, rows);
 }
 
 std::string unfused_calls(const Report& r) {
@@ -83,9 +95,11 @@ std::string activation_map(const Report& r, const TextOptions& options) {
     const Call& first = *first_call;
     const std::string backends = backends_text(layer);
     std::string fused = layer.fused_time_fraction >= 0.999 ? "yes" : layer.fused_time_fraction <= 0.001 ? "NO" : percent(layer.fused_time_fraction);
+    if (layer.device_time_unknown) fused = "unknown";
     rows.push_back({std::to_string(layer.index), layer.module.empty() ? "-" : layer.module, backends,
                     first.library.empty() ? "-" : first.library, fused, std::to_string(layer.call_ids.size()),
-                    time_text(layer.device_time_us), shape_text(first.shape), kernels_text(first)});
+                    time_or_unknown(layer.device_time_unknown, time_text(layer.device_time_us)), shape_text(first.shape),
+                    kernels_text(first)});
   }
   std::string out = "\nActivation map (one row per attention layer):\n" +
                     table({"layer", "module", "backend", "library", "fused", "calls", "time", "shape", "kernels"}, rows);
@@ -175,10 +189,11 @@ std::string render_text(const Report& report, const TextOptions& options) {
   const std::string cost = render_cost_text(report);  // cost sections (cpp/src/render/cost_render.cpp)
   if (report.calls.empty())
     return out + (report.heads ? heads_text(report) : cost.empty() ? "no attention found\n" : "\n") + cost +
-           source_notes(report);
+           unrecognised_text(report) + source_notes(report);
   out += summary(report);
   out += unfused_calls(report);
   out += activation_map(report, options);
+  out += unrecognised_text(report);
   out += heads_text(report);
   out += cost.empty() ? "" : "\n" + cost;
   out += explanations(report);

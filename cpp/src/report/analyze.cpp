@@ -23,17 +23,29 @@ SourceInfo describe_source(const Trace& trace, const AnalyzeOptions& options) {
   SourceInfo source;
   source.files.push_back(trace.path);
   source.event_count = trace.event_count;
-  if (!trace.meta.devices.empty()) {
-    const DeviceProperties& d = trace.meta.devices.front();
-    source.device_name = d.name;
-    source.device_memory_bytes = d.total_global_mem;
-    source.arch = gpu_arch(d.name, d.compute_major, d.compute_minor);
-  }
   source.versions = trace.meta.versions;
   if (options.torch_version) source.versions.emplace_back("torch", *options.torch_version);
   if (options.cudnn_version) source.versions.emplace_back("cudnn", *options.cudnn_version);
-  if (options.arch) source.arch = *options.arch;
   return source;
+}
+
+// Vendor and model from deviceProperties and the kernel names (cpp/src/hw identify_device).
+void identify_source_device(const Trace& trace, const TraceIndex& index, const AnalyzeOptions& options,
+                            SourceInfo& source) {
+  DeviceEvidence evidence;
+  if (!trace.meta.devices.empty()) {
+    const DeviceProperties& d = trace.meta.devices.front();
+    evidence = {d.name, d.total_global_mem, d.compute_major, d.compute_minor, d.num_sms, d.warp_size, "", false};
+  }
+  evidence.has_gpu_activity = !index.gpu_slices.empty();
+  if (evidence.has_gpu_activity) evidence.kernel_vendor = gpu_vendor_of_kernels(trace, index);
+  const DeviceIdentity id = identify_device(evidence);
+  source.device_name = id.name;
+  source.device_vendor = id.vendor;
+  source.device_identified_by = id.identified_by;
+  source.device_memory_bytes = evidence.memory_bytes;
+  source.arch = id.arch;
+  if (options.arch) source.arch = *options.arch;
 }
 
 // One readable line per ingest issue (Trace::issues, docs/ingest.md) for SourceInfo::missing:
@@ -102,6 +114,7 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
   report.tool_version = ATTNPROF_VERSION;
   report.source = describe_source(trace, options);
   const TraceIndex index = build_trace_index(trace);
+  identify_source_device(trace, index, options, report.source);
 
   // The live-capture sidecar (cpp/src/capture), when the run wrote one.
   auto sidecar = find_sidecar(trace, options.sidecar_path);
@@ -115,6 +128,7 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
   attribute_layers(trace, index, report.calls);
   report.layers = build_layers(report.calls);
   report.summary = summarize_attention(trace, index, report.calls);
+  if (auto names = unrecognised_attention_names(trace, index); !names.empty()) report.unrecognised = std::move(names);
   report.source.code = detect_code_info(trace, report);  // git commit of the traced project (cpp/src/diff)
 
   // Later stages: one call each, in this order.

@@ -88,23 +88,24 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MaskInfo, present, kind, dims, w
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, phase, direction, pair_id,
                                                 sequence_number,
                                                 backend, library, fused, op, backend_op, cpu_ts_ns,
-                                                cpu_dur_ns, kernels, device_time_us, shape, mask, causal,
+                                                cpu_dur_ns, kernels, device_time_us, device_time_unknown, shape, mask, causal,
                                                 dropout, gqa, cross, decode, scale, flops, tflops, source,
                                                 explanation, capture, cost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Layer, index, module, backends, call_ids,
-                                                fused_time_fraction, device_time_us, cost)
+                                                fused_time_fraction, device_time_us, device_time_unknown, cost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Finding, severity, title, detail, rule, layers,
                                                 expected_gain)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Summary, call_count, fused_call_count,
                                                 fused_time_fraction, fused_call_fraction,
                                                 attention_device_time_us, gpu_time_us, attention_share,
-                                                has_gpu)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SourceInfo, files, device_name, arch,
-                                                device_memory_bytes, versions, assumptions, missing,
+                                                has_gpu, unknown_time_call_count)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(UnrecognisedName, name, kind, count, device_time_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SourceInfo, files, device_name, arch, device_vendor,
+                                                device_identified_by, device_memory_bytes, versions, assumptions, missing,
                                                 code, event_count)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Report, schema_version, tool_version, source, calls,
                                                 layers, summary, findings, scaling, advice, heads, ranks,
-                                                whatif)
+                                                whatif, unrecognised)
 
 std::string report_to_json(const Report& report, bool pretty) {
   nlohmann::json j = report;

@@ -33,7 +33,7 @@ TEST(KernelCatalog, PytorchFlashOutranksTheStandaloneFlashPackagePattern) {
   EXPECT_EQ(vendored.library, "pytorch_flash");
   const auto& package = classified("void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>(Flash_fwd_params)");
   EXPECT_EQ(package.library, "flash_attn");
-  EXPECT_TRUE(classified("void pytorch_flash::flash_fwd_splitkv_combine_kernel<K>(P)").auxiliary);
+  EXPECT_TRUE(classified("void pytorch_flash::flash_fwd_splitkv_combine_kernel<K>(P)").auxiliary());
 }
 
 TEST(KernelCatalog, InductorKernelsNamedAfterSdpaAreNotAttention) {
@@ -94,6 +94,155 @@ TEST(KernelCatalog, ParameterTypesDoNotMakeAKernelAttention) {
   EXPECT_TRUE(p == nullptr || p->kind != KernelKind::kFusedAttention);
   EXPECT_EQ(kernel_function_name("void (anonymous namespace)::softmax_warp_forward<float, 10>(float*, int)"),
             "(anonymous namespace)::softmax_warp_forward<float, 10>");
+}
+
+// Kernel names as spelled in each library's source (docs/backends.md cites the file) or in
+// the fixtures' traces: each maps to its library, vendor and part.
+struct Expected {
+  const char* name;
+  const char* library;
+  const char* backend;
+  KernelPart part;
+};
+
+TEST(KernelCatalog, ServingAndResearchLibrariesMapToTheirEntries) {
+  using P = KernelPart;
+  const Expected cases[] = {
+      // vLLM CUDA / ROCm paged attention, Triton unified attention
+      {"void vllm::paged_attention_v1_kernel<__nv_bfloat16, __nv_bfloat16, 128, 16, 128, (vllm::Fp8KVCacheDataType)0, false>(__nv_bfloat16*)", "vllm", "external", P::kMain},
+      {"void vllm::paged_attention_v2_kernel<__nv_bfloat16, __nv_bfloat16, 128, 16, 128, (vllm::Fp8KVCacheDataType)0, false, 512>(float*)", "vllm", "external", P::kMain},
+      {"void vllm::paged_attention_v2_reduce_kernel<__nv_bfloat16, 128, 128, 512>(__nv_bfloat16*)", "vllm", "external", P::kAfter},
+      {"void paged_attention_ll4mi_QKV_mfma16_kernel<__hip_bfloat16, __hip_bfloat16, (vllm::Fp8KVCacheDataType)0, 16, 128, 256, false, 4>(__hip_bfloat16 const*)", "vllm_rocm", "external", P::kMain},
+      {"void paged_attention_ll4mi_QKV_mfma4_kernel<__hip_bfloat16, __hip_bfloat16, (vllm::Fp8KVCacheDataType)0, 16, 128, 256, false, 1>(__hip_bfloat16 const*)", "vllm_rocm", "external", P::kMain},
+      {"void paged_attention_ll4mi_reduce_kernel<__hip_bfloat16, __hip_bfloat16, 128, 128, 256, 1>(__hip_bfloat16*)", "vllm_rocm", "external", P::kAfter},
+      {"kernel_unified_attention_2d", "vllm_triton", "external", P::kMain},
+      {"kernel_unified_attention_3d", "vllm_triton", "external", P::kMain},
+      {"reduce_segments", "vllm_triton", "external", P::kAfter},
+      {"void vllm::merge_attn_states_kernel<__nv_bfloat16, 128>(__nv_bfloat16*)", "vllm", "external", P::kAfter},
+      // FlashInfer, FlashMLA, CUTLASS MLA
+      {"void flashinfer::BatchPrefillWithPagedKVCacheKernel<KernelTraits, Params>(Params)", "flashinfer", "external", P::kMain},
+      {"void flashinfer::BatchPrefillWithRaggedKVCacheKernel<KernelTraits, Params>(Params)", "flashinfer", "external", P::kMain},
+      {"void flashinfer::BatchDecodeWithPagedKVCacheKernel<PosEncodingMode::kNone, 2u, 4u, 8u, 16u, 1u, 8u>(Params)", "flashinfer", "external", P::kMain},
+      {"void flashinfer::mla::BatchMLAPagedAttentionKernel<flashinfer::mla::KernelTraits<true, 2u>, Params>(Params)", "flashinfer", "external", P::kMain},
+      {"void flashinfer::VariableLengthMergeStatesKernel<8u, 16u, 8u, 4u, __nv_bfloat16>(__nv_bfloat16*)", "flashinfer", "external", P::kAfter},
+      {"void flash::flash_fwd_splitkv_mla_kernel<Flash_fwd_kernel_traits_mla<576, 64, 64, 8>, true>(Flash_fwd_mla_params)", "flashmla", "external", P::kMain},
+      {"void flash::flash_fwd_splitkv_mla_combine_kernel<cutlass::bfloat16_t, float, 512, 16>(Flash_fwd_mla_params)", "flashmla", "external", P::kAfter},
+      {"void cutlass::device_kernel<cutlass::fmha::kernel::Sm100FmhaMlaKernelTmaWarpspecialized<Shape, bf16, float>>(Params)", "cutlass_mla", "external", P::kMain},
+      {"void cutlass::device_kernel<cutlass::fmha::kernel::Sm100FmhaMlaReductionKernel<bf16, float>>(Params)", "cutlass_mla", "external", P::kAfter},
+      // FlashAttention 2/3/4
+      {"void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4>, false>(Flash_fwd_params)", "flash_attn", "flash", P::kMain},
+      {"kernel_cutlass_kernel_flash_attncuteflash_fwd_sm100FlashAttentionForwardSm100_object_at__tensor", "flash_attn_4", "flash", P::kMain},
+      // aiter / CK-tile / SageAttention
+      {"aiter::fmha_fwd_hd128_bf16_rtz", "aiter", "external", P::kMain},
+      {"aiter::fmha_fwd_hd128_bf16_causal_rtna_group", "aiter", "external", P::kMain},
+      {"void ck_tile::kentry<2, ck_tile::FmhaBatchPrefillWithPagedKVCacheKernel<ck_tile::BlockFmhaBatchPrefillPipelineQRKSVSAsync<P>, E>>(Kargs)", "ck_fmha", "external", P::kMain},
+      {"void ck_tile::kentry<1, ck_tile::FmhaFwdKernel<ck_tile::BlockFmhaPipelineQRKSVSAsync<P>, E>>(Kargs)", "ck_fmha", "flash", P::kMain},
+      {"void ck_tile::kentry<1, ck_tile::FmhaFwdSplitKVCombineKernel<P, E>>(Kargs)", "ck_fmha", "flash", P::kAfter},
+      {"sage_quant_kernel", "aiter_sage", "external", P::kBefore},
+      {"sage_fwd", "aiter_sage", "external", P::kMain},
+      {"void qk_int_sv_f8_attn_kernel<128u, 64u, 32u, 64u, 128u, (DataType)1>(signed char*)", "sageattention", "external", P::kMain},
+      {"void QuantInt8Kernel<64u, 128u, 1u, false, false, __nv_bfloat16>(__nv_bfloat16*)", "sageattention", "external", P::kBefore},
+      {"quant_per_block_int8_kernel", "sageattention", "external", P::kBefore},
+      // TensorRT-LLM, SGLang Triton, xFormers, Transformer Engine
+      {"fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvCausalP16VarSeqQ128Kv128PersistentContext", "trtllm_fmha", "external", P::kMain},
+      {"void kernel_mha<false>(unsigned int, float, IOHead*)", "trtllm_fmha", "external", P::kMain},
+      {"void tensorrt_llm::kernels::mmha::masked_multihead_attention_kernel<__nv_bfloat16, 128>(Params)", "trtllm_mmha", "external", P::kMain},
+      {"_fwd_kernel_stage1", "sglang_triton", "external", P::kMain},
+      {"_fwd_grouped_kernel_stage1", "sglang_triton", "external", P::kMain},
+      {"_fwd_kernel_stage2", "sglang_triton", "external", P::kAfter},
+      {"_fwd_kernel", "sglang_triton", "external", P::kMain},
+      {"_fwd_kernel_splitK", "xformers", "external", P::kMain},
+      {"_splitK_reduce", "xformers", "external", P::kAfter},
+      {"void transformer_engine::fused_attn::cu_seqlens_to_offsets(long, int*)", "transformer_engine", "cudnn", P::kBefore},
+  };
+  for (const Expected& e : cases) {
+    const KernelPattern& p = classified(e.name);
+    EXPECT_EQ(p.kind, KernelKind::kFusedAttention) << e.name;
+    EXPECT_EQ(p.library, e.library) << e.name;
+    EXPECT_EQ(p.backend, e.backend) << e.name;
+    EXPECT_EQ(p.part, e.part) << e.name;
+  }
+}
+
+TEST(KernelCatalog, CkTileBatchPrefillIsNotTakenForFlashInfersPrefillWith) {
+  const KernelPattern& p = classified(
+      "void ck_tile::kentry<2, ck_tile::FmhaBatchPrefillWithPagedKVCacheKernel<ck_tile::BlockFmhaBatchPrefillPipelineQRKSVSAsync<"
+      "ck_tile::BlockFmhaBatchPrefillPipelineProblem<__hip_bfloat16>>, E>>(Kargs)");
+  EXPECT_EQ(p.library, "ck_fmha");
+  EXPECT_EQ(p.vendor, "amd");
+}
+
+TEST(KernelCatalog, AnEntryContainingAnotherEntrysPatternOutranksIt) {
+  // The general precedence rule behind the CK-tile / FlashInfer and FlashMLA / FA2 cases:
+  // whenever one pattern contains another, any name the longer one matches also matches the
+  // shorter one, so the longer (more specific) entry must win.
+  for (const KernelPattern& a : kernel_catalog())
+    for (const KernelPattern& b : kernel_catalog()) {
+      if (&a == &b || b.match == MatchKind::kExact || a.pattern.size() <= b.pattern.size()) continue;
+      const bool implied = b.match == MatchKind::kContains ? a.pattern.find(b.pattern) != std::string_view::npos
+                                                           : a.match != MatchKind::kContains && a.pattern.starts_with(b.pattern);
+      if (implied) {
+        EXPECT_GT(a.priority, b.priority) << a.pattern << " vs " << b.pattern;
+      }
+    }
+}
+
+TEST(KernelCatalog, KernelsNextToAttentionAreExplicitlyNotAttention) {
+  // KV-cache writes (the vLLM fixture's kernel), RoPE, Inductor prologues named after the
+  // aiter op they surround (xDiT fixture), GEMMs named cutlass.
+  EXPECT_EQ(classified("void vllm::reshape_and_cache_flash_kernel<__hip_bfloat16, __hip_bfloat16, (vllm::Fp8KVCacheDataType)0>(__hip_bfloat16 const*)").kind,
+            KernelKind::kKvCacheWrite);
+  EXPECT_EQ(classified("void vllm::concat_and_cache_mla_kernel<__nv_bfloat16, __nv_bfloat16, (vllm::Fp8KVCacheDataType)0>(__nv_bfloat16 const*)").kind,
+            KernelKind::kKvCacheWrite);
+  EXPECT_EQ(classified("void sglang::store_kvcache<512>(void*)").kind, KernelKind::kKvCacheWrite);
+  EXPECT_EQ(classified("void vllm::rotary_embedding_kernel<c10::BFloat16, true>(long const*)").kind, KernelKind::kRotaryEmbedding);
+  EXPECT_EQ(classified("void flashinfer::BatchQKApplyRotaryPosIdsCosSinCacheKernel<true, 128u, 8u>(__nv_bfloat16*)").kind,
+            KernelKind::kRotaryEmbedding);
+  EXPECT_EQ(classified("triton_poi_fused__to_copy_add_cat_fmha_v3_fwd_mul_neg_stack_unbind_unsqueeze_view_13").kind,
+            KernelKind::kElementwise);
+  EXPECT_EQ(classified("triton_red_fused__to_copy_add_addmm_as_strided_fmha_v3_fwd_mean_mul_neg_pow_rsqrt_stack_unbind_unsqueeze_view_24").kind,
+            KernelKind::kOther);
+  EXPECT_EQ(classified("cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_tn_align8").kind, KernelKind::kGemm);
+  EXPECT_EQ(classified("void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8>(Params)").kind,
+            KernelKind::kGemm);
+}
+
+TEST(AttentionVocabulary, WordsAreMatchedWholeAcrossCaseAndDigitChanges) {
+  EXPECT_TRUE(has_attention_vocabulary("my_attn_fwd_kernel"));
+  EXPECT_TRUE(has_attention_vocabulary("BatchMLAPagedAttentionKernel"));
+  EXPECT_TRUE(has_attention_vocabulary("fused_mhaKernel"));
+  EXPECT_TRUE(has_attention_vocabulary("sage2_fwd"));
+  EXPECT_TRUE(has_attention_vocabulary("flashAttnFwd"));
+  EXPECT_FALSE(has_attention_vocabulary("flashlight_render_kernel"));
+  EXPECT_FALSE(has_attention_vocabulary("normalize_kernel"));
+  EXPECT_FALSE(has_attention_vocabulary("vectorized_layer_norm_kernel"));
+  EXPECT_FALSE(has_attention_vocabulary("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT96x96x128_MI16x16x1"));
+  EXPECT_FALSE(has_attention_vocabulary("mlaunch_helper"));  // "mla" inside a word is not the word
+}
+
+TEST(AttentionVocabulary, UnknownAttentionLikeKernelsAreExternalWithLibraryUnknown) {
+  const KernelPattern* p = classify_kernel("void mylib::paged_attn_decode_kernel<128>(float*)");
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(is_unrecognised(p));
+  EXPECT_EQ(p->kind, KernelKind::kFusedAttention);
+  EXPECT_EQ(p->backend, "external");
+  EXPECT_EQ(p->library, "unknown");
+  // A catch-all GEMM entry does not hide an attention kernel built with CUTLASS...
+  EXPECT_TRUE(is_unrecognised(classify_kernel("void cutlass::device_kernel<cutlass::fmha::kernel::Sm100FmhaFwdKernelTmaWarpspecialized<S>>(P)")));
+  // ...but a known entry wins over the vocabulary, and a known non-attention op is not unknown.
+  EXPECT_FALSE(is_unrecognised(classify_kernel("void vllm::reshape_and_cache_flash_kernel<float>(float*)")));
+  EXPECT_FALSE(is_unrecognised_attention_op("_C_cache_ops::reshape_and_cache_flash"));
+  EXPECT_FALSE(is_unrecognised_attention_op("aten::scaled_dot_product_attention"));
+  EXPECT_FALSE(is_unrecognised_attention_op("autograd::engine::evaluate_function: ScaledDotProductCudnnAttentionBackward0"));
+  EXPECT_TRUE(is_unrecognised_attention_op("mylib::ragged_attention_forward"));
+}
+
+TEST(OpCatalog, ServingLibraryOpsAreAttentionOps) {
+  EXPECT_EQ(classify_attention_op("aiter::fmha_v3_fwd")->backend, "external");
+  EXPECT_EQ(classify_attention_op("aiter::mha_batch_prefill")->backend, "external");
+  EXPECT_EQ(classify_attention_op("aiter::mha_bwd")->direction, "backward");
+  EXPECT_NE(classify_attention_op("sglang_profiler::attention_paged_attention_ragged_100"), nullptr);
+  EXPECT_EQ(classify_attention_op("_vllm_fa2_C::varlen_fwd")->backend, "flash");
 }
 
 TEST(OpCatalog, BackwardOpsAreNotTakenForTheirForwardPrefix) {

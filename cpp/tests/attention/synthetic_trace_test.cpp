@@ -42,6 +42,25 @@ class TraceBuilder {
     trace.gpu_args.push_back(g);
     push(k);
   }
+  // One hipGraphLaunch at launch_us replaying `names` back to back on stream 7.
+  void graph_launch(const std::vector<std::string>& names, int64_t launch_us, int64_t dur_us) {
+    Slice launch = slice("hipGraphLaunch", Category::kRuntime, 1, 1, launch_us, 1);
+    launch.correlation = next_correlation_;
+    push(launch);
+    int64_t ts = launch_us + 2;
+    for (const std::string& name : names) {
+      Slice k = slice(name, Category::kKernel, 0, 7, ts, dur_us);
+      k.correlation = next_correlation_;
+      k.args = static_cast<uint32_t>(trace.gpu_args.size());
+      GpuArgs g;
+      g.device = 0;
+      g.stream = 7;
+      trace.gpu_args.push_back(g);
+      push(k);
+      ts += dur_us + 1;
+    }
+    ++next_correlation_;
+  }
   Report analyze() { return analyze_trace(trace); }
   Trace trace;
 
@@ -175,6 +194,111 @@ TEST(SyntheticTraces, KernelWithoutAnyCpuLaunchIsNotACall) {
   EXPECT_TRUE(r.calls.empty());
   ASSERT_FALSE(r.source.missing.empty());
   EXPECT_NE(r.source.missing.back().find("1 attention kernel(s) have no CPU launch"), std::string::npos);
+}
+
+
+
+TEST(KernelOnlyCalls, GraphReplayOfPagedAttentionIsOneCallPerLayerWithItsReduce) {
+  // SGLang decode replayed from a HIP graph: vLLM's ROCm paged attention, QKV + reduce per
+  // layer, all under one hipGraphLaunch and no per-layer CPU op.
+  TraceBuilder b;
+  b.graph_launch({"void paged_attention_ll4mi_QKV_mfma16_kernel<__hip_bfloat16, 16>(__hip_bfloat16 const*)",
+                  "void paged_attention_ll4mi_reduce_kernel<__hip_bfloat16, 128>(__hip_bfloat16*)",
+                  "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int)",
+                  "void paged_attention_ll4mi_QKV_mfma16_kernel<__hip_bfloat16, 16>(__hip_bfloat16 const*)",
+                  "void paged_attention_ll4mi_reduce_kernel<__hip_bfloat16, 128>(__hip_bfloat16*)"},
+                 100, 10);
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const Call& c = r.calls[i];
+    EXPECT_EQ(c.library, "vllm_rocm");
+    EXPECT_EQ(c.backend, "external");
+    EXPECT_EQ(c.layer, static_cast<int64_t>(i));
+    ASSERT_EQ(c.kernels.size(), 2u);
+    EXPECT_NE(c.kernels[1].name.find("reduce"), std::string::npos);
+    EXPECT_DOUBLE_EQ(c.device_time_us, 20);
+  }
+}
+
+TEST(KernelOnlyCalls, PhaseOfReplayedCallsComesFromTheKernelsServingPhase) {
+  // A serving step that prefills with FlashInfer and decodes with vLLM's ROCm paged kernel,
+  // both replayed from graphs: no shapes, the catalog's phase column decides.
+  TraceBuilder b;
+  b.graph_launch({"void flashinfer::BatchPrefillWithPagedKVCacheKernel<K, P>(P)"}, 100, 10);
+  b.graph_launch({"void paged_attention_ll4mi_QKV_mfma16_kernel<__hip_bfloat16, 16>(__hip_bfloat16 const*)",
+                  "void paged_attention_ll4mi_reduce_kernel<__hip_bfloat16, 128>(__hip_bfloat16*)"},
+                 200, 10);
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 2u);
+  EXPECT_EQ(r.calls[0].phase, "prefill");
+  EXPECT_EQ(r.calls[1].phase, "decode");
+}
+
+TEST(KernelOnlyCalls, UnifiedAttention3dTakesItsSegmentReduceAnd2dStandsAlone) {
+  TraceBuilder b;
+  b.graph_launch({"kernel_unified_attention_3d", "reduce_segments", "kernel_unified_attention_2d",
+                  "kernel_unified_attention_3d", "reduce_segments"},
+                 100, 5);
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 3u);
+  EXPECT_EQ(r.calls[0].kernels.size(), 2u);
+  EXPECT_EQ(r.calls[1].kernels.size(), 1u);
+  EXPECT_EQ(r.calls[2].kernels.size(), 2u);
+  EXPECT_EQ(r.calls[2].layer, 2);
+}
+
+TEST(KernelOnlyCalls, UnknownAttentionLikeKernelIsAnUnknownLibraryCallAndListed) {
+  TraceBuilder b;
+  b.op("mylib::launch", 0, 50);
+  b.kernel("void mylib::ragged_paged_attn_kernel<128>(float*)", 10, 30);
+  b.op("aten::add", 100, 10);
+  b.kernel("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int)", 101, 5);
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].backend, "external");
+  EXPECT_EQ(r.calls[0].library, "unknown");
+  ASSERT_TRUE(r.unrecognised.has_value());
+  ASSERT_EQ(r.unrecognised->size(), 1u);
+  EXPECT_EQ(r.unrecognised->front().kind, "kernel");
+  EXPECT_EQ(r.unrecognised->front().count, 1);
+  EXPECT_DOUBLE_EQ(r.unrecognised->front().device_time_us, 30);
+}
+
+TEST(KernelOnlyCalls, UnknownAttentionOpWithoutKernelsHasUnknownDeviceTime) {
+  TraceBuilder b;
+  b.op("mylib::ragged_attention_forward", 0, 50);  // recorded during a graph capture
+  b.op("aten::fill_", 100, 10);
+  b.kernel("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int)", 101, 5);
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].library, "unknown");
+  EXPECT_TRUE(r.calls[0].device_time_unknown);
+  EXPECT_TRUE(r.calls[0].fused);
+  EXPECT_EQ(r.summary.unknown_time_call_count, 1);
+  ASSERT_TRUE(r.unrecognised.has_value());
+  EXPECT_EQ(r.unrecognised->front().kind, "op");
+}
+
+TEST(Layers, ConsecutiveCallsOnOneModulePathAreOneLayerEachInStepOrder) {
+  // A compiled graph (or a reused module) collapses every layer onto one path; without the
+  // rule, each repeat would start a new forward pass.
+  Report r;
+  for (int i = 0; i < 4; ++i) {
+    Call c;
+    c.id = i;
+    c.direction = "forward";
+    c.module = "Model_0.GraphModule_0";
+    c.cpu_ts_ns = 1000 * i;
+    r.calls.push_back(c);
+  }
+  const Trace trace;
+  const TraceIndex index = build_trace_index(trace);
+  attribute_layers(trace, index, r.calls);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(r.calls[i].layer, i);
+    EXPECT_EQ(r.calls[i].step, 0);
+  }
 }
 
 }  // namespace

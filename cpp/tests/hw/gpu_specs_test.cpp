@@ -60,8 +60,46 @@ TEST(GpuSpecs, ArchComesFromTableThenComputeCapabilityThenGfxToken) {
   EXPECT_EQ(gpu_arch("Tesla V100-SXM2-16GB", 7, 0), "sm70");
   EXPECT_EQ(gpu_arch("AMD Radeon gfx1100"), "gfx1100");
   EXPECT_EQ(gpu_arch("mystery"), "");
-  // ROCm reports compute capability 9.0 for an MI250X: that must not read as Hopper.
-  EXPECT_EQ(gpu_arch("AMD Instinct MI250X", 9, 0), "rocm");
+  // ROCm reports compute capability 9.0 for an MI210/MI250X: that must not read as Hopper
+  // (the MI250X is in the table now, so its arch comes from there).
+  EXPECT_EQ(gpu_arch("AMD Instinct MI210", 9, 0), "rocm");
+  EXPECT_EQ(gpu_arch("AMD Instinct MI250X", 9, 0), "gfx90a");
+}
+
+TEST(IdentifyDevice, EmptyNameWithWarp64And304CusAnd192GibIsAnMi300xByTheTablesColumns) {
+  // deviceProperties of the vLLM GPT-OSS fixtures.
+  DeviceEvidence e{"", 206141652992, 9, 4, 304, 64, "", true};
+  const DeviceIdentity id = identify_device(e);
+  ASSERT_NE(id.spec, nullptr);
+  EXPECT_STREQ(id.spec->name, "MI300X");
+  EXPECT_EQ(id.vendor, "amd");
+  EXPECT_EQ(id.arch, "gfx942");
+  EXPECT_EQ(id.name, "MI300X");
+  // Same CUs, 256 GB: the MI325X row, not the MI300X one.
+  e.memory_bytes = 274877906944;
+  EXPECT_STREQ(identify_device(e).spec->name, "MI325X");
+}
+
+TEST(IdentifyDevice, AnUnknownGpuIsStatedWithTheFieldsSeenNotGuessed) {
+  const DeviceIdentity id = identify_device({"", 68702699520, 9, 0, 80, 64, "", true});
+  EXPECT_EQ(id.spec, nullptr);
+  EXPECT_EQ(id.vendor, "amd");  // warpSize 64
+  EXPECT_EQ(id.arch, "rocm");   // not "sm90" from ROCm's compute capability
+  EXPECT_EQ(id.identified_by, "unknown device: no name, warpSize 64, 80 compute units, 64 GiB, compute 9.0");
+  // The V100 of the HTA traces is not in the table: its name and compute capability stay.
+  const DeviceIdentity v100 = identify_device({"Tesla V100-SXM2-32GB", 34079637504, 7, 0, 80, 32, "", true});
+  EXPECT_EQ(v100.spec, nullptr);
+  EXPECT_EQ(v100.vendor, "nvidia");
+  EXPECT_EQ(v100.arch, "sm70");
+  EXPECT_EQ(v100.name, "Tesla V100-SXM2-32GB");
+}
+
+TEST(IdentifyDevice, GpuKernelsWithoutDevicePropertiesAreNeverCpuOnly) {
+  const DeviceIdentity id = identify_device({"", 0, 0, 0, 0, 0, "amd", true});
+  EXPECT_EQ(id.vendor, "amd");
+  EXPECT_NE(id.identified_by.find("unknown device"), std::string::npos);
+  EXPECT_TRUE(identify_device({"", 0, 0, 0, 0, 0, "", false}).vendor.empty());  // a CPU-only trace
+  EXPECT_STREQ(identify_device({"NVIDIA H200", 150109880320, 9, 0, 132, 32, "", true}).spec->name, "H200");
 }
 
 TEST(GpuSpecs, PeakPerDtypeIsDenseDatasheetValue) {
