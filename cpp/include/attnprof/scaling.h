@@ -65,10 +65,4 @@ AdviceSection build_advice(const std::vector<ScalingRun>& runs);
 // The `with sdpa_kernel(...)` line (or attn_implementation switch) that selects `backend`.
 std::string pin_backend_code(std::string_view backend);
 
-// Loads, analyses and fits a set of traces (the `attnprof scale` pipeline, also used by the
-// Python bindings). The Report carries source info of the first trace, all file names, and
-// the scaling and advice sections.
-Result<Report> scale_traces(const std::vector<std::string>& paths, const std::string& memory_cap,
-                            const std::string& gpu);
-
 }  // namespace attnprof

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "attnprof/ingest.h"
-#include "ranks/rank_progress.h"
+#include "pipeline/rank_progress.h"
 
 namespace attnprof {
 namespace {
@@ -56,7 +56,7 @@ RankResult analyze_rank_file(const std::string& path, const AnalyzeOptions& opti
   }
   if (trace->meta.distributed && trace->meta.distributed->rank >= 0) result.rank = trace->meta.distributed->rank;
   else result.rank = rank_from_file_name(fs::path(path).filename().string());
-  result.report = analyze_trace(*trace, options);
+  result.report = analyze_loaded_trace(*trace, options);
   return result;
 }
 
