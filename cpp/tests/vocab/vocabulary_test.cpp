@@ -9,7 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "attnprof/analyze.h"
 #include "attnprof/attention.h"
+#include "attnprof/dashboard.h"
 #include "attnprof/hw.h"
 #include "attnprof/rules.h"
 #include "attnprof/scaling.h"
@@ -67,6 +69,38 @@ TEST(BackendVocabulary, NoSourceOutsideTheVocabularySpellsAnSdpBackendMemberAsAL
   for (const char* file : {"cpp/src/rules/decide.cpp", "cpp/src/capture/capture_merge.cpp",
                            "cpp/src/analysis/scaling_analysis.cpp"})
     EXPECT_FALSE(std::regex_search(read_source(file), member)) << file;
+}
+
+std::string_view class_name(BackendClass c) {
+  switch (c) {
+    case BackendClass::kFused: return backend_class::kFused;
+    case BackendClass::kFallback: return backend_class::kFallback;
+    case BackendClass::kEager: return backend_class::kEager;
+  }
+  return "";
+}
+
+// The dashboard colours each call by its own fused flag; on real traces of every backend
+// class that agrees with the class the vocabulary gives the call's backend.
+TEST(BackendVocabulary, TheClassOfEveryCallsBackendIsTheClassTheDashboardDraws) {
+  const std::string dir = ATTNPROF_FIXTURES_DIR;
+  std::set<std::string_view> classes_seen;
+  for (const char* fixture : {"h200-torch2.11/traces/llama7b4l_sdpa_bf16_b4_s2048.pt.trace.json.gz",
+                              "h200-torch2.11/traces/llama7b4l_sdpa_bf16_b4_s2048_force_math.pt.trace.json.gz",
+                              "h200-torch2.11/traces/gpt2_eager_fp16_b8_s1024.pt.trace.json.gz",
+                              "tracelens/mi300_gaunernst_bert-small-uncased__1016001.json.gz",
+                              "tracelens/b200_eager_trace.json.gz",
+                              "tracelens-inference/xdit_flux1_aiter_fmha_v3.json.gz"}) {
+    auto report = analyze_file(dir + "/" + fixture);
+    ASSERT_TRUE(report.ok()) << fixture;
+    for (const Call& c : report->calls) {
+      const BackendWord* w = backend_word(c.backend);
+      ASSERT_NE(w, nullptr) << fixture << ": backend " << c.backend << " has no vocabulary row";
+      EXPECT_EQ(class_name(w->kind), backend_class_of(c)) << fixture << " call " << c.id << " " << c.backend;
+      classes_seen.insert(class_name(w->kind));
+    }
+  }
+  EXPECT_EQ(classes_seen.size(), 3u) << "the fixtures cover fused, fallback and eager calls";
 }
 
 TEST(DtypeVocabulary, TraceAndTorchSpellingsMapToTheReportSpelling) {
