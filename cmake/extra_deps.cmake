@@ -1,4 +1,4 @@
-# Extra dependencies of attnprof_core, included by CMakeLists.txt.
+# Extra dependencies of the render stage (attnprof_render), included by CMakeLists.txt.
 
 # TensorBoard event encoding (cpp/src/render/tensorboard_writer.cpp): Debian's libprotobuf +
 # protoc generate C++ from our subset of TensorBoard's protos (same field numbers).
@@ -17,4 +17,4 @@ add_custom_command(
 add_library(attnprof_tb_proto STATIC ${ATTNPROF_PROTO_OUT}/tensorboard_event.pb.cc)
 target_include_directories(attnprof_tb_proto PUBLIC ${ATTNPROF_PROTO_OUT})
 target_link_libraries(attnprof_tb_proto PUBLIC protobuf::libprotobuf-lite)
-target_link_libraries(attnprof_core PRIVATE attnprof_tb_proto)
+target_link_libraries(attnprof_render PRIVATE attnprof_tb_proto)

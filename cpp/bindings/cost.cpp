@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "attnprof/analyze.h"
 #include "attnprof/report_json.h"
 #include "attnprof/scaling.h"
 #include "binding.h"

@@ -7,6 +7,7 @@
 #include "attnprof/overlay.h"
 #include "attnprof/report_json.h"
 #include "attnprof/tensorboard.h"
+#include "attnprof/trace_outputs.h"
 #include "binding.h"
 
 namespace nb = nanobind;

@@ -48,7 +48,7 @@ Result<Report> analyze_file_for_exit(const std::string& path, const AnalyzeOptio
   Result<Trace> trace = load_trace(path, ingest_options_of(options));
   if (!trace) return trace.error();
   kept->push_back(new Trace(std::move(trace).value()));
-  return analyze_trace(*kept->back(), options);
+  return analyze_loaded_trace(*kept->back(), options);
 }
 
 int run_analyze(const AnalyzeCommandOptions& o) {
@@ -60,7 +60,7 @@ int run_analyze(const AnalyzeCommandOptions& o) {
   // Every trace is read before anything is written: bad input leaves no output file.
   std::vector<Report> reports;
   for (const std::string& path : o.traces) {
-    // A directory holds per-rank traces: one Report with a ranks section (cpp/src/ranks).
+    // A directory holds per-rank traces: one Report with a ranks section (cpp/src/pipeline/ranks.cpp).
     const bool dir = std::filesystem::is_directory(path);
     options.progress = dir ? nullptr : progress_bar("reading " + path);
     Result<Report> report = dir ? analyze_directory(path, options, directory_progress_bar(path))

@@ -10,6 +10,7 @@
 
 #include "attnprof/io.h"
 #include "attnprof/rules.h"
+#include "attnprof/vocabulary.h"
 #include "command.h"
 
 namespace attnprof::cli {
@@ -55,13 +56,12 @@ Result<rules::MaskKind> parse_mask(std::string_view m) {
   return bad(fmt::format("mask '{}': expected none, bool or float", m));
 }
 
+// Any spelling the vocabulary knows (bf16, bfloat16, c10::BFloat16, ...) or "half", of the
+// dtypes the rules reason about.
 Result<std::string> parse_dtype(std::string_view d) {
+  const std::string_view name = d == "half" ? "fp16" : dtype_word(d) ? d : dtype_of_spelling(d);
   for (const char* ok : {"fp16", "bf16", "fp32", "fp64", "fp8_e4m3"})
-    if (d == ok) return std::string(d);
-  if (d == "float16" || d == "half") return std::string("fp16");
-  if (d == "bfloat16") return std::string("bf16");
-  if (d == "float32" || d == "float") return std::string("fp32");
-  if (d == "float64" || d == "double") return std::string("fp64");
+    if (name == ok) return std::string(name);
   return bad(fmt::format("dtype '{}': expected fp16, bf16, fp32, fp64 or fp8_e4m3", d));
 }
 

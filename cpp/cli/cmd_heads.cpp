@@ -45,7 +45,7 @@ Report heads_report_from_tensors(const HeadsCliOptions& o) {
 Report heads_report_from_trace(const HeadsCliOptions& o) {
   auto trace = load_trace(o.path);
   if (!trace) fail("heads", trace.error());
-  Report report = analyze_trace(*trace);
+  Report report = analyze_loaded_trace(*trace);
   HeadsSection section;
   section.sliding_window = sliding_window_effectiveness(report, &trace.value(), o.window);
   if (section.sliding_window.empty())

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "attnprof/analyze.h"
 #include "attnprof/cost_render.h"
 #include "attnprof/io.h"
 #include "attnprof/report_json.h"

@@ -6,6 +6,7 @@
 #include "attnprof/render.h"
 #include "attnprof/report_json.h"
 #include "attnprof/tensorboard.h"
+#include "attnprof/trace_outputs.h"
 
 namespace attnprof::cli {
 namespace {

@@ -1,5 +1,6 @@
-// The facade: trace file(s) -> Report. Runs the stages in order; each stage lives in its
-// own folder under cpp/src and can be called and tested on its own.
+// The pipeline: trace file(s) -> Report. Runs the stages in order; each stage lives in its
+// own folder under cpp/src and can be called and tested on its own. This stage owns every
+// "load a file, then analyse" path: the stages below it never read a trace, a sidecar or git.
 #pragma once
 
 #include <functional>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attnprof/capture.h"
 #include "attnprof/error.h"
 #include "attnprof/ingest.h"
 #include "attnprof/report.h"
@@ -24,11 +26,42 @@ struct AnalyzeOptions {
   size_t ingest_threads = 0;  // threads parsing one trace file (IngestOptions::threads; 0 = one per core)
 };
 
-// Builds the Report of one already-loaded trace (all stages).
-Report analyze_trace(const Trace& trace, const AnalyzeOptions& options = {});
+// What a trace's surroundings say beyond its events: the live-capture sidecar beside it and
+// the git commit of the work tree holding it. provenance_of finds them (reads the sidecar
+// file, runs git); analyze_trace takes them as given and itself reads and runs nothing.
+struct Provenance {
+  std::optional<LoadedSidecar> sidecar;
+  std::string sidecar_error;     // a sidecar is there but unreadable: why ("" = none)
+  std::optional<CodeInfo> code;  // commit, dirty state, root; analyze_trace adds the source files
+};
+Provenance provenance_of(const Trace& trace, const AnalyzeOptions& options = {});
 
-// Loads and analyses one file.
+// Builds the Report of one already-loaded trace (all stages) from its events and `provenance`.
+Report analyze_trace(const Trace& trace, const AnalyzeOptions& options = {}, const Provenance& provenance = {});
+
+// analyze_trace with the trace's own provenance_of: what a loaded trace file says.
+Report analyze_loaded_trace(const Trace& trace, const AnalyzeOptions& options = {});
+
+// Loads and analyses one file (load_trace + analyze_loaded_trace).
 Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& options = {});
+
+// Loads, analyses and fits a set of traces (the `attnprof scale` pipeline, also used by the
+// Python bindings; fits in cpp/src/analysis). The Report carries source info of the first
+// trace, all file names, and the scaling and advice sections.
+// `alloc_conf`: a PYTORCH_CUDA_ALLOC_CONF string to simulate ("" = PyTorch's defaults).
+Result<Report> scale_traces(const std::vector<std::string>& paths, const std::string& memory_cap,
+                            const std::string& gpu, const std::string& alloc_conf = "");
+
+// Code provenance of the run a trace came from: git commit, dirty state and root of the work
+// tree holding the trace file (source files left empty). nullopt outside a git work tree.
+std::optional<CodeInfo> code_info_beside(const std::string& trace_path);
+
+// Same, for a directory (live capture: the user's cwd).
+std::optional<CodeInfo> detect_code_info_in(const std::string& dir);
+
+// The source files of the python_function frames that enclose the Report's attention calls
+// (with_stack traces), so `diff` can name the commits that touched them.
+std::vector<std::string> attention_source_files(const Trace& trace, const Report& report);
 
 // What `options` asks of ingest (progress callback, threads), for callers that load the
 // trace themselves.

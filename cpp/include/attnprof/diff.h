@@ -160,12 +160,4 @@ std::string diff_to_json(const DiffResult& result, bool pretty = true);  // sche
 // The exact noise rule, as printed in the JSON verdict and docs/diff.md.
 extern const char* const kNoiseRule;
 
-// Code provenance of the run a trace came from: git commit, dirty state and root of the
-// work tree holding the trace file, and the source files of the Python frames that enclose
-// attention calls (with_stack traces). nullopt outside a git work tree.
-std::optional<CodeInfo> detect_code_info(const Trace& trace, const Report& report);
-
-// Same, for a directory (live capture: the user's cwd); source files left empty.
-std::optional<CodeInfo> detect_code_info_in(const std::string& dir);
-
 }  // namespace attnprof

@@ -7,9 +7,11 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 #include "attnprof/error.h"
 #include "attnprof/trace.h"
+#include "attnprof/trace_layout.h"
 
 namespace attnprof {
 
@@ -29,5 +31,13 @@ Result<Trace> load_trace(const std::string& path, const IngestOptions& options =
 // Same, from JSON text already in memory (tests, fuzzing, Python bindings).
 Result<Trace> parse_trace(std::string_view json_text, const std::string& label,
                           const IngestOptions& options = {});
+
+// The whole file as text (gzip inflated), for outputs that copy the trace (the annotated trace).
+// Errors: kFileNotFound, kEmptyInput, kCorruptGzip.
+Result<std::string> read_trace_text(const std::string& path);
+
+// Where the traceEvents array of `text` lies and where the device events whose correlation id
+// is in `correlations` are. Errors: kMalformedJson, kNotATrace.
+Result<TraceEventsLayout> scan_trace_layout(std::string_view text, const std::unordered_set<int64_t>& correlations);
 
 }  // namespace attnprof

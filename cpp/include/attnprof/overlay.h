@@ -5,6 +5,8 @@
 //     coloured by backend class through `cname`, args: explanation, shape, TFLOP/s, ...
 //   - flow arrows (ph s/f, cat "attnprof") from each call's slice to each of its kernels,
 //     bound to the kernel slices found in the trace by correlation id and name.
+// Ingest says where the array and the kernels lie (scan_trace_layout); the outputs stage reads the
+// file (cpp/src/outputs, trace_outputs.h: annotate_trace, write_chrome_overlay); this only formats.
 #pragma once
 
 #include <string>
@@ -12,19 +14,16 @@
 
 #include "attnprof/error.h"
 #include "attnprof/report.h"
+#include "attnprof/trace_layout.h"
 
 namespace attnprof {
 
 // Process id of the overlay track (chosen far from Kineto's pids: device ids and host pids).
 inline constexpr int64_t kOverlayPid = 0x7a770000;
 
-// Original trace text (already inflated) + Report -> annotated trace text.
-Result<std::string> annotate_trace(std::string_view original_trace, const Report& report);
-
-// Reads `trace_path` (.json or .json.gz), writes `out_path` atomically, gzip-compressed when
-// `out_path` ends in ".gz".
-Status write_chrome_overlay(const Report& report, const std::string& trace_path,
-                            const std::string& out_path);
+// Original trace text (already inflated) + where its events lie + Report -> annotated trace text.
+std::string render_annotated_trace(std::string_view original_trace, const TraceEventsLayout& layout,
+                                   const Report& report);
 
 // gzip (libdeflate, level 6) of a whole buffer; also used for the TensorBoard trace copy.
 Result<std::string> gzip_compress(std::string_view data);

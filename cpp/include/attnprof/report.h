@@ -12,23 +12,14 @@
 #include <vector>
 
 #include "attnprof/report_sections.h"
+#include "attnprof/vocabulary.h"
 
 namespace attnprof {
 
 inline constexpr const char* kReportSchemaVersion = "1.2";
 
-// Backend vocabulary (issue 2): flash, efficient, cudnn, math, cpu_flash, flex, eager,
-// external. Kept as strings in the document; these constants are the only spellings.
-namespace backend {
-inline constexpr const char* kFlash = "flash";
-inline constexpr const char* kEfficient = "efficient";
-inline constexpr const char* kCudnn = "cudnn";
-inline constexpr const char* kMath = "math";
-inline constexpr const char* kCpuFlash = "cpu_flash";
-inline constexpr const char* kFlex = "flex";
-inline constexpr const char* kEager = "eager";
-inline constexpr const char* kExternal = "external";
-}  // namespace backend
+// Backends are kept as strings in the document; their spellings (backend::k*) and facts are
+// the vocabulary's (vocabulary.h).
 
 // Component of an attention call a kernel belongs to (for eager/math calls several kernels
 // make one call; a fused call has one "fused" component).

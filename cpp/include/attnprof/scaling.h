@@ -82,11 +82,4 @@ AdviceSection build_advice(const std::vector<ScalingRun>& runs);
 // The `with sdpa_kernel(...)` line (or attn_implementation switch) that selects `backend`.
 std::string pin_backend_code(std::string_view backend);
 
-// Loads, analyses and fits a set of traces (the `attnprof scale` pipeline, also used by the
-// Python bindings). The Report carries source info of the first trace, all file names, and
-// the scaling and advice sections.
-// `alloc_conf`: a PYTORCH_CUDA_ALLOC_CONF string to simulate ("" = PyTorch's defaults).
-Result<Report> scale_traces(const std::vector<std::string>& paths, const std::string& memory_cap,
-                            const std::string& gpu, const std::string& alloc_conf = "");
-
 }  // namespace attnprof

@@ -23,7 +23,7 @@ namespace attnprof {
 
 struct TensorBoardOptions {
   std::string markdown;    // the Markdown report, written as a text summary ("" = none)
-  std::string trace_path;  // trace to copy for the profiler plugin ("" = source.files[0], if any)
+  std::string trace_path;  // trace to copy for the profiler plugin ("" = source.files[0], if it exists)
   std::string worker;      // worker name in the trace file name ("" = from the trace name)
   double wall_time = 0;    // seconds since the epoch (0 = now)
 };
@@ -41,8 +41,10 @@ uint32_t masked_crc32c(std::string_view data);
 // One TFRecord frame around `payload`.
 std::string tfrecord_frame(std::string_view payload);
 
-// Writes one run into `dir` (created when missing). Returns the step used.
-Result<int64_t> write_tensorboard(const Report& report, const std::string& dir,
-                                  const TensorBoardOptions& options = {});
+// Writes one run into `dir` (created when missing): the event file and, when `annotated_trace`
+// is not empty, that trace (gzip) named after options.trace_path. Returns the step used. Reads
+// no file: write_tensorboard (trace_outputs.h) reads and annotates the trace.
+Result<int64_t> write_tensorboard_events(const Report& report, const std::string& dir,
+                                         const TensorBoardOptions& options, std::string_view annotated_trace);
 
 }  // namespace attnprof

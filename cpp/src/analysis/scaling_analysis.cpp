@@ -9,9 +9,7 @@
 #include <map>
 #include <set>
 
-#include "attnprof/analyze.h"
 #include "attnprof/hw.h"
-#include "attnprof/ingest.h"
 #include "attnprof/scaling.h"
 
 namespace attnprof {
@@ -249,13 +247,10 @@ ScalingSection build_scaling(const std::vector<ScalingRun>& runs, const MemoryBu
 }
 
 std::string pin_backend_code(std::string_view backend_name) {
-  static const std::map<std::string_view, std::string_view> kEnum = {
-      {backend::kFlash, "FLASH_ATTENTION"}, {backend::kEfficient, "EFFICIENT_ATTENTION"},
-      {backend::kCudnn, "CUDNN_ATTENTION"}, {backend::kMath, "MATH"}};
-  if (const auto it = kEnum.find(backend_name); it != kEnum.end())
+  if (const BackendWord* w = backend_word(backend_name); w && w->pinnable)
     return fmt::format("from torch.nn.attention import sdpa_kernel, SDPBackend\n"
                        "with sdpa_kernel(SDPBackend.{}):\n    model(**inputs)",
-                       it->second);
+                       w->sdp_backend);
   if (backend_name == backend::kEager) return "model.set_attn_implementation(\"eager\")";
   return "";
 }
@@ -294,41 +289,6 @@ AdviceSection build_advice(const std::vector<ScalingRun>& runs) {
     section.rows.push_back(std::move(row));
   }
   return section;
-}
-
-Result<Report> scale_traces(const std::vector<std::string>& paths, const std::string& memory_cap,
-                            const std::string& gpu, const std::string& alloc_conf) {
-  if (paths.empty()) return make_error(ErrorCode::kInvalidArgument, "scale needs at least one trace");
-  auto config = parse_allocator_config(alloc_conf);
-  if (!config) return config.error();
-  Report combined;
-  std::vector<ScalingRun> runs;
-  for (const auto& path : paths) {
-    auto trace = load_trace(path);
-    if (!trace) return trace.error();
-    Report report = analyze_trace(*trace);
-    auto run = scaling_run(report, *trace);
-    if (!run) return run.error();
-    if (runs.empty()) {
-      combined.tool_version = report.tool_version;
-      combined.source = report.source;
-      combined.source.files.clear();
-    }
-    combined.source.files.push_back(path);
-    runs.push_back(std::move(*run));
-  }
-  auto budget = choose_memory_budget(memory_cap, gpu, combined.source);
-  if (!budget) return budget.error();
-  ScalingSection scaling = build_scaling(runs, *budget, *config);
-  scaling.allocator_config = alloc_conf;
-  if (!scaling.series.empty()) combined.scaling = std::move(scaling);
-  AdviceSection advice = build_advice(runs);
-  if (!advice.rows.empty()) combined.advice = std::move(advice);
-  if (!combined.scaling && !combined.advice)
-    return make_error(ErrorCode::kInvalidArgument,
-                      "nothing to compare: give traces of one backend at two or more sequence lengths, "
-                      "or of several backends at one shape");
-  return combined;
 }
 
 }  // namespace attnprof

@@ -8,18 +8,8 @@
 
 namespace attnprof {
 
-std::string dtype_name(std::string_view t) {
-  // Kineto's "Input type" spelling, then torch's dtype name (the live capture's).
-  if (t == "c10::BFloat16" || t == "bfloat16") return "bf16";
-  if (t == "c10::Half" || t == "float16") return "fp16";
-  if (t == "float" || t == "float32") return "fp32";
-  if (t == "double" || t == "float64") return "fp64";
-  if (t == "c10::Float8_e4m3fn" || t == "c10::Float8_e4m3fnuz" || t == "float8_e4m3fn" || t == "float8_e4m3fnuz")
-    return "fp8_e4m3";
-  if (t == "c10::Float8_e5m2" || t == "c10::Float8_e5m2fnuz" || t == "float8_e5m2" || t == "float8_e5m2fnuz")
-    return "fp8_e5m2";
-  return "";
-}
+// Kineto's "Input type" spelling or torch's dtype name (the live capture's): the vocabulary's.
+std::string dtype_name(std::string_view t) { return std::string(dtype_of_spelling(t)); }
 
 Summary summarize_attention(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls) {
   Summary s;

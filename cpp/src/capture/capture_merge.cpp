@@ -103,12 +103,7 @@ void add_version_if_missing(Report& report, const std::string& name, const std::
 }  // namespace
 
 std::string backend_of_sdp_choice(std::string_view choice, std::string_view device) {
-  if (choice == "MATH") return backend::kMath;
-  if (choice == "FLASH_ATTENTION") return device == "cpu" ? backend::kCpuFlash : backend::kFlash;
-  if (choice == "EFFICIENT_ATTENTION") return backend::kEfficient;
-  if (choice == "CUDNN_ATTENTION") return backend::kCudnn;
-  if (choice == "OVERRIDEABLE") return backend::kExternal;
-  return "";
+  return std::string(backend_of_sdp_backend(choice, device));
 }
 
 MergeStats merge_capture(Report& report, const Trace& trace, const CaptureSidecar& sidecar) {

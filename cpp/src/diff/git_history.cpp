@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "attnprof/diff.h"
-#include "diff/git_command.h"
+#include "attnprof/git_command.h"
 
 namespace attnprof {
 namespace {

@@ -51,7 +51,7 @@ std::unique_ptr<ByteSource> memory_source(std::string_view bytes, const std::str
 // Drains a source into `out`.
 Status read_all(ByteSource& source, PaddedBuffer& out);
 
-// The whole file (inflated) in memory, for tools that rewrite a trace (render/chrome_overlay).
+// The whole file (inflated) in memory, for outputs that copy a trace (read_trace_text).
 // Errors as open_source, plus kEmptyInput when a gzip inflates to nothing.
 Status read_whole_file(const std::string& path, PaddedBuffer& out,
                        const std::function<void(size_t, size_t)>& progress);

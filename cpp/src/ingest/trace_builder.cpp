@@ -41,8 +41,6 @@ simdjson::error_code check_literal(od::value v) {
   return SUCCESS;
 }
 
-namespace {
-
 // Kineto's `cat` strings (libkineto ActivityType.h). The capitalised forms are what
 // PyTorch 1.8-era traces wrote.
 Category category_of(std::string_view cat) {
@@ -57,6 +55,8 @@ Category category_of(std::string_view cat) {
   if (cat == "gpu_memset" || cat == "Memset") return Category::kMemset;
   return Category::kOther;
 }
+
+namespace {
 
 bool has_op_args(Category c) { return c == Category::kCpuOp || c == Category::kUserAnnotation; }
 bool has_gpu_args(Category c) {

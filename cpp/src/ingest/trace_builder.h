@@ -23,6 +23,9 @@ namespace od = simdjson::ondemand;
 // Errors after which the document cannot be read on; the rest are value-level problems.
 bool is_structural_error(simdjson::error_code e);
 
+// The Category of a Kineto `cat` string (every spelling ingest knows).
+Category category_of(std::string_view cat);
+
 // On-demand parsing checks a literal only when it reads it: `tru` or `nul` where a value of
 // another type was expected is malformed JSON, not a value of the wrong type. SUCCESS for
 // well-formed literals and for every other type.

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "attnprof/dashboard.h"
+#include "render/report_facts.h"
 
 namespace attnprof {
 
@@ -310,15 +311,6 @@ json findings_view(const Report& report) {
 }
 
 }  // namespace
-
-int64_t report_peak_bytes(const Report& report) {
-  int64_t peak = -1;
-  for (const Layer& l : report.layers)
-    if (l.cost) peak = std::max(peak, l.cost->peak_bytes);
-  for (const Call& c : report.calls)
-    if (c.cost) peak = std::max(peak, c.cost->peak_bytes_during);
-  return peak;
-}
 
 json run_view(const Report& report, const std::string& label) {
   const Summary& s = report.summary;

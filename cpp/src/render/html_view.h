@@ -17,7 +17,4 @@ nlohmann::json run_view(const Report& report, const std::string& label);
 nlohmann::json comparison_view(const std::vector<Report>& reports,
                                const std::vector<std::string>& labels);
 
-// The largest peak memory the Report knows (layers' and calls' costs), -1 when unknown.
-int64_t report_peak_bytes(const Report& report);
-
 }  // namespace attnprof::render

@@ -14,7 +14,7 @@
 #include "attnprof/io.h"
 #include "attnprof/overlay.h"
 #include "attnprof/tensorboard.h"
-#include "render/html_view.h"
+#include "render/report_facts.h"
 #include "tensorboard_event.pb.h"
 
 namespace attnprof {
@@ -157,7 +157,8 @@ std::vector<std::pair<std::string, double>> tensorboard_scalars(const Report& re
   return out;
 }
 
-Result<int64_t> write_tensorboard(const Report& report, const std::string& dir, const TensorBoardOptions& options) {
+Result<int64_t> write_tensorboard_events(const Report& report, const std::string& dir,
+                                         const TensorBoardOptions& options, std::string_view annotated_trace) {
   std::error_code ec;
   const fs::path root(dir);
   fs::create_directories(root, ec);
@@ -168,13 +169,13 @@ Result<int64_t> write_tensorboard(const Report& report, const std::string& dir, 
           ? options.wall_time
           : std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 
-  std::string trace_path = options.trace_path;
-  if (trace_path.empty() && !report.source.files.empty() && fs::is_regular_file(report.source.files.front(), ec))
-    trace_path = report.source.files.front();
-  if (!trace_path.empty()) {
-    const fs::path target = root / fmt::format("{}.{}.pt.trace.json.gz", worker_name(options.worker, trace_path), step);
+  if (!annotated_trace.empty()) {
+    const fs::path target =
+        root / fmt::format("{}.{}.pt.trace.json.gz", worker_name(options.worker, options.trace_path), step);
     // The annotated trace (overlay included), so the plugin's trace view shows attention too.
-    if (auto st = write_chrome_overlay(report, trace_path, target.string()); !st) return st.error();
+    auto compressed = gzip_compress(annotated_trace);
+    if (!compressed) return compressed.error();
+    if (auto st = write_file_atomic(target.string(), *compressed); !st) return st.error();
   }
 
   tensorboard::Event version;

@@ -6,6 +6,8 @@
 #include <array>
 #include <cctype>
 
+#include "attnprof/vocabulary.h"
+
 namespace attnprof::rules {
 namespace {
 
@@ -17,12 +19,8 @@ std::string sizes(int64_t b, int64_t h, int64_t s, int64_t d) {
 
 // How PyTorch prints a TypeMeta in dtype messages.
 std::string type_meta_name(std::string_view dtype) {
-  if (dtype == "fp32") return "float";
-  if (dtype == "fp64") return "double";
-  if (dtype == "fp16") return "c10::Half";
-  if (dtype == "bf16") return "c10::BFloat16";
-  if (dtype == "fp8_e4m3") return "c10::Float8_e4m3fn";
-  return std::string(dtype);
+  const DtypeWord* w = dtype_word(dtype);
+  return std::string(w ? w->type_meta : dtype);
 }
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }

@@ -7,6 +7,7 @@
 
 #include "attnprof/report.h"
 #include "attnprof/rules.h"
+#include "attnprof/vocabulary.h"
 #include "rules/context.h"
 
 namespace attnprof::rules {
@@ -144,23 +145,17 @@ const char* backend_name(Backend b) {
     case Backend::kCudnn: return backend::kCudnn;
     case Backend::kMath: return backend::kMath;
     case Backend::kCpuFlash: return backend::kCpuFlash;
-    case Backend::kFa2: return "fa2";
-    case Backend::kFa3: return "fa3";
-    case Backend::kXformers: return "xformers";
+    case Backend::kFa2: return backend::kFa2;
+    case Backend::kFa3: return backend::kFa3;
+    case Backend::kXformers: return backend::kXformers;
     case Backend::kFlex: return backend::kFlex;
   }
   return "";
 }
 
 const char* sdp_backend_enum(Backend b) {
-  switch (b) {
-    case Backend::kFlash:
-    case Backend::kCpuFlash: return "FLASH_ATTENTION";
-    case Backend::kEfficient: return "EFFICIENT_ATTENTION";
-    case Backend::kCudnn: return "CUDNN_ATTENTION";
-    case Backend::kMath: return "MATH";
-    default: return "";
-  }
+  // Rows of the vocabulary are string literals, so the view is NUL-terminated.
+  return sdp_backend_of(backend_name(b)).data();
 }
 
 std::vector<Backend> priority_order(const Env& env) {

@@ -8,7 +8,7 @@
 
 #include "attnprof/diff.h"
 #include "diff/diff_test_reports.h"
-#include "diff/git_command.h"
+#include "attnprof/git_command.h"
 
 namespace attnprof {
 namespace {

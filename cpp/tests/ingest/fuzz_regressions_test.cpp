@@ -76,12 +76,12 @@ std::string read_bytes(const fs::path& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// The fuzz target's steps (cpp/fuzz/fuzz_ingest.cpp), with its label in a directory that does
-// not exist, so that analyze_trace looks for no git checkout and no sidecar.
+// The fuzz target's steps (cpp/fuzz/fuzz_ingest.cpp): parse, then analyze_trace, which reads no
+// sidecar and runs no git.
 Outcome run_like_fuzzer(const fs::path& file) {
   IngestOptions options;
   options.chunk_bytes = 4096;
-  std::string label = "/nonexistent/attnprof-fuzz/" + file.filename().string();
+  std::string label = file.filename().string();
   Outcome out{label, parse_trace(read_bytes(file), label, options), std::nullopt};
   if (out.trace.ok()) out.report = analyze_trace(*out.trace);
   return out;

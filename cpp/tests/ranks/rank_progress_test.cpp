@@ -1,6 +1,6 @@
 // The aggregated progress of `attnprof analyze DIR`: several workers report their own file's
 // bytes; the sink sees one serialised stream of totals that never decrease and end complete.
-#include "ranks/rank_progress.h"
+#include "pipeline/rank_progress.h"
 
 #include <gtest/gtest.h>
 

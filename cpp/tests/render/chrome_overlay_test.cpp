@@ -5,6 +5,7 @@
 #include "attnprof/ingest.h"
 #include "attnprof/io.h"
 #include "attnprof/overlay.h"
+#include "attnprof/trace_outputs.h"
 #include "render/render_test_reports.h"
 
 namespace attnprof {

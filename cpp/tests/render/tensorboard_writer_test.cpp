@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "attnprof/tensorboard.h"
+#include "attnprof/trace_outputs.h"
 #include "render/render_test_reports.h"
 
 namespace attnprof {

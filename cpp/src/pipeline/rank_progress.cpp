@@ -1,4 +1,4 @@
-#include "ranks/rank_progress.h"
+#include "pipeline/rank_progress.h"
 
 #include <algorithm>
 #include <numeric>

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "attnprof/ingest.h"
-#include "ranks/rank_progress.h"
+#include "pipeline/rank_progress.h"
 
 namespace attnprof {
 namespace {
@@ -85,7 +85,7 @@ RankResult analyze_rank_file(const std::string& path, const AnalyzeOptions& opti
     return result;
   }
   if (trace->meta.distributed && trace->meta.distributed->rank >= 0) result.trace_rank = trace->meta.distributed->rank;
-  result.report = analyze_trace(*trace, options);
+  result.report = analyze_loaded_trace(*trace, options);
   return result;
 }
 

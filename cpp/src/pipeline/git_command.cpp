@@ -1,4 +1,4 @@
-#include "diff/git_command.h"
+#include "attnprof/git_command.h"
 
 #include <fcntl.h>
 #include <sys/wait.h>

@@ -1,11 +1,11 @@
-// detect_code_info: which commit of the profiled project a trace came from, and which of
-// its source files hold the attention modules (so `diff` can name the commits that touched
-// them). Facts come from git and from the trace's python_function frames, nothing else.
+// Code provenance: which commit of the profiled project a trace came from (git, run by the
+// pipeline only), and which of its source files hold the attention modules (so `diff` can
+// name the commits that touched them; from the trace's python_function frames).
 #include <algorithm>
 #include <filesystem>
 
-#include "attnprof/diff.h"
-#include "diff/git_command.h"
+#include "attnprof/analyze.h"
+#include "attnprof/git_command.h"
 
 namespace attnprof {
 namespace {
@@ -25,8 +25,10 @@ std::string frame_file(std::string_view name) {
   return std::string(name.substr(0, paren));
 }
 
+}  // namespace
+
 // Files of the python_function frames that enclose any attention call's CPU start.
-std::vector<std::string> enclosing_source_files(const Trace& trace, const Report& report) {
+std::vector<std::string> attention_source_files(const Trace& trace, const Report& report) {
   constexpr size_t kMaxFiles = 256;  // a bound for pathological traces, far above real stacks
   std::vector<int64_t> starts;
   for (const Call& c : report.calls) starts.push_back(c.cpu_ts_ns);
@@ -44,8 +46,6 @@ std::vector<std::string> enclosing_source_files(const Trace& trace, const Report
   return files;
 }
 
-}  // namespace
-
 std::optional<CodeInfo> detect_code_info_in(const std::string& dir) {
   auto root = run_git(dir.empty() ? "." : dir, {"rev-parse", "--show-toplevel"});
   if (!root) return std::nullopt;
@@ -57,14 +57,12 @@ std::optional<CodeInfo> detect_code_info_in(const std::string& dir) {
   return info;
 }
 
-std::optional<CodeInfo> detect_code_info(const Trace& trace, const Report& report) {
+std::optional<CodeInfo> code_info_beside(const std::string& trace_path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path dir = trace.path.empty() ? fs::current_path(ec) : fs::absolute(fs::path(trace.path), ec).parent_path();
+  fs::path dir = trace_path.empty() ? fs::current_path(ec) : fs::absolute(fs::path(trace_path), ec).parent_path();
   if (ec || dir.empty() || !fs::is_directory(dir, ec)) return std::nullopt;
-  std::optional<CodeInfo> info = detect_code_info_in(dir.string());
-  if (info) info->source_files = enclosing_source_files(trace, report);
-  return info;
+  return detect_code_info_in(dir.string());
 }
 
 }  // namespace attnprof

@@ -1,5 +1,6 @@
-// The facade: trace -> Report. A readable list of stage calls; each stage lives in its own
+// The pipeline: trace -> Report. A readable list of stage calls; each stage lives in its own
 // folder under cpp/src and is tested on its own. To add a stage, add ONE call below.
+// Reading files (the trace, the sidecar) and running git happen here, outside analyze_trace.
 #include "attnprof/analyze.h"
 
 #include <fmt/format.h>
@@ -8,7 +9,6 @@
 
 #include "attnprof/attention.h"
 #include "attnprof/capture.h"
-#include "attnprof/diff.h"
 #include "attnprof/heads.h"
 #include "attnprof/cost.h"
 #include "attnprof/hw.h"
@@ -51,21 +51,10 @@ void identify_source_device(const Trace& trace, const TraceIndex& index, const A
 // One readable line per ingest issue (Trace::issues, docs/ingest.md) for SourceInfo::missing:
 // what was done to the events and, where obvious, which numbers it weakens.
 std::string describe_ingest_issue(const IngestIssue& issue) {
-  std::string what;
-  if (issue.kind == "negative_duration")
-    what = "events with negative duration were kept with duration 0 (device times and fused share may be low)";
-  else if (issue.kind == "missing_duration")
-    what = "events without a duration were kept with duration 0 (device times and fused share may be low)";
-  else if (issue.kind == "missing_ts")
-    what = "events without a timestamp were ignored (calls and layers may be missing)";
-  else if (issue.kind == "duplicate_correlation")
-    what = "runtime events share one CUPTI correlation id (kernel-to-call attribution may be wrong)";
-  else if (issue.kind == "ignored_begin_end_event")
-    what = "B/E phase events were ignored (only complete X events are read)";
-  else if (issue.kind == "non_utf8_text")
-    what = "invalid UTF-8 bytes were replaced by '?' (names holding them may not match kernel patterns)";
-  else
-    what = fmt::format("events had a {} problem and were kept or skipped as docs/ingest.md says", issue.kind);
+  const IngestIssueWord* word = ingest_issue_word(issue.kind);
+  const std::string what =
+      word ? std::string(word->effect)
+           : fmt::format("events had a {} problem and were kept or skipped as docs/ingest.md says", issue.kind);
   std::string line = fmt::format("{} {}", issue.count, what);
   if (!issue.samples.empty()) line += fmt::format(" (e.g. {})", issue.samples.front());
   return line;
@@ -109,7 +98,16 @@ void add_window_verdicts(Report& report, const Trace& trace) {
 
 }  // namespace
 
-Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
+Provenance provenance_of(const Trace& trace, const AnalyzeOptions& options) {
+  Provenance provenance;
+  auto sidecar = find_sidecar(trace, options.sidecar_path);
+  if (!sidecar) provenance.sidecar_error = sidecar.error().message;
+  else if (sidecar->has_value()) provenance.sidecar = std::move(**sidecar);
+  provenance.code = code_info_beside(trace.path);
+  return provenance;
+}
+
+Report analyze_trace(const Trace& trace, const AnalyzeOptions& options, const Provenance& provenance) {
   Report report;
   report.tool_version = ATTNPROF_VERSION;
   report.source = describe_source(trace, options);
@@ -117,9 +115,8 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
   identify_source_device(trace, index, options, report.source);
 
   // The live-capture sidecar (cpp/src/capture), when the run wrote one.
-  auto sidecar = find_sidecar(trace, options.sidecar_path);
-  if (!sidecar) report.source.missing.push_back(sidecar.error().message);
-  const LoadedSidecar* capture = sidecar && sidecar->has_value() ? &**sidecar : nullptr;
+  if (!provenance.sidecar_error.empty()) report.source.missing.push_back(provenance.sidecar_error);
+  const LoadedSidecar* capture = provenance.sidecar ? &*provenance.sidecar : nullptr;
 
   // Attention extraction (cpp/src/attention), plus the calls only the capture can name
   // (work that ran in a torch.compile'd graph).
@@ -129,7 +126,10 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options) {
   report.layers = build_layers(report.calls);
   report.summary = summarize_attention(trace, index, report.calls);
   if (auto names = unrecognised_attention_names(trace, index); !names.empty()) report.unrecognised = std::move(names);
-  report.source.code = detect_code_info(trace, report);  // git commit of the traced project (cpp/src/diff)
+  if (provenance.code) {  // git commit of the traced project, and the files of its attention modules
+    report.source.code = provenance.code;
+    report.source.code->source_files = attention_source_files(trace, report);
+  }
 
   // Later stages: one call each, in this order.
   // Live capture (cpp/src/capture): module paths, PyTorch's own choice; before the rules.
@@ -160,10 +160,14 @@ IngestOptions ingest_options_of(const AnalyzeOptions& options) {
   return ingest;
 }
 
+Report analyze_loaded_trace(const Trace& trace, const AnalyzeOptions& options) {
+  return analyze_trace(trace, options, provenance_of(trace, options));
+}
+
 Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& options) {
   Result<Trace> trace = load_trace(path, ingest_options_of(options));
   if (!trace) return trace.error();
-  return analyze_trace(*trace, options);
+  return analyze_loaded_trace(*trace, options);
 }
 
 }  // namespace attnprof

@@ -1,0 +1,67 @@
+// Outputs that copy the original trace (trace_outputs.h): read here, located by ingest,
+// formatted by the renderers.
+#include "attnprof/trace_outputs.h"
+
+#include <filesystem>
+#include <unordered_set>
+
+#include "attnprof/ingest.h"
+#include "attnprof/io.h"
+
+namespace attnprof {
+namespace {
+
+std::unordered_set<int64_t> kernel_correlations(const Report& report) {
+  std::unordered_set<int64_t> wanted;
+  for (const Call& c : report.calls)
+    for (const KernelRef& k : c.kernels)
+      if (k.correlation >= 0) wanted.insert(k.correlation);
+  return wanted;
+}
+
+// The annotated text of the trace file at `path`; errors name the file.
+Result<std::string> annotate_file(const std::string& path, const Report& report) {
+  auto text = read_trace_text(path);
+  if (!text) return text.error();
+  auto annotated = annotate_trace(*text, report);
+  if (!annotated) return make_error(annotated.error().code, path + ": " + annotated.error().message);
+  return annotated;
+}
+
+}  // namespace
+
+Result<std::string> annotate_trace(std::string_view original, const Report& report) {
+  auto layout = scan_trace_layout(original, kernel_correlations(report));
+  if (!layout) return layout.error();
+  return render_annotated_trace(original, *layout, report);
+}
+
+Status write_chrome_overlay(const Report& report, const std::string& trace_path, const std::string& out_path) {
+  std::string path = trace_path;
+  if (path.empty() && !report.source.files.empty()) path = report.source.files.front();
+  if (path.empty())
+    return make_error(ErrorCode::kInvalidArgument, "--chrome needs the original trace, and the report names none");
+  auto annotated = annotate_file(path, report);
+  if (!annotated) return annotated.error();
+  if (!std::string_view(out_path).ends_with(".gz")) return write_file_atomic(out_path, *annotated);
+  auto compressed = gzip_compress(*annotated);
+  if (!compressed) return compressed.error();
+  return write_file_atomic(out_path, *compressed);
+}
+
+Result<int64_t> write_tensorboard(const Report& report, const std::string& dir, const TensorBoardOptions& options) {
+  TensorBoardOptions resolved = options;
+  std::error_code ec;
+  if (resolved.trace_path.empty() && !report.source.files.empty() &&
+      std::filesystem::is_regular_file(report.source.files.front(), ec))
+    resolved.trace_path = report.source.files.front();
+  std::string annotated;
+  if (!resolved.trace_path.empty()) {
+    auto text = annotate_file(resolved.trace_path, report);
+    if (!text) return text.error();
+    annotated = std::move(*text);
+  }
+  return write_tensorboard_events(report, dir, resolved, annotated);
+}
+
+}  // namespace attnprof
