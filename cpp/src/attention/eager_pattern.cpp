@@ -22,6 +22,10 @@ namespace attnprof {
 namespace {
 
 constexpr size_t kMaxOpsBetween = 12;  // views/casts between the matmuls and the softmax
+// With shapes recorded, any ops may sit between Q@K^T and the softmax when the matmul
+// provably produced the softmax's input: a score bias computed there (T5 relative position
+// buckets, ALiBi) is dozens of ops of arange/log/where/embedding.
+constexpr size_t kMaxBiasOps = 64;
 
 template <size_t N>
 bool one_of(std::string_view name, const std::array<std::string_view, N>& names) {
@@ -30,8 +34,9 @@ bool one_of(std::string_view name, const std::array<std::string_view, N>& names)
   return false;
 }
 
-constexpr std::array<std::string_view, 4> kSoftmaxOps = {"aten::softmax", "aten::_softmax",
-                                                         "aten::_safe_softmax", "aten::special_softmax"};
+constexpr std::array<std::string_view, 5> kSoftmaxOps = {"aten::softmax", "aten::_softmax",
+                                                         "aten::_safe_softmax", "aten::special_softmax",
+                                                         "aten::_masked_softmax"};
 constexpr std::array<std::string_view, 5> kMatmulOps = {"aten::matmul", "aten::bmm", "aten::baddbmm",
                                                         "aten::einsum", "aten::mm"};
 // Ops that only reshape, cast or copy: allowed anywhere inside the pattern.
@@ -103,13 +108,9 @@ class EagerMatcher {
     const TensorDims& scores = sm_args.dims(0);
     if (!softmax_over_last_dim(sm_args, scores)) return std::nullopt;
 
-    size_t qk = sm;
-    for (size_t steps = 0; qk > 0 && steps <= kMaxOpsBetween; ++steps) {
-      const std::string_view n = name(ops[--qk]);
-      if (one_of(n, kMatmulOps)) break;
-      if (!one_of(n, kLayoutOps) && !one_of(n, kScoreOps)) return std::nullopt;
-    }
-    if (qk == sm || !one_of(name(ops[qk]), kMatmulOps) || ctx_.inside_call[ops[qk]]) return std::nullopt;
+    const std::optional<size_t> found = scores_matmul_before(ops, sm, scores);
+    if (!found) return std::nullopt;
+    const size_t qk = *found;
     size_t av = sm;
     for (size_t steps = 0; av + 1 < ops.size() && steps <= kMaxOpsBetween; ++steps) {
       const std::string_view n = name(ops[++av]);
@@ -125,6 +126,29 @@ class EagerMatcher {
     if (shapes_recorded(qk_m, scores) && !computes_scores(qk_m, scores)) return std::nullopt;
     if (shapes_recorded(av_m, scores) && !applies_probs(av_m, scores)) return std::nullopt;
     return build_call(ops, qk, sm, av, qk_m, av_m, scores);
+  }
+
+  // The Q@K^T before the softmax at `sm`: the nearest matmul with only score ops (scale,
+  // mask, views) between; or, when shapes are recorded, the nearest within kMaxBiasOps whose
+  // operands produce exactly the softmax's input, whatever ops lie between.
+  std::optional<size_t> scores_matmul_before(const std::vector<uint32_t>& ops, size_t sm,
+                                             const TensorDims& scores) const {
+    bool only_score_ops = true;
+    for (size_t i = sm, steps = 0; i > 0 && steps < kMaxBiasOps; ++steps) {
+      const std::string_view n = name(ops[--i]);
+      if (!one_of(n, kMatmulOps)) {
+        only_score_ops = only_score_ops && steps < kMaxOpsBetween && (one_of(n, kLayoutOps) || one_of(n, kScoreOps));
+        if (!only_score_ops && scores.size() < 2) return std::nullopt;
+        continue;
+      }
+      if (ctx_.inside_call[ops[i]]) return std::nullopt;  // the P@V of the call before
+      const OpArgsView args(ctx_.trace, ctx_.trace.slices[ops[i]]);
+      const Operands m = matmul_operands(args, n);
+      const bool recorded = shapes_recorded(m, scores);
+      if (recorded && computes_scores(m, scores)) return i;
+      if (!recorded) return only_score_ops ? std::optional<size_t>(i) : std::nullopt;
+    }
+    return std::nullopt;
   }
 
   // softmax(x, dim): attention normalises over the key axis, the last one.

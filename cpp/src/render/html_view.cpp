@@ -95,6 +95,7 @@ json call_view(const Call& call) {
           {"shape", shape_text(call.shape)},
           {"us", call.device_time_us},
           {"tflops", call.tflops},
+          {"tflops_upper_bound", call.flops_upper_bound},
           {"kernels", std::move(kernels)},
           {"why", explanation_lines(call)}};
 }

@@ -32,7 +32,12 @@ std::string shape_text(const Shape& s) {
   std::string out;
   if (s.B) out += fmt::format("B{} ", s.B);
   if (s.Hq) out += s.Hkv && s.Hkv != s.Hq ? fmt::format("H{}/{} ", s.Hq, s.Hkv) : fmt::format("H{} ", s.Hq);
-  if (s.Sq) out += s.Skv ? fmt::format("S{}x{} ", s.Sq, s.Skv) : fmt::format("T{} ", s.Sq);
+  if (s.tokens) {  // packed sequences: Sq/Skv are the longest ones
+    out += fmt::format("T{} ", s.tokens);
+    if (s.Skv) out += fmt::format("max S{}x{} ", s.Sq, s.Skv);
+  } else if (s.Sq) {
+    out += s.Skv ? fmt::format("S{}x{} ", s.Sq, s.Skv) : fmt::format("T{} ", s.Sq);
+  }
   if (s.D) out += fmt::format("D{} ", s.D);
   out += s.dtype;
   while (!out.empty() && out.back() == ' ') out.pop_back();

@@ -50,6 +50,9 @@ std::string describe_ingest_issue(const IngestIssue& issue) {
     what = "runtime events share one CUPTI correlation id (kernel-to-call attribution may be wrong)";
   else if (issue.kind == "ignored_begin_end_event")
     what = "B/E phase events were ignored (only complete X events are read)";
+  else if (issue.kind == "no_category")
+    what = "complete events had no \"cat\" (legacy pre-Kineto profiler) and were read as CPU ops: no GPU "
+           "kernels, no shapes (B/H/S/D, FLOPs), no module paths; calls come from op names alone";
   else if (issue.kind == "non_utf8_text")
     what = "invalid UTF-8 bytes were replaced by '?' (names holding them may not match kernel patterns)";
   else
