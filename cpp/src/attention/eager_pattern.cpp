@@ -10,9 +10,11 @@
 // (a classifier head, a router) is not attention.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "attnprof/attention.h"
 #include "extraction.h"
@@ -89,19 +91,35 @@ bool applies_probs(const Operands& m, const TensorDims& probs) {
          product(a, 0, a.size() - 2) == product(probs, 0, r - 2);
 }
 
+// What an op name is to the matcher, decided once per interned name (a trace repeats few).
+enum OpKind : uint8_t { kSoftmax = 1, kMatmul = 2, kLayout = 4, kScore = 8, kProb = 16 };
+
+uint8_t op_kind(std::string_view name) {
+  return static_cast<uint8_t>((one_of(name, kSoftmaxOps) ? kSoftmax : 0) | (one_of(name, kMatmulOps) ? kMatmul : 0) |
+                              (one_of(name, kLayoutOps) ? kLayout : 0) | (one_of(name, kScoreOps) ? kScore : 0) |
+                              (one_of(name, kProbOps) ? kProb : 0));
+}
+
 class EagerMatcher {
  public:
-  explicit EagerMatcher(ExtractionContext& ctx) : ctx_(ctx) {}
+  explicit EagerMatcher(ExtractionContext& ctx) : ctx_(ctx), kinds_(ctx.trace.strings.size(), kUnclassified) {}
 
   void scan(const std::vector<uint32_t>& ops, std::vector<Call>& out) {
     for (size_t i = 0; i < ops.size(); ++i) {
-      if (!one_of(name(ops[i]), kSoftmaxOps)) continue;
+      if (!is(ops[i], kSoftmax)) continue;
       if (auto call = match_at(ops, i)) out.push_back(std::move(*call));
     }
   }
 
  private:
   std::string_view name(uint32_t s) const { return ctx_.trace.name_of(ctx_.trace.slices[s]); }
+
+  static constexpr uint8_t kUnclassified = 0xff;
+  bool is(uint32_t s, uint8_t kinds) {
+    uint8_t& k = kinds_[ctx_.trace.slices[s].name];
+    if (k == kUnclassified) k = op_kind(name(s));
+    return (k & kinds) != 0;
+  }
 
   std::optional<Call> match_at(const std::vector<uint32_t>& ops, size_t sm) {
     const OpArgsView sm_args(ctx_.trace, ctx_.trace.slices[ops[sm]]);
@@ -113,11 +131,11 @@ class EagerMatcher {
     const size_t qk = *found;
     size_t av = sm;
     for (size_t steps = 0; av + 1 < ops.size() && steps <= kMaxOpsBetween; ++steps) {
-      const std::string_view n = name(ops[++av]);
-      if (one_of(n, kMatmulOps)) break;
-      if (!one_of(n, kLayoutOps) && !one_of(n, kProbOps)) return std::nullopt;
+      const uint32_t op = ops[++av];
+      if (is(op, kMatmul)) break;
+      if (!is(op, kLayout | kProb)) return std::nullopt;
     }
-    if (av == sm || !one_of(name(ops[av]), kMatmulOps)) return std::nullopt;
+    if (av == sm || !is(ops[av], kMatmul)) return std::nullopt;
 
     const OpArgsView qk_args(ctx_.trace, ctx_.trace.slices[ops[qk]]);
     const OpArgsView av_args(ctx_.trace, ctx_.trace.slices[ops[av]]);
@@ -132,18 +150,18 @@ class EagerMatcher {
   // mask, views) between; or, when shapes are recorded, the nearest within kMaxBiasOps whose
   // operands produce exactly the softmax's input, whatever ops lie between.
   std::optional<size_t> scores_matmul_before(const std::vector<uint32_t>& ops, size_t sm,
-                                             const TensorDims& scores) const {
+                                             const TensorDims& scores) {
     bool only_score_ops = true;
     for (size_t i = sm, steps = 0; i > 0 && steps < kMaxBiasOps; ++steps) {
-      const std::string_view n = name(ops[--i]);
-      if (!one_of(n, kMatmulOps)) {
-        only_score_ops = only_score_ops && steps < kMaxOpsBetween && (one_of(n, kLayoutOps) || one_of(n, kScoreOps));
+      const uint32_t op = ops[--i];
+      if (!is(op, kMatmul)) {
+        only_score_ops = only_score_ops && steps <= kMaxOpsBetween && is(op, kLayout | kScore);
         if (!only_score_ops && scores.size() < 2) return std::nullopt;
         continue;
       }
-      if (ctx_.inside_call[ops[i]]) return std::nullopt;  // the P@V of the call before
-      const OpArgsView args(ctx_.trace, ctx_.trace.slices[ops[i]]);
-      const Operands m = matmul_operands(args, n);
+      if (ctx_.inside_call[op]) return std::nullopt;  // the P@V of the call before
+      const OpArgsView args(ctx_.trace, ctx_.trace.slices[op]);
+      const Operands m = matmul_operands(args, name(op));
       const bool recorded = shapes_recorded(m, scores);
       if (recorded && computes_scores(m, scores)) return i;
       if (!recorded) return only_score_ops ? std::optional<size_t>(i) : std::nullopt;
@@ -215,6 +233,7 @@ class EagerMatcher {
   }
 
   ExtractionContext& ctx_;
+  std::vector<uint8_t> kinds_;  // per interned name: OpKind bits, kUnclassified until first seen
 };
 
 // Per thread, the outermost ATen ops in time order; Python frames and annotations are

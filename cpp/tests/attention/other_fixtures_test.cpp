@@ -2,9 +2,13 @@
 // GPUs, vendors, serving stacks, and traces with no attention at all.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "attnprof/attention.h"
+#include "attnprof/io.h"
 #include "fixture_util.h"
 
 namespace attnprof::test {
@@ -94,6 +98,37 @@ TEST(HtaFixtures, CpuOnlyTraceHasNoGpuTime) {
   const Report& r = analyzed(fixture("hta/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"));
   EXPECT_FALSE(r.summary.has_gpu);
   EXPECT_EQ(r.summary.gpu_time_us, 0);
+}
+
+// PyTorch <= 1.13 without Kineto wrote a bare JSON array of "X" events with no "cat" and no
+// shapes. Derived here from a real trace: its op ranges only, without cat and args.
+TEST(LegacyTraces, OpRangesWithoutCatOrShapesStillGiveTheirCalls) {
+  auto text = read_text_file(h200("gpt2_eager_fp16_b8_s1024"));
+  ASSERT_TRUE(text) << text.error().message;
+  const nlohmann::json doc = nlohmann::json::parse(*text);
+  nlohmann::json legacy = nlohmann::json::array();
+  for (const auto& ev : doc.at("traceEvents")) {
+    if (ev.value("ph", "") != "X" || ev.value("cat", "") != "cpu_op") continue;
+    nlohmann::json stripped = ev;
+    stripped.erase("cat");
+    stripped.erase("args");
+    legacy.push_back(std::move(stripped));
+  }
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("attnprof_legacy_" + std::to_string(::getpid()) + ".json")).string();
+  ASSERT_TRUE(write_file_atomic(path, legacy.dump()));
+  Result<Report> r = analyze_file(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->calls.size(), 4u);  // GPT-2 4L eager, as with the full trace
+  for (const Call& c : r->calls) {
+    EXPECT_EQ(c.backend, "eager");
+    EXPECT_EQ(c.shape.Sq, 0);  // no shapes: unknown, not guessed
+  }
+  bool noted = false;
+  for (const std::string& m : r->source.missing) noted = noted || m.find("no \"cat\"") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_FALSE(r->summary.has_gpu);
 }
 
 }  // namespace
