@@ -5,6 +5,7 @@
 #include <iterator>
 #include <map>
 #include <unordered_map>
+#include <vector>
 
 #include "attnprof/attention.h"
 #include "extraction.h"
@@ -160,16 +161,26 @@ int rank_for_backend(OpRole role) {  // which op of a call names the backend
   return 5;
 }
 
-// Matmuls of the math backend: the first ones compute Q K^T, those after softmax P V.
+// Matmuls of an unfused attention op: the last one before the softmax computes Q K^T, the
+// first one after it P V; any other is a projection (nn.MultiheadAttention's in/out proj).
 void add_math_kernels(ExtractionContext& ctx, uint32_t math_op, Call& call) {
-  bool after_softmax = false;
-  for (uint32_t c = ctx.index.first_child[math_op]; c != kNoSlice; c = ctx.index.next_sibling[c]) {
-    if (!is_cpu_op(ctx.trace.slices[c])) continue;
-    std::string_view component = component_of_op(ctx.trace.name_of(ctx.trace.slices[c]));
-    if (component == component::kSoftmax) after_softmax = true;
-    if (component == "gemm") component = after_softmax ? component::kAV : component::kQK;
-    add_kernels_under(ctx, c, component, call);
-    note_grad_sequences(ctx, c, call.cpu_ts_ns, component);
+  std::vector<uint32_t> children;
+  for (uint32_t c = ctx.index.first_child[math_op]; c != kNoSlice; c = ctx.index.next_sibling[c])
+    if (is_cpu_op(ctx.trace.slices[c])) children.push_back(c);
+  auto component_at = [&](size_t i) { return component_of_op(ctx.trace.name_of(ctx.trace.slices[children[i]])); };
+  const size_t none = children.size();
+  size_t softmax = none, qk = none, av = none;
+  for (size_t i = 0; i < children.size() && softmax == none; ++i)
+    if (component_at(i) == component::kSoftmax) softmax = i;
+  for (size_t i = 0; i < softmax && i < children.size(); ++i)
+    if (component_at(i) == "gemm") qk = i;
+  for (size_t i = softmax + 1; i < children.size() && av == none; ++i)
+    if (component_at(i) == "gemm") av = i;
+  for (size_t i = 0; i < children.size(); ++i) {
+    std::string_view component = component_at(i);
+    if (component == "gemm") component = i == qk ? component::kQK : i == av ? component::kAV : component::kOther;
+    add_kernels_under(ctx, children[i], component, call);
+    note_grad_sequences(ctx, children[i], call.cpu_ts_ns, component);
   }
   add_kernels_under(ctx, math_op, component::kOther, call);  // launched by the op itself
 }

@@ -262,6 +262,8 @@ TEST(SyntheticTraces, NativeMultiHeadAttentionWithWeightsIsOneMathCall) {
   b.op("aten::_native_multi_head_attention", 0, 100,
        {{2, 10, 64}, {2, 10, 64}, {2, 10, 64}, {}, {}, {192, 64}, {192}, {64, 64}, {64}, {}, {}, {}, {}}, "float",
        {"", "", "", "64", "4", "", "", "", "", "", "True", "True", ""});
+  b.op("aten::mm", 2, 2, {{20, 64}, {64, 192}});  // the in-projection
+  b.kernel("ampere_sgemm_32x32_sliced1x4_tn", 3, 1);
   b.op("aten::_transform_bias_rescale_qkv", 5, 10, {{2, 10, 192}, {192}, {}}, "float", {"", "", "4"});
   b.op("aten::bmm", 20, 10, {{8, 10, 16}, {8, 16, 10}});
   b.kernel("ampere_sgemm_32x32_sliced1x4_nn", 21, 3);
@@ -279,10 +281,11 @@ TEST(SyntheticTraces, NativeMultiHeadAttentionWithWeightsIsOneMathCall) {
   EXPECT_EQ(c.shape.Hq, 4);
   EXPECT_EQ(c.shape.Sq, 10);
   EXPECT_EQ(c.shape.D, 16);
-  ASSERT_EQ(c.kernels.size(), 3u);
-  EXPECT_EQ(c.kernels[0].component, "qk");
-  EXPECT_EQ(c.kernels[1].component, "softmax");
-  EXPECT_EQ(c.kernels[2].component, "av");
+  ASSERT_EQ(c.kernels.size(), 4u);
+  EXPECT_EQ(c.kernels[0].component, "other");  // the projection is not Q@K^T
+  EXPECT_EQ(c.kernels[1].component, "qk");
+  EXPECT_EQ(c.kernels[2].component, "softmax");
+  EXPECT_EQ(c.kernels[3].component, "av");
 }
 
 TEST(SyntheticTraces, PagedPrefillGivesBatchTokensAndUpperBoundFlopsFromMaxSeqlen) {
