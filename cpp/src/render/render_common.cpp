@@ -34,7 +34,8 @@ std::string shape_text(const Shape& s) {
   if (s.Hq) out += s.Hkv && s.Hkv != s.Hq ? fmt::format("H{}/{} ", s.Hq, s.Hkv) : fmt::format("H{} ", s.Hq);
   if (s.tokens) {  // packed sequences: Sq/Skv are the longest ones
     out += fmt::format("T{} ", s.tokens);
-    if (s.Skv) out += fmt::format("max S{}x{} ", s.Sq, s.Skv);
+    auto known = [](int64_t v) { return v ? std::to_string(v) : std::string("?"); };
+    if (s.Sq || s.Skv) out += fmt::format("max S{}x{} ", known(s.Sq), known(s.Skv));
   } else if (s.Sq) {
     out += s.Skv ? fmt::format("S{}x{} ", s.Sq, s.Skv) : fmt::format("T{} ", s.Sq);
   }
