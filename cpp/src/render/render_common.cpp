@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
 #include <map>
 #include <vector>
 

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -98,6 +99,45 @@ TEST(HtaFixtures, CpuOnlyTraceHasNoGpuTime) {
   const Report& r = analyzed(fixture("hta/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"));
   EXPECT_FALSE(r.summary.has_gpu);
   EXPECT_EQ(r.summary.gpu_time_us, 0);
+}
+
+std::string inference(const std::string& name) { return fixture("tracelens-inference/" + name + ".json.gz"); }
+
+TEST(TraceLensInferenceFixtures, SglangPagedDecodeReadsBatchFromKvIndptrAndHeadsFromTheCache) {
+  const Report& r = analyzed(inference("sglang_qwen3_8b_decode_graph_capture"));
+  ASSERT_EQ(r.calls.size(), 36u);
+  const Call& c = r.calls.front();
+  EXPECT_TRUE(c.op.starts_with("sglang_profiler::attention_paged_attention_ragged"));
+  EXPECT_EQ(c.library, "aiter");
+  EXPECT_EQ(c.shape.kv_cache, (std::vector<int64_t>{835874, 1, 8, 128}));
+  EXPECT_EQ(c.shape.B, 32);  // kv_indptr [33]
+  EXPECT_TRUE(c.decode);
+  EXPECT_TRUE(c.gqa);
+  EXPECT_EQ(c.flops, 0);  // the cached context length is not an argument
+}
+
+TEST(TraceLensInferenceFixtures, AiterFmhaV3ReadsScaleAndCausalFromConcreteInputs) {
+  const Report& r = analyzed(inference("xdit_flux1_aiter_fmha_v3"));
+  const auto aiter = std::find_if(r.calls.begin(), r.calls.end(), [](const Call& c) { return c.op == "aiter::fmha_v3_fwd"; });
+  ASSERT_NE(aiter, r.calls.end());
+  EXPECT_NEAR(aiter->scale, 0.088388347648318447, 1e-12);  // 1/sqrt(128)
+  EXPECT_FALSE(aiter->causal);
+  EXPECT_EQ(aiter->shape.Sq, aiter->shape.Skv);
+  EXPECT_GT(aiter->flops, 0);
+  EXPECT_FALSE(aiter->flops_upper_bound);  // dense [B, S, H, D]: exact
+  ASSERT_FALSE(aiter->kernels.empty());
+  EXPECT_EQ(aiter->kernels.front().name, "aiter::fmha_fwd_hd128_bf16_rtz");
+}
+
+TEST(TraceLensInferenceFixtures, FirstT5LayerComputingThePositionBiasIsAnEagerCallToo) {
+  const Report& r = analyzed(inference("xdit_flux1_aiter_fmha_v3"));
+  std::vector<const Call*> eager;
+  for (const Call& c : r.calls)
+    if (c.backend == "eager") eager.push_back(&c);
+  ASSERT_EQ(eager.size(), 24u);
+  // Layer 0 adds the bias it computed between Q@K^T and softmax; the others reuse it.
+  EXPECT_TRUE(eager.front()->mask.present);
+  EXPECT_EQ(eager.front()->mask.kind, "float");
 }
 
 // PyTorch <= 1.13 without Kineto wrote a bare JSON array of "X" events with no "cat" and no
