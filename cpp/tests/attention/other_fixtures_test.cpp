@@ -125,8 +125,6 @@ TEST(TraceLensInferenceFixtures, AiterFmhaV3ReadsScaleAndCausalFromConcreteInput
   EXPECT_EQ(aiter->shape.Sq, aiter->shape.Skv);
   EXPECT_GT(aiter->flops, 0);
   EXPECT_FALSE(aiter->flops_upper_bound);  // dense [B, S, H, D]: exact
-  ASSERT_FALSE(aiter->kernels.empty());
-  EXPECT_EQ(aiter->kernels.front().name, "aiter::fmha_fwd_hd128_bf16_rtz");
 }
 
 TEST(TraceLensInferenceFixtures, FirstT5LayerComputingThePositionBiasIsAnEagerCallToo) {
@@ -135,9 +133,13 @@ TEST(TraceLensInferenceFixtures, FirstT5LayerComputingThePositionBiasIsAnEagerCa
   for (const Call& c : r.calls)
     if (c.backend == "eager") eager.push_back(&c);
   ASSERT_EQ(eager.size(), 24u);
-  // Layer 0 adds the bias it computed between Q@K^T and softmax; the others reuse it.
-  EXPECT_TRUE(eager.front()->mask.present);
-  EXPECT_EQ(eager.front()->mask.kind, "float");
+  for (const Call* c : eager) {
+    EXPECT_EQ(c->mask.kind, "float");  // scores += position bias
+    EXPECT_EQ(c->shape.Sq, 512);
+  }
+  // Layer 0 computes the bias between Q@K^T and the softmax (its kernels are in the call);
+  // the later layers reuse it.
+  EXPECT_GT(eager[0]->kernels.size(), eager[1]->kernels.size());
 }
 
 // PyTorch <= 1.13 without Kineto wrote a bare JSON array of "X" events with no "cat" and no
