@@ -59,6 +59,10 @@ void fill_packed_shape(const OpArgsView& args, const AttentionOp& op, Shape& sha
   shape.D = q[2];
   const bool paged = op.layout == TensorLayout::kPaged || k.size() == 4;
   if (k.size() == 3 || k.size() == 4) shape.Hkv = k[k.size() - 2];
+  // A 4-D cache is [blocks, block_size, Hkv, D] ("NHD") or [blocks, Hkv, block_size, D]
+  // ("HND", a string argument the trace may not keep): Hq is a multiple of Hkv.
+  if (k.size() == 4 && shape.Hq > 0 && k[2] > 0 && k[1] > 0 && shape.Hq % k[2] != 0 && shape.Hq % k[1] == 0)
+    shape.Hkv = k[1];
   if (paged) shape.kv_cache = k;
   if (const auto& offsets = args.dims(op.offsets); offsets.size() == 1 && offsets[0] > 1) shape.B = offsets[0] - 1;
   shape.Sq = static_cast<int64_t>(args.number(op.max_seqlen_q).value_or(0));

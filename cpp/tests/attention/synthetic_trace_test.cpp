@@ -316,6 +316,21 @@ TEST(SyntheticTraces, PagedPrefillGivesBatchTokensAndUpperBoundFlopsFromMaxSeqle
   EXPECT_TRUE(c.flops_upper_bound);
 }
 
+TEST(SyntheticTraces, PagedCacheInHndLayoutGivesKvHeadsFromItsSecondDim) {
+  TraceBuilder b;
+  // aiter::paged_attention_ragged(out, workspace, query, key_cache, value_cache, scale, kv_indptr, ...)
+  // with the cache as [blocks, Hkv 4, block_size 16, D]: 16 does not divide Hq 12, 4 does.
+  b.op("aiter::paged_attention_ragged", 0, 20,
+       {{8, 12, 64}, {1024}, {8, 12, 64}, {300, 4, 16, 64}, {300, 4, 16, 64}, {}, {9}}, "c10::BFloat16",
+       {"", "", "", "", "", "0.125", ""});
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].shape.Hkv, 4);
+  EXPECT_EQ(r.calls[0].shape.B, 8);
+  EXPECT_TRUE(r.calls[0].decode);
+  EXPECT_DOUBLE_EQ(r.calls[0].scale, 0.125);
+}
+
 TEST(SyntheticTraces, VarlenCallOfOneSequenceHasExactFlops) {
   TraceBuilder b;
   // flash_attn::_flash_attn_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
