@@ -105,7 +105,13 @@ enum class OpRole : uint8_t {
   kExternal,      // a library's own attention op (vllm::unified_attention, flash_attn::...)
 };
 
-enum class TensorLayout : uint8_t { kBHSD, kBSHD, kTHD };  // THD: varlen tokens x heads x dim
+enum class TensorLayout : uint8_t {
+  kBHSD,
+  kBSHD,
+  kTHD,    // varlen: q [tokens, Hq, D], k/v [tokens, Hkv, D], sequences packed one after another
+  kPaged,  // q [tokens, Hq, D], k/v a paged cache [blocks, (block_size,) Hkv, D]
+  kBSE,    // [B, S, embed] with the head count an argument (aten::_native_multi_head_attention)
+};
 
 struct AttentionOp {
   std::string_view name;
@@ -117,6 +123,13 @@ struct AttentionOp {
   TensorLayout layout;
   // Positions of the arguments in "Input Dims"/"Concrete Inputs"; -1 when absent.
   int8_t query, key, value, mask, dropout, causal, scale, gqa;
+  // Varlen/paged calls: a [B+1] offsets tensor (cu_seqlens_q, kv_indptr) whose length gives
+  // the batch, and the longest query/key sequence (max_seqlen_q/k scalars).
+  int8_t offsets = -1, max_seqlen_q = -1, max_seqlen_k = -1;
+  int8_t heads = -1;  // a head-count scalar (kBSE layout)
+  // The library the op itself belongs to, for calls whose kernels did not run or are not in
+  // the kernel catalog (graph captures); "" when only the kernel can tell.
+  std::string_view library = "";
 };
 
 std::span<const AttentionOp> attention_op_catalog();
@@ -156,8 +169,13 @@ void number_calls_in_start_order(std::vector<Call>& calls);
 KernelRef kernel_ref_of(const Trace& trace, const Slice& gpu_slice, std::string component);
 
 // FLOPs of one call: 4*B*Hq*Sq*Skv*D, halved for causal self-attention (Sq == Skv),
-// x2.5 for backward. 0 when a dimension is unknown.
+// x2.5 for backward. Packed (varlen/paged) calls: 4*Hq*D*tokens*Skv with Skv the longest
+// key sequence, an upper bound unless the batch is one sequence (see
+// flops_are_upper_bound). 0 when a dimension is unknown.
 double attention_flops(const Call& call);
+// Whether attention_flops is a ceiling: a packed call of several sequences whose lengths
+// the trace gives only as a maximum.
+bool flops_are_upper_bound(const Call& call);
 
 // Fills step, layer, module order, phase and forward/backward pairs (see docs/report-schema.md).
 void attribute_layers(const Trace& trace, const TraceIndex& index, std::vector<Call>& calls);

@@ -44,8 +44,12 @@ struct KernelRef {
 };
 
 struct Shape {
+  // Packed (varlen/paged) calls: Sq and Skv are the longest query/key sequence, 0 when the
+  // trace does not give them.
   int64_t B = 0, Hq = 0, Hkv = 0, Sq = 0, Skv = 0, D = 0, Dv = 0;
   std::string dtype;  // "bf16", "fp16", "fp32", "fp8_e4m3", ... ("" when unknown)
+  int64_t tokens = 0;            // packed calls: query tokens of all sequences, 0 otherwise
+  std::vector<int64_t> kv_cache; // paged calls: the K cache's dims [blocks, (block_size,) Hkv, D]
 };
 
 struct MaskInfo {
@@ -89,6 +93,7 @@ struct Call {
   bool decode = false;       // Sq == 1
   double scale = 0;          // softmax scale when known, else 0
   double flops = 0;          // 4*B*Hq*Sq*Skv*D (causal halved, backward x2.5); see docs
+  bool flops_upper_bound = false;  // flops/tflops are a ceiling (packed call, only max_seqlen known)
   double tflops = 0;         // flops / device time
   std::string source = "trace";  // "trace", or "trace+capture" when merged with a sidecar
 

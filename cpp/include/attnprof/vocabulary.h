@@ -125,7 +125,7 @@ struct IngestIssueWord {
   std::string_view effect;
 };
 
-inline constexpr std::array<IngestIssueWord, 11> kIngestIssueWords = {{
+inline constexpr std::array<IngestIssueWord, 12> kIngestIssueWords = {{
     {"negative_duration",
      "events with negative duration were kept with duration 0 (device times and fused share may be low)"},
     {"missing_duration",
@@ -136,6 +136,9 @@ inline constexpr std::array<IngestIssueWord, 11> kIngestIssueWords = {{
     {"ignored_begin_end_event", "B/E phase events were ignored (only complete X events are read)"},
     {"non_utf8_text",
      "invalid UTF-8 bytes were replaced by '?' (names holding them may not match kernel patterns)"},
+    {"no_category",
+     "complete events had no \"cat\" (legacy pre-Kineto profiler) and were read as CPU ops: no GPU "
+     "kernels, no shapes (B/H/S/D, FLOPs), no module paths; calls come from op names alone"},
     {"number_out_of_range", "events had a number_out_of_range problem and were kept or skipped as docs/ingest.md says"},
     {"bad_value", "events had a bad_value problem and were kept or skipped as docs/ingest.md says"},
     {"event_not_object", "events had a event_not_object problem and were kept or skipped as docs/ingest.md says"},

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <map>
 #include <unordered_map>
+#include <vector>
 
 #include "attnprof/attention.h"
 #include "extraction.h"
@@ -45,6 +46,35 @@ void claim_compile_tracing(ExtractionContext& ctx) {
     if (phase_name[ctx.trace.slices[i].name] && !ctx.inside_call[i]) claim_ops(ctx, i);
 }
 
+// Packed sequences (varlen, paged): q [tokens, Hq, D]; k/v either packed the same way
+// ([tokens, Hkv, D]) or a paged cache ([blocks, (block_size,) Hkv, D]). The batch comes from
+// a [B+1] offsets tensor, the longest sequences from max_seqlen_q/k; one sequence alone is
+// exact, several give only the maxima (docs/cost.md: FLOPs then are an upper bound).
+void fill_packed_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
+  const auto& q = args.dims(op.query);
+  const auto& k = args.dims(op.key);
+  if (q.size() != 3) return;
+  shape.tokens = q[0];
+  shape.Hq = q[1];
+  shape.D = q[2];
+  const bool paged = op.layout == TensorLayout::kPaged || k.size() == 4;
+  if (k.size() == 3 || k.size() == 4) shape.Hkv = k[k.size() - 2];
+  // A 4-D cache is [blocks, block_size, Hkv, D] ("NHD") or [blocks, Hkv, block_size, D]
+  // ("HND", a string argument the trace may not keep): Hq is a multiple of Hkv.
+  if (k.size() == 4 && shape.Hq > 0 && k[2] > 0 && k[1] > 0 && shape.Hq % k[2] != 0 && shape.Hq % k[1] == 0)
+    shape.Hkv = k[1];
+  if (paged) shape.kv_cache = k;
+  if (const auto& offsets = args.dims(op.offsets); offsets.size() == 1 && offsets[0] > 1) shape.B = offsets[0] - 1;
+  shape.Sq = static_cast<int64_t>(args.number(op.max_seqlen_q).value_or(0));
+  shape.Skv = static_cast<int64_t>(args.number(op.max_seqlen_k).value_or(0));
+  // Every sequence has at least one query token: as many tokens as sequences is decode.
+  if (shape.Sq == 0 && shape.B > 0 && shape.tokens == shape.B) shape.Sq = 1;
+  if (shape.B == 1) {
+    shape.Sq = shape.tokens;
+    if (shape.Skv == 0 && !paged && k.size() == 3) shape.Skv = k[0];
+  }
+}
+
 // Reads B, H, S, D from the q/k/v dims according to the op's layout.
 void fill_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
   const auto& q = args.dims(op.query);
@@ -76,15 +106,22 @@ void fill_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
       }
       break;
     case TensorLayout::kTHD:
-      // Varlen/paged: tokens of all sequences packed; per-sequence lengths and the cached
-      // context are not in the op's arguments, so B and Skv stay unknown.
-      if (q.size() == 3) {
-        shape.Sq = q[0];
-        shape.Hq = q[1];
-        shape.D = q[2];
-      }
-      if (k.size() == 3) shape.Hkv = k[1];
+    case TensorLayout::kPaged:
+      fill_packed_shape(args, op, shape);
       break;
+    case TensorLayout::kBSE: {
+      const int64_t heads = static_cast<int64_t>(args.number(op.heads).value_or(0));
+      if (q.size() == 3 && heads > 0) {
+        shape.B = q[0];
+        shape.Sq = q[1];
+        shape.Hq = heads;
+        shape.D = q[2] / heads;
+      }
+      if (k.size() == 3) shape.Skv = k[1];
+      if (shape.D > 0) shape.Dv = shape.D;  // v carries the embedding, not the head dim
+      shape.dtype = dtype_name(args.type(op.query));
+      return;
+    }
   }
   if (!v.empty()) shape.Dv = v.back();
   shape.dtype = dtype_name(args.type(op.query));
@@ -128,16 +165,26 @@ int rank_for_backend(OpRole role) {  // which op of a call names the backend
   return 5;
 }
 
-// Matmuls of the math backend: the first ones compute Q K^T, those after softmax P V.
+// Matmuls of an unfused attention op: the last one before the softmax computes Q K^T, the
+// first one after it P V; any other is a projection (nn.MultiheadAttention's in/out proj).
 void add_math_kernels(ExtractionContext& ctx, uint32_t math_op, Call& call) {
-  bool after_softmax = false;
-  for (uint32_t c = ctx.index.first_child[math_op]; c != kNoSlice; c = ctx.index.next_sibling[c]) {
-    if (!is_cpu_op(ctx.trace.slices[c])) continue;
-    std::string_view component = component_of_op(ctx.trace.name_of(ctx.trace.slices[c]));
-    if (component == component::kSoftmax) after_softmax = true;
-    if (component == "gemm") component = after_softmax ? component::kAV : component::kQK;
-    add_kernels_under(ctx, c, component, call);
-    note_grad_sequences(ctx, c, call.cpu_ts_ns, component);
+  std::vector<uint32_t> children;
+  for (uint32_t c = ctx.index.first_child[math_op]; c != kNoSlice; c = ctx.index.next_sibling[c])
+    if (is_cpu_op(ctx.trace.slices[c])) children.push_back(c);
+  auto component_at = [&](size_t i) { return component_of_op(ctx.trace.name_of(ctx.trace.slices[children[i]])); };
+  const size_t none = children.size();
+  size_t softmax = none, qk = none, av = none;
+  for (size_t i = 0; i < children.size() && softmax == none; ++i)
+    if (component_at(i) == component::kSoftmax) softmax = i;
+  for (size_t i = 0; i < softmax && i < children.size(); ++i)
+    if (component_at(i) == "gemm") qk = i;
+  for (size_t i = softmax + 1; i < children.size() && av == none; ++i)
+    if (component_at(i) == "gemm") av = i;
+  for (size_t i = 0; i < children.size(); ++i) {
+    std::string_view component = component_at(i);
+    if (component == "gemm") component = i == qk ? component::kQK : i == av ? component::kAV : component::kOther;
+    add_kernels_under(ctx, children[i], component, call);
+    note_grad_sequences(ctx, children[i], call.cpu_ts_ns, component);
   }
   add_kernels_under(ctx, math_op, component::kOther, call);  // launched by the op itself
 }
@@ -196,6 +243,8 @@ Call call_from_op(ExtractionContext& ctx, OpClassifier& classify, uint32_t top) 
   call.device_time_unknown = ctx.has_gpu && !computes_attention;
   call.fused = ctx.has_gpu && !call.device_time_unknown ? main_kernel != nullptr : backend_op->fused;
   if (call.backend.empty()) call.backend = backend::kExternal;  // entry op without a recorded backend
+  for (const auto& [slice, op] : ops)
+    if (call.library.empty() && !op->library.empty()) call.library = std::string(op->library);
   if (call.library.empty()) {
     if (math) call.library = "aten";
     else if (call.backend == backend::kCpuFlash) call.library = "aten_cpu";
@@ -522,8 +571,9 @@ void finish_call(Call& call, bool trace_has_gpu) {
   if (s.Dv == 0) s.Dv = s.D;
   call.gqa = call.gqa || (s.Hkv > 0 && s.Hkv < s.Hq);
   call.decode = s.Sq == 1;
-  call.cross = !call.decode && s.Sq > 0 && s.Skv > 0 && s.Sq != s.Skv;
+  call.cross = s.tokens == 0 && !call.decode && s.Sq > 0 && s.Skv > 0 && s.Sq != s.Skv;
   call.flops = attention_flops(call);
+  call.flops_upper_bound = flops_are_upper_bound(call);
   call.tflops = call.device_time_us > 0 ? call.flops / (call.device_time_us * 1e6) : 0;
 }
 
@@ -543,12 +593,24 @@ KernelRef kernel_ref_of(const Trace& trace, const Slice& k, std::string componen
   return ref;
 }
 
+bool flops_are_upper_bound(const Call& call) {
+  return call.flops > 0 && call.shape.tokens > 0 && call.shape.B != 1;
+}
+
 double attention_flops(const Call& call) {
   const Shape& s = call.shape;
-  if (s.B <= 0 || s.Hq <= 0 || s.Sq <= 0 || s.Skv <= 0 || s.D <= 0) return 0;
-  double flops = 4.0 * static_cast<double>(s.B) * static_cast<double>(s.Hq) * static_cast<double>(s.Sq) *
-                 static_cast<double>(s.Skv) * static_cast<double>(s.D);
-  if (call.causal && s.Sq == s.Skv) flops /= 2;
+  double flops = 0;
+  if (s.tokens > 0) {  // packed: each query token sees at most the longest key sequence
+    if (s.Hq <= 0 || s.Skv <= 0 || s.D <= 0) return 0;
+    flops = 4.0 * static_cast<double>(s.tokens) * static_cast<double>(s.Hq) * static_cast<double>(s.Skv) *
+            static_cast<double>(s.D);
+    if (call.causal && s.B == 1 && s.Sq == s.Skv) flops /= 2;
+  } else {
+    if (s.B <= 0 || s.Hq <= 0 || s.Sq <= 0 || s.Skv <= 0 || s.D <= 0) return 0;
+    flops = 4.0 * static_cast<double>(s.B) * static_cast<double>(s.Hq) * static_cast<double>(s.Sq) *
+            static_cast<double>(s.Skv) * static_cast<double>(s.D);
+    if (call.causal && s.Sq == s.Skv) flops /= 2;
+  }
   // A compiled FlexAttention kernel computes only the blocks its BlockMask keeps (capture).
   if (call.backend == backend::kFlex && call.fused && call.mask.block_sparsity > 0)
     flops *= 1.0 - call.mask.block_sparsity;

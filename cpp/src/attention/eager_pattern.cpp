@@ -10,9 +10,11 @@
 // (a classifier head, a router) is not attention.
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "attnprof/attention.h"
 #include "extraction.h"
@@ -22,6 +24,10 @@ namespace attnprof {
 namespace {
 
 constexpr size_t kMaxOpsBetween = 12;  // views/casts between the matmuls and the softmax
+// With shapes recorded, any ops may sit between Q@K^T and the softmax when the matmul
+// provably produced the softmax's input: a score bias computed there (T5 relative position
+// buckets, ALiBi) is dozens of ops of arange/log/where/embedding.
+constexpr size_t kMaxBiasOps = 64;
 
 template <size_t N>
 bool one_of(std::string_view name, const std::array<std::string_view, N>& names) {
@@ -30,8 +36,9 @@ bool one_of(std::string_view name, const std::array<std::string_view, N>& names)
   return false;
 }
 
-constexpr std::array<std::string_view, 4> kSoftmaxOps = {"aten::softmax", "aten::_softmax",
-                                                         "aten::_safe_softmax", "aten::special_softmax"};
+constexpr std::array<std::string_view, 5> kSoftmaxOps = {"aten::softmax", "aten::_softmax",
+                                                         "aten::_safe_softmax", "aten::special_softmax",
+                                                         "aten::_masked_softmax"};
 constexpr std::array<std::string_view, 5> kMatmulOps = {"aten::matmul", "aten::bmm", "aten::baddbmm",
                                                         "aten::einsum", "aten::mm"};
 // Ops that only reshape, cast or copy: allowed anywhere inside the pattern.
@@ -84,13 +91,22 @@ bool applies_probs(const Operands& m, const TensorDims& probs) {
          product(a, 0, a.size() - 2) == product(probs, 0, r - 2);
 }
 
+// What an op name is to the matcher, decided once per interned name (a trace repeats few).
+enum OpKind : uint8_t { kSoftmax = 1, kMatmul = 2, kLayout = 4, kScore = 8, kProb = 16 };
+
+uint8_t op_kind(std::string_view name) {
+  return static_cast<uint8_t>((one_of(name, kSoftmaxOps) ? kSoftmax : 0) | (one_of(name, kMatmulOps) ? kMatmul : 0) |
+                              (one_of(name, kLayoutOps) ? kLayout : 0) | (one_of(name, kScoreOps) ? kScore : 0) |
+                              (one_of(name, kProbOps) ? kProb : 0));
+}
+
 class EagerMatcher {
  public:
-  explicit EagerMatcher(ExtractionContext& ctx) : ctx_(ctx) {}
+  explicit EagerMatcher(ExtractionContext& ctx) : ctx_(ctx), kinds_(ctx.trace.strings.size(), kUnclassified) {}
 
   void scan(const std::vector<uint32_t>& ops, std::vector<Call>& out) {
     for (size_t i = 0; i < ops.size(); ++i) {
-      if (!one_of(name(ops[i]), kSoftmaxOps)) continue;
+      if (!is(ops[i], kSoftmax)) continue;
       if (auto call = match_at(ops, i)) out.push_back(std::move(*call));
     }
   }
@@ -98,25 +114,28 @@ class EagerMatcher {
  private:
   std::string_view name(uint32_t s) const { return ctx_.trace.name_of(ctx_.trace.slices[s]); }
 
+  static constexpr uint8_t kUnclassified = 0xff;
+  bool is(uint32_t s, uint8_t kinds) {
+    uint8_t& k = kinds_[ctx_.trace.slices[s].name];
+    if (k == kUnclassified) k = op_kind(name(s));
+    return (k & kinds) != 0;
+  }
+
   std::optional<Call> match_at(const std::vector<uint32_t>& ops, size_t sm) {
     const OpArgsView sm_args(ctx_.trace, ctx_.trace.slices[ops[sm]]);
     const TensorDims& scores = sm_args.dims(0);
     if (!softmax_over_last_dim(sm_args, scores)) return std::nullopt;
 
-    size_t qk = sm;
-    for (size_t steps = 0; qk > 0 && steps <= kMaxOpsBetween; ++steps) {
-      const std::string_view n = name(ops[--qk]);
-      if (one_of(n, kMatmulOps)) break;
-      if (!one_of(n, kLayoutOps) && !one_of(n, kScoreOps)) return std::nullopt;
-    }
-    if (qk == sm || !one_of(name(ops[qk]), kMatmulOps) || ctx_.inside_call[ops[qk]]) return std::nullopt;
+    const std::optional<size_t> found = scores_matmul_before(ops, sm, scores);
+    if (!found) return std::nullopt;
+    const size_t qk = *found;
     size_t av = sm;
     for (size_t steps = 0; av + 1 < ops.size() && steps <= kMaxOpsBetween; ++steps) {
-      const std::string_view n = name(ops[++av]);
-      if (one_of(n, kMatmulOps)) break;
-      if (!one_of(n, kLayoutOps) && !one_of(n, kProbOps)) return std::nullopt;
+      const uint32_t op = ops[++av];
+      if (is(op, kMatmul)) break;
+      if (!is(op, kLayout | kProb)) return std::nullopt;
     }
-    if (av == sm || !one_of(name(ops[av]), kMatmulOps)) return std::nullopt;
+    if (av == sm || !is(ops[av], kMatmul)) return std::nullopt;
 
     const OpArgsView qk_args(ctx_.trace, ctx_.trace.slices[ops[qk]]);
     const OpArgsView av_args(ctx_.trace, ctx_.trace.slices[ops[av]]);
@@ -125,6 +144,29 @@ class EagerMatcher {
     if (shapes_recorded(qk_m, scores) && !computes_scores(qk_m, scores)) return std::nullopt;
     if (shapes_recorded(av_m, scores) && !applies_probs(av_m, scores)) return std::nullopt;
     return build_call(ops, qk, sm, av, qk_m, av_m, scores);
+  }
+
+  // The Q@K^T before the softmax at `sm`: the nearest matmul with only score ops (scale,
+  // mask, views) between; or, when shapes are recorded, the nearest within kMaxBiasOps whose
+  // operands produce exactly the softmax's input, whatever ops lie between.
+  std::optional<size_t> scores_matmul_before(const std::vector<uint32_t>& ops, size_t sm,
+                                             const TensorDims& scores) {
+    bool only_score_ops = true;
+    for (size_t i = sm, steps = 0; i > 0 && steps < kMaxBiasOps; ++steps) {
+      const uint32_t op = ops[--i];
+      if (!is(op, kMatmul)) {
+        only_score_ops = only_score_ops && steps <= kMaxOpsBetween && is(op, kLayout | kScore);
+        if (!only_score_ops && scores.size() < 2) return std::nullopt;
+        continue;
+      }
+      if (ctx_.inside_call[op]) return std::nullopt;  // the P@V of the call before
+      const OpArgsView args(ctx_.trace, ctx_.trace.slices[op]);
+      const Operands m = matmul_operands(args, name(op));
+      const bool recorded = shapes_recorded(m, scores);
+      if (recorded && computes_scores(m, scores)) return i;
+      if (!recorded) return only_score_ops ? std::optional<size_t>(i) : std::nullopt;
+    }
+    return std::nullopt;
   }
 
   // softmax(x, dim): attention normalises over the key axis, the last one.
@@ -191,6 +233,7 @@ class EagerMatcher {
   }
 
   ExtractionContext& ctx_;
+  std::vector<uint8_t> kinds_;  // per interned name: OpKind bits, kUnclassified until first seen
 };
 
 // Per thread, the outermost ATen ops in time order; Python frames and annotations are

@@ -13,6 +13,8 @@ using M = MatchKind;
 constexpr std::string_view kFwd = "forward";
 constexpr std::string_view kBwd = "backward";
 
+// Columns after gqa (omitted = -1 / ""): offsets ([B+1] cu_seqlens_q / kv_indptr),
+// max_seqlen_q, max_seqlen_k, heads (a head-count scalar), library (when the op fixes it).
 // clang-format off
 //                                                                      role               backend              dir   fused  layout    q  k  v  mask drop causal scale gqa
 constexpr AttentionOp kOps[] = {
@@ -47,9 +49,9 @@ constexpr AttentionOp kOps[] = {
   // other libraries' attention ops
   {"vllm::unified_attention",                                     M::kPrefix, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  0, 1, 2, -1, -1, -1, -1, -1},
   {"vllm::unified_mla_attention",                                 M::kPrefix, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  0, 1, 2, -1, -1, -1, -1, -1},
-  {"flash_attn::_flash_attn_varlen_forward",                      M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kTHD,  0, 1, 2, -1,  7,  9,  8, -1},
-  {"flash_attn::_flash_attn_varlen_backward",                     M::kExact, R::kExternal, backend::kFlash,     kBwd, true, L::kTHD,  1, 2, 3, -1, -1, -1, -1, -1},
-  {"flash_attn::_flash_attn_forward",                             M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kBSHD, 0, 1, 2, -1,  3,  5,  4, -1},
+  {"flash_attn::_flash_attn_varlen_forward",                      M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kTHD,  0, 1, 2, -1,  7,  9,  8, -1,  3,  5,  6},
+  {"flash_attn::_flash_attn_varlen_backward",                     M::kExact, R::kExternal, backend::kFlash,     kBwd, true, L::kTHD,  1, 2, 3, -1, 13, 15, 14, -1,  9, 11, 12},
+  {"flash_attn::_flash_attn_forward",                             M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kBSHD, 0, 1, 2, -1,  3,  5,  4, -1, -1, -1, -1, -1, "aiter"},
   {"flash_attn::_flash_attn_backward",                            M::kExact, R::kExternal, backend::kFlash,     kBwd, true, L::kBSHD, 1, 2, 3, -1,  9, 11, 10, -1},
   {"flash_attn_3::fwd",                                           M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kBSHD, 0, 1, 2, -1, -1, -1, -1, -1},
   {"flash_attn_3::bwd",                                           M::kExact, R::kExternal, backend::kFlash,     kBwd, true, L::kBSHD, 1, 2, 3, -1, -1, -1, -1, -1},
@@ -57,12 +59,20 @@ constexpr AttentionOp kOps[] = {
   {"xformers::efficient_attention_backward_cutlass",              M::kExact, R::kExternal, backend::kEfficient, kBwd, true, L::kBSHD, 1, 2, 3, -1, -1, -1, -1, -1},
   {"xformers_flash::flash_fwd",                                   M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kBSHD, 0, 1, 2, -1, -1, -1, -1, -1},
   {"xformers_flash::flash_bwd",                                   M::kExact, R::kExternal, backend::kFlash,     kBwd, true, L::kBSHD, 1, 2, 3, -1, -1, -1, -1, -1},
-  // serving libraries' attention ops (argument positions: -1 until read from their schemas)
-  {"aiter::fmha_v3_fwd",                                          M::kExact, R::kExternal, backend::kExternal, kFwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},
+  // AMD aiter (ROCm/aiter aiter/ops/mha.py, aiter/ops/attention.py): CK / asm FlashAttention
+  {"aiter::fmha_v3_fwd",                                          M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kBSHD, 0, 1, 2, -1,  3,  5,  4, -1, -1, -1, -1, -1, "aiter"},
+  {"aiter::mha_fwd",                                              M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kBSHD, 0, 1, 2, -1,  3,  5,  4, -1, -1, -1, -1, -1, "aiter"},
+  // its scalars moved between releases (min_seqlen_q was inserted): only the stable ones
+  {"aiter::mha_varlen_fwd",                                       M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kTHD,  0, 1, 2, -1, -1, -1, -1, -1,  3,  5,  6, -1, "aiter"},
+  {"aiter::mha_batch_prefill",                                    M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kPaged, 0, 1, 2, -1,  8, 12,  9, -1,  3,  6,  7, -1, "aiter"},
+  {"aiter::paged_attention_ragged",                               M::kExact, R::kExternal, backend::kExternal,  kFwd, true, L::kPaged, 2, 3, 4, -1, -1, -1,  5, -1,  6, -1, -1, -1, "aiter"},
+  // SGLang's kernel-shape profiler re-registers each wrapped kernel as
+  // sglang_profiler::<module>_<function>_<id> with only the tensor arguments, in order
+  {"sglang_profiler::attention_paged_attention_ragged",            M::kPrefix, R::kExternal, backend::kExternal, kFwd, true, L::kPaged, 2, 3, 4, -1, -1, -1, -1, -1,  5, -1, -1, -1, "aiter"},
+  // nn.MultiheadAttention's fast path: SDPA inside, or (need_weights=True) bmm-softmax-bmm
+  {"aten::_native_multi_head_attention",                          M::kExact, R::kExternal, backend::kMath,      kFwd, false, L::kBSE, 0, 1, 2,  9, -1, -1, -1, -1, -1, -1, -1,  4},
+  // other serving ops (argument positions not yet read from their schemas: -1)
   {"aiter::fmha_v3_varlen_fwd",                                   M::kExact, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
-  {"aiter::mha_fwd",                                              M::kExact, R::kExternal, backend::kExternal, kFwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},
-  {"aiter::mha_varlen_fwd",                                       M::kExact, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
-  {"aiter::mha_batch_prefill",                                    M::kExact, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
   {"aiter::fmha_v3_bwd",                                          M::kExact, R::kExternal, backend::kExternal, kBwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},
   {"aiter::mha_bwd",                                              M::kExact, R::kExternal, backend::kExternal, kBwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},
   {"aiter::mha_varlen_bwd",                                       M::kExact, R::kExternal, backend::kExternal, kBwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},

@@ -533,6 +533,11 @@ void TraceBuilder::finish_event(Event& ev) {
       Slice& s = ev.slice;
       s.name = intern(ev.name);
       s.cat = category_of(ev.cat);
+      // PyTorch's legacy (pre-Kineto) profiler wrote its op ranges without a "cat".
+      if (!ev.has_cat) {
+        s.cat = Category::kCpuOp;
+        issue("no_category", std::string(ev.name));
+      }
       s.pid = ev.pid;
       s.tid = ev.tid;
       s.ts_ns = ev.ts;

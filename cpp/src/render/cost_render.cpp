@@ -88,8 +88,11 @@ std::vector<Table> layer_tables(const Report& r) {
         analytic = std::max(analytic, r.calls[static_cast<size_t>(id)].cost->analytic_bytes);
     std::string backends;
     for (const auto& b : layer.backends) backends += (backends.empty() ? "" : ",") + b;
+    bool ceiling = false;  // FLOPs of a packed call known only from max_seqlen
+    for (int64_t id : layer.call_ids)
+      if (id >= 0 && static_cast<size_t>(id) < r.calls.size()) ceiling = ceiling || r.calls[static_cast<size_t>(id)].flops_upper_bound;
     t.rows.push_back({fmt::format("{}", layer.index), backends,
-                      c.achieved_tflops > 0 ? fmt::format("{:.1f}", c.achieved_tflops) : "-",
+                      c.achieved_tflops > 0 ? fmt::format("{}{:.1f}", ceiling ? "<=" : "", c.achieved_tflops) : "-",
                       c.peak_fraction > 0 ? fmt::format("{:.0f}%", 100 * c.peak_fraction) : "-",
                       c.peak_bytes >= 0 ? format_bytes(static_cast<double>(c.peak_bytes)) : "-",
                       analytic > 0 ? format_bytes(static_cast<double>(analytic)) : "-",

@@ -258,7 +258,7 @@ const char* const kDashboardJs = R"attnprof_js(
     const c = run.calls.find((x) => x.id === id);
     if (!c) return [];
     const lines = ['call ' + c.id + ': ' + c.backend + (c.library ? ' (' + c.library + ')' : '') + ' ' + c.direction,
-                   '  ' + c.shape + ' \u00b7 ' + fmtUs(c.us) + (c.tflops > 0 ? ' \u00b7 ' + c.tflops.toFixed(1) + ' TFLOP/s' : '')];
+                   '  ' + c.shape + ' \u00b7 ' + fmtUs(c.us) + (c.tflops > 0 ? ' \u00b7 ' + (c.tflops_upper_bound ? '\u2264 ' : '') + c.tflops.toFixed(1) + ' TFLOP/s' : '')];
     if (c.backend_op || c.op) lines.push('  op: ' + (c.backend_op || c.op));
     for (const w of c.why) lines.push('  ' + w);
     return lines;

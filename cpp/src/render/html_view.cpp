@@ -44,6 +44,7 @@ std::string worse_class(const std::string& a, const std::string& b) {
 std::string shape_text(const Shape& s) {
   std::string text = fmt::format("B={} Hq={} Hkv={} Sq={} Skv={} D={}", s.B, s.Hq, s.Hkv, s.Sq, s.Skv, s.D);
   if (s.Dv != 0 && s.Dv != s.D) text += fmt::format(" Dv={}", s.Dv);
+  if (s.tokens != 0) text += fmt::format(" tokens={}", s.tokens);  // packed: Sq/Skv are maxima
   if (!s.dtype.empty()) text += " " + s.dtype;
   return text;
 }
@@ -96,6 +97,7 @@ json call_view(const Call& call) {
           {"shape", shape_text(call.shape)},
           {"us", call.device_time_us},
           {"tflops", call.tflops},
+          {"tflops_upper_bound", call.flops_upper_bound},
           {"kernels", std::move(kernels)},
           {"why", explanation_lines(call)}};
 }

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
 #include <map>
 #include <vector>
 
@@ -33,7 +34,13 @@ std::string shape_text(const Shape& s) {
   std::string out;
   if (s.B) out += fmt::format("B{} ", s.B);
   if (s.Hq) out += s.Hkv && s.Hkv != s.Hq ? fmt::format("H{}/{} ", s.Hq, s.Hkv) : fmt::format("H{} ", s.Hq);
-  if (s.Sq) out += s.Skv ? fmt::format("S{}x{} ", s.Sq, s.Skv) : fmt::format("T{} ", s.Sq);
+  if (s.tokens) {  // packed sequences: Sq/Skv are the longest ones
+    out += fmt::format("T{} ", s.tokens);
+    auto known = [](int64_t v) { return v ? std::to_string(v) : std::string("?"); };
+    if (s.Sq || s.Skv) out += fmt::format("max S{}x{} ", known(s.Sq), known(s.Skv));
+  } else if (s.Sq) {
+    out += s.Skv ? fmt::format("S{}x{} ", s.Sq, s.Skv) : fmt::format("T{} ", s.Sq);
+  }
   if (s.D) out += fmt::format("D{} ", s.D);
   out += s.dtype;
   while (!out.empty() && out.back() == ' ') out.pop_back();

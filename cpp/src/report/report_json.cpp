@@ -82,14 +82,15 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RanksSection, ranks, slowest_ran
 // Core.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelRef, name, component, ts_ns, device_time_us,
                                                 stream, correlation)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Shape, B, Hq, Hkv, Sq, Skv, D, Dv, dtype)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Shape, B, Hq, Hkv, Sq, Skv, D, Dv, dtype, tokens, kv_cache)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MaskInfo, present, kind, dims, window, block_sparsity,
                                                 block_size)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, phase, direction, pair_id,
                                                 sequence_number,
                                                 backend, library, fused, op, backend_op, cpu_ts_ns,
                                                 cpu_dur_ns, kernels, device_time_us, device_time_unknown, shape, mask, causal,
-                                                dropout, gqa, cross, decode, scale, flops, tflops, source,
+                                                dropout, gqa, cross, decode, scale, flops, flops_upper_bound,
+                                                tflops, source,
                                                 explanation, capture, cost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Layer, index, module, backends, call_ids,
                                                 fused_time_fraction, device_time_us, device_time_unknown, cost)

@@ -2,9 +2,14 @@
 // GPUs, vendors, serving stacks, and traces with no attention at all.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "attnprof/attention.h"
+#include "attnprof/io.h"
 #include "fixture_util.h"
 
 namespace attnprof::test {
@@ -94,6 +99,78 @@ TEST(HtaFixtures, CpuOnlyTraceHasNoGpuTime) {
   const Report& r = analyzed(fixture("hta/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"));
   EXPECT_FALSE(r.summary.has_gpu);
   EXPECT_EQ(r.summary.gpu_time_us, 0);
+}
+
+std::string inference(const std::string& name) { return fixture("tracelens-inference/" + name + ".json.gz"); }
+
+TEST(TraceLensInferenceFixtures, SglangPagedDecodeReadsBatchFromKvIndptrAndHeadsFromTheCache) {
+  const Report& r = analyzed(inference("sglang_qwen3_8b_decode_graph_capture"));
+  ASSERT_EQ(r.calls.size(), 36u);
+  const Call& c = r.calls.front();
+  EXPECT_TRUE(c.op.starts_with("sglang_profiler::attention_paged_attention_ragged"));
+  EXPECT_EQ(c.library, "aiter");
+  EXPECT_EQ(c.shape.kv_cache, (std::vector<int64_t>{835874, 1, 8, 128}));
+  EXPECT_EQ(c.shape.B, 32);  // kv_indptr [33]
+  EXPECT_TRUE(c.decode);
+  EXPECT_TRUE(c.gqa);
+  EXPECT_EQ(c.flops, 0);  // the cached context length is not an argument
+}
+
+TEST(TraceLensInferenceFixtures, AiterFmhaV3ReadsScaleAndCausalFromConcreteInputs) {
+  const Report& r = analyzed(inference("xdit_flux1_aiter_fmha_v3"));
+  const auto aiter = std::find_if(r.calls.begin(), r.calls.end(), [](const Call& c) { return c.op == "aiter::fmha_v3_fwd"; });
+  ASSERT_NE(aiter, r.calls.end());
+  EXPECT_NEAR(aiter->scale, 0.088388347648318447, 1e-12);  // 1/sqrt(128)
+  EXPECT_FALSE(aiter->causal);
+  EXPECT_EQ(aiter->shape.Sq, aiter->shape.Skv);
+  EXPECT_GT(aiter->flops, 0);
+  EXPECT_FALSE(aiter->flops_upper_bound);  // dense [B, S, H, D]: exact
+}
+
+TEST(TraceLensInferenceFixtures, FirstT5LayerComputingThePositionBiasIsAnEagerCallToo) {
+  const Report& r = analyzed(inference("xdit_flux1_aiter_fmha_v3"));
+  std::vector<const Call*> eager;
+  for (const Call& c : r.calls)
+    if (c.backend == "eager") eager.push_back(&c);
+  ASSERT_EQ(eager.size(), 24u);
+  for (const Call* c : eager) {
+    EXPECT_EQ(c->mask.kind, "float");  // scores += position bias
+    EXPECT_EQ(c->shape.Sq, 512);
+  }
+  // Layer 0 computes the bias between Q@K^T and the softmax (its kernels are in the call);
+  // the later layers reuse it.
+  EXPECT_GT(eager[0]->kernels.size(), eager[1]->kernels.size());
+}
+
+// PyTorch <= 1.13 without Kineto wrote a bare JSON array of "X" events with no "cat" and no
+// shapes. Derived here from a real trace: its op ranges only, without cat and args.
+TEST(LegacyTraces, OpRangesWithoutCatOrShapesStillGiveTheirCalls) {
+  auto text = read_text_file(h200("gpt2_eager_fp16_b8_s1024"));
+  ASSERT_TRUE(text) << text.error().message;
+  const nlohmann::json doc = nlohmann::json::parse(*text);
+  nlohmann::json legacy = nlohmann::json::array();
+  for (const auto& ev : doc.at("traceEvents")) {
+    if (ev.value("ph", "") != "X" || ev.value("cat", "") != "cpu_op") continue;
+    nlohmann::json stripped = ev;
+    stripped.erase("cat");
+    stripped.erase("args");
+    legacy.push_back(std::move(stripped));
+  }
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("attnprof_legacy_" + std::to_string(::getpid()) + ".json")).string();
+  ASSERT_TRUE(write_file_atomic(path, legacy.dump()));
+  Result<Report> r = analyze_file(path);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_EQ(r->calls.size(), 4u);  // GPT-2 4L eager, as with the full trace
+  for (const Call& c : r->calls) {
+    EXPECT_EQ(c.backend, "eager");
+    EXPECT_EQ(c.shape.Sq, 0);  // no shapes: unknown, not guessed
+  }
+  bool noted = false;
+  for (const std::string& m : r->source.missing) noted = noted || m.find("no \"cat\"") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_FALSE(r->summary.has_gpu);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // (FlexAttention kernels, look-alike softmax patterns, linking by External id).
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "attnprof/analyze.h"
 #include "attnprof/attention.h"
 #include "attnprof/trace_index.h"
@@ -299,6 +301,174 @@ TEST(Layers, ConsecutiveCallsOnOneModulePathAreOneLayerEachInStepOrder) {
     EXPECT_EQ(r.calls[i].layer, i);
     EXPECT_EQ(r.calls[i].step, 0);
   }
+
+// matmul -> scale -> masked_fill(tril mask) -> softmax -> matmul, as research code writes it.
+void hand_written_attention(TraceBuilder& b, int64_t t0) {
+  b.op("aten::matmul", t0, 10, {{2, 4, 64, 32}, {2, 4, 32, 64}});
+  b.op("aten::mul", t0 + 12, 2, {{2, 4, 64, 64}, {}}, "float", {"", "0.17677669529663687"});
+  b.op("aten::ones", t0 + 15, 1, {{}, {}});
+  b.op("aten::tril", t0 + 17, 1, {{64, 64}, {}});
+  b.op("aten::masked_fill", t0 + 19, 2, {{2, 4, 64, 64}, {64, 64}, {}}, "float", {"", "", "-inf"});
+  b.op("aten::softmax", t0 + 22, 3, {{2, 4, 64, 64}, {}, {}}, "float", {"", "-1", ""});
+  b.op("aten::matmul", t0 + 26, 10, {{2, 4, 64, 64}, {2, 4, 64, 32}});
+}
+
+TEST(SyntheticTraces, HandWrittenMaskedAttentionIsACallAndTheMoeRouterNextToItIsNot) {
+  TraceBuilder b;
+  hand_written_attention(b, 0);
+  // The MoE block after it: router logits [B*S, experts], softmax, top-k, expert matmuls.
+  b.op("aten::linear", 50, 5, {{128, 32}, {8, 32}});
+  b.op("aten::softmax", 56, 2, {{128, 8}, {}, {}}, "float", {"", "1", ""});
+  b.op("aten::topk", 59, 2, {{128, 8}, {}}, "float", {"", "2"});
+  b.op("aten::matmul", 62, 5, {{40, 32}, {32, 128}});
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  const Call& c = r.calls[0];
+  EXPECT_EQ(c.backend, "eager");
+  EXPECT_EQ(c.shape.B, 2);
+  EXPECT_EQ(c.shape.Hq, 4);
+  EXPECT_EQ(c.shape.Sq, 64);
+  EXPECT_EQ(c.shape.D, 32);
+  EXPECT_TRUE(c.mask.present);
+  EXPECT_EQ(c.mask.kind, "bool");
+  EXPECT_NEAR(c.scale, 0.1767767, 1e-6);
+}
+
+TEST(SyntheticTraces, OpsRecordedTwiceUnderAutocastGiveOneCall) {
+  TraceBuilder b;
+  // Autocast records each op around its own redispatch: an outer op, a cast, the same op inside.
+  b.op("aten::matmul", 0, 20, {{8, 64, 32}, {8, 32, 64}}, "float");
+  b.op("aten::_to_copy", 1, 3, {{8, 64, 32}, {}}, "float");
+  b.op("aten::matmul", 5, 14, {{8, 64, 32}, {8, 32, 64}}, "c10::Half");
+  b.op("aten::softmax", 25, 10, {{8, 64, 64}, {}, {}}, "c10::Half", {"", "-1", ""});
+  b.op("aten::_to_copy", 26, 2, {{8, 64, 64}, {}}, "c10::Half");
+  b.op("aten::softmax", 29, 5, {{8, 64, 64}, {}, {}}, "float", {"", "-1", ""});
+  b.op("aten::matmul", 40, 20, {{8, 64, 64}, {8, 64, 32}}, "float");
+  b.op("aten::matmul", 45, 14, {{8, 64, 64}, {8, 64, 32}}, "c10::Half");
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].shape.Sq, 64);
+  EXPECT_EQ(r.calls[0].shape.Dv, 32);
+}
+
+TEST(SyntheticTraces, ScoreBiasComputedBetweenQkAndSoftmaxStaysInTheCallWhenShapesProveIt) {
+  // T5's first layer: relative-position buckets (arange, log, where, embedding, ...) between
+  // Q@K^T and the softmax, then scores += bias.
+  auto build = [](TraceBuilder& b, bool shapes) {
+    auto dims = [&](std::vector<std::vector<int64_t>> d) { return shapes ? d : std::vector<std::vector<int64_t>>{}; };
+    b.op("aten::matmul", 0, 10, dims({{1, 8, 128, 64}, {1, 8, 64, 128}}));
+    const char* bucket_ops[] = {"aten::arange", "aten::arange", "aten::sub", "aten::gt", "aten::abs", "aten::lt",
+                                "aten::log", "aten::div", "aten::mul", "aten::add", "aten::full_like",
+                                "aten::min", "aten::where", "aten::add_", "aten::embedding", "aten::permute",
+                                "aten::unsqueeze"};
+    int64_t t = 12;
+    for (const char* name : bucket_ops) b.op(name, t++, 1, dims({{128, 128}, {128, 128}}));
+    b.op("aten::add_", t++, 1, dims({{1, 8, 128, 128}, {1, 8, 128, 128}}));
+    b.op("aten::softmax", t + 1, 3, dims({{1, 8, 128, 128}, {}, {}}), "float", {"", "-1", ""});
+    b.op("aten::matmul", t + 5, 10, dims({{1, 8, 128, 128}, {1, 8, 128, 64}}));
+  };
+  TraceBuilder with_shapes;
+  build(with_shapes, true);
+  const Report r = with_shapes.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].op, "aten::matmul -> aten::softmax -> aten::matmul");
+  EXPECT_EQ(r.calls[0].mask.kind, "float");
+  // Without shapes nothing proves the first matmul made the scores: no call.
+  TraceBuilder without;
+  build(without, false);
+  EXPECT_TRUE(without.analyze().calls.empty());
+}
+
+TEST(SyntheticTraces, NativeMultiHeadAttentionWithWeightsIsOneMathCall) {
+  TraceBuilder b;
+  // nn.MultiheadAttention(embed 64, 4 heads, batch_first) in eval, need_weights=True.
+  b.op("aten::_native_multi_head_attention", 0, 100,
+       {{2, 10, 64}, {2, 10, 64}, {2, 10, 64}, {}, {}, {192, 64}, {192}, {64, 64}, {64}, {}, {}, {}, {}}, "float",
+       {"", "", "", "64", "4", "", "", "", "", "", "True", "True", ""});
+  b.op("aten::mm", 2, 2, {{20, 64}, {64, 192}});  // the in-projection
+  b.kernel("ampere_sgemm_32x32_sliced1x4_tn", 3, 1);
+  b.op("aten::_transform_bias_rescale_qkv", 5, 10, {{2, 10, 192}, {192}, {}}, "float", {"", "", "4"});
+  b.op("aten::bmm", 20, 10, {{8, 10, 16}, {8, 16, 10}});
+  b.kernel("ampere_sgemm_32x32_sliced1x4_nn", 21, 3);
+  b.op("aten::_masked_softmax", 35, 10, {{2, 4, 10, 10}, {}, {}, {}});
+  b.kernel("void (anonymous namespace)::softmax_warp_forward<float, float, float, 4, false, false>(float*)", 36, 2);
+  b.op("aten::bmm", 50, 10, {{8, 10, 10}, {8, 10, 16}});
+  b.kernel("ampere_sgemm_32x32_sliced1x4_nn", 51, 3);
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  const Call& c = r.calls[0];
+  EXPECT_EQ(c.backend, "math");
+  EXPECT_EQ(c.library, "aten");
+  EXPECT_FALSE(c.fused);
+  EXPECT_EQ(c.shape.B, 2);
+  EXPECT_EQ(c.shape.Hq, 4);
+  EXPECT_EQ(c.shape.Sq, 10);
+  EXPECT_EQ(c.shape.D, 16);
+  ASSERT_EQ(c.kernels.size(), 4u);
+  EXPECT_EQ(c.kernels[0].component, "other");  // the projection is not Q@K^T
+  EXPECT_EQ(c.kernels[1].component, "qk");
+  EXPECT_EQ(c.kernels[2].component, "softmax");
+  EXPECT_EQ(c.kernels[3].component, "av");
+}
+
+TEST(SyntheticTraces, PagedPrefillGivesBatchTokensAndUpperBoundFlopsFromMaxSeqlen) {
+  TraceBuilder b;
+  // aiter::mha_batch_prefill(q, k, v, cu_seqlens_q, kv_indptr, kv_page_indices, max_seqlen_q,
+  // max_seqlen_k, dropout_p, softmax_scale, logits_soft_cap, zero_tensors, is_causal, ...):
+  // 3 sequences, 300 query tokens, the longest 200 query / 1000 key tokens.
+  b.op("aiter::mha_batch_prefill", 0, 50,
+       {{300, 32, 128}, {5000, 16, 8, 128}, {5000, 16, 8, 128}, {4}, {4}, {80}, {}, {}, {}, {}, {}, {}, {}},
+       "c10::BFloat16", {"", "", "", "", "", "", "200", "1000", "0.", "0.088388347648318447", "0.", "False", "True"});
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  const Call& c = r.calls[0];
+  EXPECT_EQ(c.library, "aiter");
+  EXPECT_EQ(c.shape.tokens, 300);
+  EXPECT_EQ(c.shape.B, 3);
+  EXPECT_EQ(c.shape.Sq, 200);
+  EXPECT_EQ(c.shape.Skv, 1000);
+  EXPECT_EQ(c.shape.Hq, 32);
+  EXPECT_EQ(c.shape.Hkv, 8);
+  EXPECT_EQ(c.shape.D, 128);
+  EXPECT_EQ(c.shape.kv_cache, (std::vector<int64_t>{5000, 16, 8, 128}));
+  EXPECT_TRUE(c.causal);
+  EXPECT_TRUE(c.gqa);
+  EXPECT_FALSE(c.cross);
+  EXPECT_NEAR(c.scale, 0.0883883, 1e-6);
+  EXPECT_DOUBLE_EQ(c.flops, 4.0 * 300 * 32 * 1000 * 128);
+  EXPECT_TRUE(c.flops_upper_bound);
+}
+
+TEST(SyntheticTraces, PagedCacheInHndLayoutGivesKvHeadsFromItsSecondDim) {
+  TraceBuilder b;
+  // aiter::paged_attention_ragged(out, workspace, query, key_cache, value_cache, scale, kv_indptr, ...)
+  // with the cache as [blocks, Hkv 4, block_size 16, D]: 16 does not divide Hq 12, 4 does.
+  b.op("aiter::paged_attention_ragged", 0, 20,
+       {{8, 12, 64}, {1024}, {8, 12, 64}, {300, 4, 16, 64}, {300, 4, 16, 64}, {}, {9}}, "c10::BFloat16",
+       {"", "", "", "", "", "0.125", ""});
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].shape.Hkv, 4);
+  EXPECT_EQ(r.calls[0].shape.B, 8);
+  EXPECT_TRUE(r.calls[0].decode);
+  EXPECT_DOUBLE_EQ(r.calls[0].scale, 0.125);
+}
+
+TEST(SyntheticTraces, VarlenCallOfOneSequenceHasExactFlops) {
+  TraceBuilder b;
+  // flash_attn::_flash_attn_varlen_forward(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+  // max_seqlen_k, dropout_p, softmax_scale, causal, ...) on one sequence of 512 tokens.
+  b.op("flash_attn::_flash_attn_varlen_forward", 0, 50,
+       {{512, 16, 64}, {512, 16, 64}, {512, 16, 64}, {2}, {2}, {}, {}, {}, {}, {}}, "c10::Half",
+       {"", "", "", "", "", "512", "512", "0.", "0.125", "True"});
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  const Call& c = r.calls[0];
+  EXPECT_EQ(c.shape.B, 1);
+  EXPECT_EQ(c.shape.Sq, 512);
+  EXPECT_EQ(c.shape.Skv, 512);
+  EXPECT_DOUBLE_EQ(c.flops, 4.0 * 512 * 16 * 512 * 64 / 2);
+  EXPECT_FALSE(c.flops_upper_bound);
 }
 
 }  // namespace
