@@ -301,6 +301,7 @@ TEST(Layers, ConsecutiveCallsOnOneModulePathAreOneLayerEachInStepOrder) {
     EXPECT_EQ(r.calls[i].layer, i);
     EXPECT_EQ(r.calls[i].step, 0);
   }
+}
 
 // matmul -> scale -> masked_fill(tril mask) -> softmax -> matmul, as research code writes it.
 void hand_written_attention(TraceBuilder& b, int64_t t0) {
