@@ -84,8 +84,8 @@ constexpr KernelPattern kCatalog[] = {
   {"ck_tile::FmhaBwd",                         M::kContains, 30, K::kFusedAttention, backend::kFlash, "ck_fmha", kAmd, kBwd, P::kMain},
   {"FmhaBwdOGradDotOKernel",                   M::kContains, 40, K::kFusedAttention, backend::kFlash, "ck_fmha", kAmd, kBwd, P::kBefore},
   {"FmhaBwdConvertQGradKernel",                M::kContains, 40, K::kFusedAttention, backend::kFlash, "ck_fmha", kAmd, kBwd, P::kAfter},
-  {"aiter::fmha_fwd_",                         M::kContains, 30, K::kFusedAttention, backend::kExternal, "aiter", kAmd, kFwd, P::kMain},
-  {"aiter::fmha_bwd_",                         M::kContains, 30, K::kFusedAttention, backend::kExternal, "aiter", kAmd, kBwd, P::kMain},
+  {"aiter::fmha_fwd_",                         M::kContains, 30, K::kFusedAttention, backend::kFlash, "aiter", kAmd, kFwd, P::kMain},
+  {"aiter::fmha_bwd_",                         M::kContains, 30, K::kFusedAttention, backend::kFlash, "aiter", kAmd, kBwd, P::kMain},
   {"sage_quant",                               M::kPrefix,   30, K::kFusedAttention, backend::kExternal, "aiter_sage", kAmd, kFwd, P::kBefore},
   {"sage_fwd",                                 M::kPrefix,   30, K::kFusedAttention, backend::kExternal, "aiter_sage", kAmd, kFwd, P::kMain},
   // ---- fused attention: FlexAttention (Inductor Triton templates) ---------------------

@@ -64,7 +64,7 @@ constexpr AttentionOp kOps[] = {
   {"aiter::mha_fwd",                                              M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kBSHD, 0, 1, 2, -1,  3,  5,  4, -1, -1, -1, -1, -1, "aiter"},
   // its scalars moved between releases (min_seqlen_q was inserted): only the stable ones
   {"aiter::mha_varlen_fwd",                                       M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kTHD,  0, 1, 2, -1, -1, -1, -1, -1,  3,  5,  6, -1, "aiter"},
-  {"aiter::mha_batch_prefill",                                    M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kPaged, 0, 1, 2, -1,  8, 12,  9, -1,  3,  6,  7, -1, "aiter"},
+  {"aiter::mha_batch_prefill",                                    M::kExact, R::kExternal, backend::kExternal,  kFwd, true, L::kPaged, 0, 1, 2, -1,  8, 12,  9, -1,  3,  6,  7, -1, "aiter"},
   {"aiter::paged_attention_ragged",                               M::kExact, R::kExternal, backend::kExternal,  kFwd, true, L::kPaged, 2, 3, 4, -1, -1, -1,  5, -1,  6, -1, -1, -1, "aiter"},
   // SGLang's kernel-shape profiler re-registers each wrapped kernel as
   // sglang_profiler::<module>_<function>_<id> with only the tensor arguments, in order
@@ -72,10 +72,10 @@ constexpr AttentionOp kOps[] = {
   // nn.MultiheadAttention's fast path: SDPA inside, or (need_weights=True) bmm-softmax-bmm
   {"aten::_native_multi_head_attention",                          M::kExact, R::kExternal, backend::kMath,      kFwd, false, L::kBSE, 0, 1, 2,  9, -1, -1, -1, -1, -1, -1, -1,  4},
   // other serving ops (argument positions not yet read from their schemas: -1)
-  {"aiter::fmha_v3_varlen_fwd",                                   M::kExact, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
-  {"aiter::fmha_v3_bwd",                                          M::kExact, R::kExternal, backend::kExternal, kBwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},
-  {"aiter::mha_bwd",                                              M::kExact, R::kExternal, backend::kExternal, kBwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},
-  {"aiter::mha_varlen_bwd",                                       M::kExact, R::kExternal, backend::kExternal, kBwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
+  {"aiter::fmha_v3_varlen_fwd",                                   M::kExact, R::kExternal, backend::kFlash    , kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
+  {"aiter::fmha_v3_bwd",                                          M::kExact, R::kExternal, backend::kFlash    , kBwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},
+  {"aiter::mha_bwd",                                              M::kExact, R::kExternal, backend::kFlash    , kBwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},
+  {"aiter::mha_varlen_bwd",                                       M::kExact, R::kExternal, backend::kFlash    , kBwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
   {"sglang_profiler::attention_",                                 M::kPrefix, R::kExternal, backend::kExternal, kFwd, true, L::kTHD, -1, -1, -1, -1, -1, -1, -1, -1},
   {"_vllm_fa2_C::varlen_fwd",                                     M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
   {"_vllm_fa3_C::fwd",                                            M::kExact, R::kExternal, backend::kFlash,     kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},

@@ -133,8 +133,8 @@ TEST(KernelCatalog, ServingAndResearchLibrariesMapToTheirEntries) {
       {"void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4>, false>(Flash_fwd_params)", "flash_attn", "flash", P::kMain},
       {"kernel_cutlass_kernel_flash_attncuteflash_fwd_sm100FlashAttentionForwardSm100_object_at__tensor", "flash_attn_4", "flash", P::kMain},
       // aiter / CK-tile / SageAttention
-      {"aiter::fmha_fwd_hd128_bf16_rtz", "aiter", "external", P::kMain},
-      {"aiter::fmha_fwd_hd128_bf16_causal_rtna_group", "aiter", "external", P::kMain},
+      {"aiter::fmha_fwd_hd128_bf16_rtz", "aiter", "flash", P::kMain},
+      {"aiter::fmha_fwd_hd128_bf16_causal_rtna_group", "aiter", "flash", P::kMain},
       {"void ck_tile::kentry<2, ck_tile::FmhaBatchPrefillWithPagedKVCacheKernel<ck_tile::BlockFmhaBatchPrefillPipelineQRKSVSAsync<P>, E>>(Kargs)", "ck_fmha", "external", P::kMain},
       {"void ck_tile::kentry<1, ck_tile::FmhaFwdKernel<ck_tile::BlockFmhaPipelineQRKSVSAsync<P>, E>>(Kargs)", "ck_fmha", "flash", P::kMain},
       {"void ck_tile::kentry<1, ck_tile::FmhaFwdSplitKVCombineKernel<P, E>>(Kargs)", "ck_fmha", "flash", P::kAfter},
@@ -238,7 +238,7 @@ TEST(AttentionVocabulary, UnknownAttentionLikeKernelsAreExternalWithLibraryUnkno
 }
 
 TEST(OpCatalog, ServingLibraryOpsAreAttentionOps) {
-  EXPECT_EQ(classify_attention_op("aiter::fmha_v3_fwd")->backend, "external");
+  EXPECT_EQ(classify_attention_op("aiter::fmha_v3_fwd")->backend, "flash");  // dense FlashAttention, as CK fmha
   EXPECT_EQ(classify_attention_op("aiter::mha_batch_prefill")->backend, "external");
   EXPECT_EQ(classify_attention_op("aiter::mha_bwd")->direction, "backward");
   EXPECT_NE(classify_attention_op("sglang_profiler::attention_paged_attention_ragged_100"), nullptr);

@@ -50,7 +50,7 @@ TEST(ServingFixtures, AiterOpsCapturedIntoAGraphTakeTheKernelsItsReplayRan) {
   for (const Call* c : aiter) {
     EXPECT_EQ(c->op, "aiter::fmha_v3_fwd");
     EXPECT_FALSE(c->device_time_unknown);
-    EXPECT_EQ(c->backend, "external");
+    EXPECT_EQ(c->backend, "flash");
     EXPECT_TRUE(c->fused);
     ASSERT_EQ(c->kernels.size(), 1u);
     EXPECT_EQ(c->kernels[0].name, "aiter::fmha_fwd_hd128_bf16_rtz");
