@@ -100,6 +100,7 @@ Result<SdpaInput> input_from_flags(const Options& o) {
   in.enable_gqa = o.gqa;
   in.requires_grad = o.grad;
   in.nested = o.nested;
+  if (Status st = rules::check_shapes(in); !st) return st.error();
   return in;
 }
 

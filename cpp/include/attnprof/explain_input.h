@@ -19,6 +19,9 @@ Result<std::vector<int64_t>> parse_dims(std::string_view text, std::string_view 
 Result<MaskKind> parse_mask(std::string_view mask);
 Result<std::string> parse_dtype(std::string_view dtype);  // "float16" -> "fp16", ...
 
+// The shapes of q, k, v and the mask are tensors PyTorch could hold: every numel fits int64_t.
+Status check_shapes(const SdpaInput& input);
+
 // One decision as JSON (fused_choice, can_use_*_attention), with `fix` when non-empty.
 std::string decision_json_text(const Decision& decision, const Env& env, const std::string& fix);
 

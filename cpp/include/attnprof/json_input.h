@@ -11,10 +11,17 @@
 #ifdef INCLUDE_NLOHMANN_JSON_HPP_
 #error "include attnprof/json_input.h before <nlohmann/json.hpp>"
 #endif
+// GCC before 15 reports a false -Warray-bounds in std::map code once JSON_DIAGNOSTICS adds parent
+// pointers (nlohmann/json issues #3808 and #4819: "fixed with GCC 15"). The warning is located in
+// the standard headers, so it is silenced before any of them is included (this header comes first).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 15
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#endif
 #define JSON_DIAGNOSTICS 1
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -44,6 +51,17 @@ bool json_number_fits(const Json& j) {
     return std::isfinite(v) && v < bound && (limits::is_signed ? v >= -bound : v > -1.0);
   }
   return true;  // not a number: nlohmann's own type error names the field
+}
+
+// PyTorch's limit on a tensor: non-negative dimensions whose product (numel) fits int64_t.
+inline bool numel_fits(std::span<const int64_t> dims) {
+  int64_t numel = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return false;
+    if (d > 0 && numel > std::numeric_limits<int64_t>::max() / d) return false;
+    if (d > 0) numel *= d;
+  }
+  return true;
 }
 
 // The whole document, or the first problem: not JSON (with the byte offset), a duplicate key,

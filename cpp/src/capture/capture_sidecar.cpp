@@ -25,12 +25,8 @@ const json& member(const json& j, const char* key) {
 std::vector<int64_t> dims_from(const json& j) {
   if (j.is_null()) return {};
   auto dims = j.get<std::vector<int64_t>>();
-  int64_t numel = 1;
-  for (int64_t d : dims)
-    if (d < 0 || (d > 0 && numel > std::numeric_limits<int64_t>::max() / d))
-      throw json::out_of_range::create(406, "shape needs non-negative dimensions whose product fits in 64 bits", &j);
-    else if (d > 0)
-      numel *= d;
+  if (!numel_fits(dims))
+    throw json::out_of_range::create(406, "shape needs non-negative dimensions whose product fits in 64 bits", &j);
   return dims;
 }
 

@@ -79,6 +79,7 @@ Result<std::pair<SdpaInput, Env>> row_input(const nlohmann::json& row, const Env
   in.requires_grad = grad;
   in.nested = nested;
   in.q_stride_last = qs, in.k_stride_last = ks, in.v_stride_last = vs;
+  if (Status st = check_shapes(in); !st) return bad(fmt::format("line {}: {}", line, st.error().message));
   return std::pair{in, env};
 }
 #undef ATTNPROF_FIELD
@@ -121,6 +122,15 @@ Result<std::vector<int64_t>> parse_dims(std::string_view text, std::string_view 
   }
   if (want && dims.size() != want) return bad(fmt::format("{} '{}': expected B,H,S,D", flag, text));
   return dims;
+}
+
+Status check_shapes(const SdpaInput& in) {
+  const int64_t q[] = {in.B, in.Hq, in.Sq, in.D}, k[] = {in.B, in.Hkv, in.Skv, in.D}, v[] = {in.B, in.Hkv, in.Skv, in.Dv};
+  if (!numel_fits(q) || !numel_fits(k) || !numel_fits(v))
+    return bad(fmt::format("shapes q [{}, {}, {}, {}], k/v [{}, {}, {}, {}/{}] hold more elements than fit in 64 bits",
+                           in.B, in.Hq, in.Sq, in.D, in.B, in.Hkv, in.Skv, in.D, in.Dv));
+  if (!numel_fits(in.mask_dims)) return bad("the mask's shape holds more elements than fit in 64 bits (or is negative)");
+  return Ok{};
 }
 
 Result<MaskKind> parse_mask(std::string_view m) {
