@@ -22,7 +22,8 @@ fixtures=${ATTNPROF_FIXTURES_DIR:-$root/../shared/fixtures}
 work=${ATTNPROF_FUZZ_WORK:-/tmp/attnprof_fuzz}
 cli=${ATTNPROF_CLI:-$root/build/dev/attnprof}
 
-small_traces="hta/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz hta/triton_example_triton_example.json.gz"
+# Reports with attention calls: GPT-2 on the H200 with SDPA and with eager attention (a diff pair).
+report_traces="h200-torch2.11/traces/gpt2_sdpa_fp16_b8_s1024.pt.trace.json.gz h200-torch2.11/traces/gpt2_eager_fp16_b8_s1024.pt.trace.json.gz"
 
 generate_seeds() {  # target seed_dir
   local target=$1 seeds=$2
@@ -32,19 +33,19 @@ generate_seeds() {  # target seed_dir
                hta/amd_trace_mi250_minitoy_train_ROCm6_2_kineto.json.gz tracelens/torch_compile_triton_trace.json.gz; do
         gunzip -c "$fixtures/$f" > "$seeds/$(basename "$f" .gz)"
       done ;;
-    explain_batch)  # the grid's rows, 40 to a file, as `explain --batch` reads them
+    explain_batch)  # the grid's rows, 5 to a file (inputs of a few KB), as `explain --batch` reads them
       python3 - "$fixtures/h200-torch2.11/sdpa_grid_cuda_sample.json" "$seeds" <<'PY'
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
-for i in range(0, len(rows), 40):
-    with open(f"{sys.argv[2]}/grid_{i // 40}.jsonl", "w") as out:
-        out.writelines(json.dumps(r) + "\n" for r in rows[i:i + 40])
+for i in range(0, len(rows), 5):
+    with open(f"{sys.argv[2]}/grid_{i // 5}.jsonl", "w") as out:
+        out.writelines(json.dumps(r) + "\n" for r in rows[i:i + 5])
 PY
       ;;
     report)
       if [ -x "$cli" ]; then
         local traces=() t
-        for t in $small_traces; do traces+=("$fixtures/$t"); done
+        for t in $report_traces; do traces+=("$fixtures/$t"); done
         "$cli" analyze "${traces[0]}" --json "$seeds/one.report.json" > /dev/null
         "$cli" analyze "${traces[@]}" --json "$seeds/two_runs.report.json" > /dev/null
       else
@@ -55,10 +56,10 @@ PY
 
 max_len_of() {
   case $1 in
-    ingest) echo 131072 ;;
-    heads | report) echo 65536 ;;
+    ingest | report) echo 131072 ;;
+    heads) echo 65536 ;;
     arguments) echo 256 ;;
-    *) echo 16384 ;;
+    *) echo 8192 ;;
   esac
 }
 
