@@ -85,7 +85,10 @@ Result<CaptureSidecar> parse_sidecar(std::string_view json_text, const std::stri
   auto parsed = parse_json_input(json_text, label, "capture sidecar");
   if (!parsed) return parsed.error();
   const json& doc = *parsed;
-  if (!doc.is_object() || doc.value("format", std::string{}) != "attnprof-capture") {
+  // member(), not doc.value("format", ...): a "format" that is not a string is not a sidecar,
+  // and value() would throw out of the reader (found by the fuzzer: {"format": 1}).
+  const json& format = member(doc, "format");
+  if (!format.is_string() || format.get<std::string>() != "attnprof-capture") {
     return make_error(ErrorCode::kNotATrace,
                       fmt::format("{}: not an attnprof capture sidecar (no \"format\": \"attnprof-capture\")", label));
   }

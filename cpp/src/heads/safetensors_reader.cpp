@@ -44,7 +44,7 @@ Result<std::vector<float>> to_floats(const std::string& path, const std::string&
   auto elems = [&](size_t width) -> Result<size_t> {
     if (bytes % width != 0) return bad_file(path, fmt::format("tensor {} has a size that is not a multiple of its dtype", name));
     if (bytes / width != t.elements)
-      return bad_file(path, fmt::format("tensor {}: data_offsets hold {} values, its shape {}", name, bytes / width,
+      return bad_file(path, fmt::format("tensor {}: data_offsets hold {} values, its shape needs {}", name, bytes / width,
                                         t.elements));
     return bytes / width;
   };

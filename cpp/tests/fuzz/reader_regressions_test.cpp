@@ -28,6 +28,43 @@ struct Expected {
 };
 
 const Expected kExpected[] = {
+    // Found by the sidecar target's 10-minute run (minimised by hand): doc.value("format", "")
+    // threw type_error out of parse_sidecar.
+    {"sidecar", "format_not_a_string.json", "not an attnprof capture sidecar"},
+    // Found by reading the readers when their targets were written (the first is issue 18's
+    // example); each crashed, was undefined or escaped as "internal error" before the fix.
+    // std::stoll threw out_of_range:
+    {"heads", "layer_index_beyond_int64.safetensors", "layer index 99999999999999999999 is out of range"},
+    // std::regex recursed once per character of the name (stack overflow):
+    {"heads", "long_layer_digits.safetensors", "is out of range"},
+    // The shape was trusted: the statistics read 8192 values of a tensor holding 8:
+    {"heads", "shape_larger_than_data.safetensors", "data_offsets hold 8 values, its shape needs 8192"},
+    {"heads", "nan_in_key.safetensors", "tensor layers.0.k: value 7 is nan"},
+    // A float key length cast to int64_t unchecked:
+    {"heads", "key_length_beyond_skv.safetensors", "is outside [0, Skv = 4]"},
+    // nlohmann casts 1e300 to int64_t (undefined behaviour):
+    {"report", "float_in_integer_field.json", "field /calls/0/id: number out of range for an integer field"},
+    {"sidecar", "float_id_1e300.json", "field /calls/0/id: number out of range for an integer field"},
+    {"explain_batch", "hd_v_float_1e30.jsonl", "line 1: field /hd_v: number out of range"},
+    // Re-serialising each run of an array recursed once per nesting level:
+    {"report", "deeply_nested_array.json", "nests deeper than 64 levels"},
+    // nlohmann keeps the last of two equal keys silently:
+    {"report", "duplicate_key.json", "duplicate key /calls"},
+    {"report", "newer_major_version.json", "field schema_version: report schema 2.0"},
+    {"sidecar", "negative_shape.json", "field /calls/0/query/shape: shape needs non-negative dimensions"},
+    // parameter_count and the predictions overflowed int64_t:
+    {"model_config", "hidden_size_2_62.json", "hidden_size = 4611686018427387904 is outside [1, 262144]"},
+    // c.value("model_type", ...) threw type_error out of the reader:
+    {"model_config", "model_type_number.json", "field /model_type: type must be string, but is number"},
+    {"model_config", "layers_uint64_max.json", "field /num_hidden_layers: number out of range"},
+    // The rules' round_up overflowed (now saturates); the row is a tensor PyTorch could hold:
+    {"explain_batch", "head_dim_int64_max.jsonl", ""},
+    // static_cast<int64_t> of inf and of 1e300:
+    {"whatif_lengths", "infinite_length.txt", "line 2: 'inf' is not a token count"},
+    {"whatif_lengths", "length_1e300.txt", "line 1: '1e300,2' is not a token count"},
+    {"arguments", "memory_1e300GB", "'1e300GB' is more bytes than fit in 64 bits"},
+    // cudnn_code (major * 10000 + ...) overflowed int:
+    {"arguments", "version_part_beyond_9999", "bad version '300000.1'"},
 };
 
 std::string read_bytes(const fs::path& p) {
