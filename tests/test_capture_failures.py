@@ -5,6 +5,7 @@ handler), and the model's outputs must stay bit-identical to an unprofiled run, 
 warning reaching the user. docs/reliability.md, "Live capture"."""
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import pytest
@@ -12,9 +13,11 @@ import torch
 import transformers as tf
 
 import attnprof
-import attnprof.profile as attnprof_profile
-import attnprof.report as attnprof_report
 from attnprof import _capture
+
+# The modules, not the names the package re-exports (attnprof.profile is also the class).
+attnprof_profile = importlib.import_module("attnprof.profile")
+attnprof_report = importlib.import_module("attnprof.report")
 
 CPU = [torch.profiler.ProfilerActivity.CPU]
 
