@@ -49,7 +49,7 @@ class InputChecker : public nlohmann::json_sax<json> {
     Frame& f = stack_.back();
     if (!f.keys.insert(k).second) {
       f.key = k;
-      problem = fmt::format("duplicate key {}", pointer());
+      problem = fmt::format("has a duplicate key {}", pointer());
       return false;
     }
     f.key = k;

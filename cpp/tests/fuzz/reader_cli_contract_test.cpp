@@ -126,7 +126,7 @@ TEST_F(ReaderCliContract, LayerIndexBeyondInt64IsOneLineNamingTheTensor) {
 
 TEST_F(ReaderCliContract, AbsurdShapesAreOneLineNamingTheTensor) {
   for (const char* shape : {"[1, 1, 0, 2]", "[1, 1, -4, 2]", "[1, 1, 9223372036854775808, 2]",
-                            "[4294967296, 4294967296, 4294967296, 2]", "[1, 1, 4, 3]", "\"1x1x4x2\"", "[1, 1, 4.5, 2]"}) {
+                            "[4294967296, 4294967296, 4294967296, 2]", "[1, 1, 8, 2]", "\"1x1x4x2\"", "[1, 1, 4.5, 2]"}) {
     expect_bad_input(heads(write("shape.safetensors", heads_file("layers.0.q", shape))),
                      {"shape.safetensors", "layers.0.q"});
   }
@@ -143,7 +143,7 @@ TEST_F(ReaderCliContract, NanAndInfValuesAreOneLine) {
                                                                ", \"__metadata__\": {\"scale\": \"nan\"}"))),
                    {"scale.safetensors", "scale"});
   expect_bad_input(whatif(write("inf.txt", "812\ninf\n")), {"inf.txt", "line 2"});
-  expect_bad_input(whatif(write("nan.txt", "812,nan\n")), {"nan.txt", "line 1"});
+  expect_bad_input(whatif(write("nan.txt", "812\n812,nan\n")), {"nan.txt", "line 2"});
 }
 
 TEST_F(ReaderCliContract, OutOfRangeNumbersAreOneLineNamingTheField) {
@@ -156,9 +156,9 @@ TEST_F(ReaderCliContract, OutOfRangeNumbersAreOneLineNamingTheField) {
   expect_bad_input(predict(write("wide.json", wide)), {"wide.json", "hidden_size"});
   expect_bad_input(diff(write("a.json", report("1.0", R"([{"id": 1e300}])")), write("b.json", report())),
                    {"a.json", "/calls/0/id", "out of range"});
-  expect_bad_input(explain(write("rows.jsonl", std::string(kGridRow).replace(8, 0, "\"hd_v\": 1e30, "))),
+  expect_bad_input(explain(write("rows.jsonl", std::string(kGridRow).replace(1, 0, "\"hd_v\": 1e30, "))),
                    {"rows.jsonl", "line 1", "hd_v"});
-  expect_bad_input(whatif(write("long.txt", "1e300\n")), {"long.txt", "line 1"});
+  expect_bad_input(whatif(write("long.txt", "812\n1e300\n")), {"long.txt", "line 2"});
   expect_bad_input("predict --model llama-3-8b --memory-cap 1e300GB --json '" + out() + "'", {"1e300GB"});
   expect_bad_input("explain --q 1,8,99999999999999999999,64 -o '" + out() + "'", {"--q", "99999999999999999999"});
 }
@@ -178,7 +178,7 @@ TEST_F(ReaderCliContract, DuplicateKeysAreOneLineNamingTheKey) {
 
 TEST_F(ReaderCliContract, WrongTypesAreOneLineNamingTheField) {
   expect_read(explain(write("good.jsonl", kGridRow)));
-  expect_bad_input(explain(write("rows.jsonl", std::string(kGridRow).replace(8, 0, "\"B\": \"two\", "))),
+  expect_bad_input(explain(write("rows.jsonl", std::string(kGridRow).replace(1, 0, "\"B\": \"two\", "))),
                    {"rows.jsonl", "line 1", "/B", "string"});
   expect_bad_input(diff(write("a.json", report("1.0", R"([{"id": "seven"}])")), write("b.json", report())),
                    {"a.json", "/calls/0/id"});

@@ -112,7 +112,7 @@ TEST(ReaderFuzzRegressions, CommittedSeedsOfFileReadersAreReadWithoutError) {
       ++seeds;
     }
   }
-  EXPECT_GE(seeds, 10u);
+  EXPECT_GE(seeds, 9u);  // heads 2, sidecar 1, model_config 3, whatif_lengths 3
 }
 
 // Each command-line seed is a value at least one of the argument parsers reads.
