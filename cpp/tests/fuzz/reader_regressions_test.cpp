@@ -61,7 +61,7 @@ const Expected kExpected[] = {
     {"explain_batch", "head_dim_int64_max.jsonl", ""},
     // static_cast<int64_t> of inf and of 1e300:
     {"whatif_lengths", "infinite_length.txt", "line 2: 'inf' is not a token count"},
-    {"whatif_lengths", "length_1e300.txt", "line 1: '1e300,2' is not a token count"},
+    {"whatif_lengths", "length_1e300.txt", "line 2: '1e300,2' is not a token count"},
     {"arguments", "memory_1e300GB", "'1e300GB' is more bytes than fit in 64 bits"},
     // cudnn_code (major * 10000 + ...) overflowed int:
     {"arguments", "version_part_beyond_9999", "bad version '300000.1'"},
