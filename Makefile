@@ -87,22 +87,26 @@ bench: deps install
 	$(CMAKE) --build build/bench -j $(JOBS)
 	PATH=$(CURDIR)/$(VENV)/bin:$$PATH $(PY) bench/run_all.py
 
-# libFuzzer (clang, ASan + UBSan) on ingest + analysis, seeded from real fixtures and the saved
-# inputs of cpp/tests/ingest/fuzz_regressions (docs/ingest.md, "Fuzzing"). `make fuzz` runs it for
-# FUZZ_SECONDS; `make fuzz-ci` (part of `make test`) for 60 s. Both fail on any crash, leak or UB.
+# libFuzzer (clang, ASan + UBSan): one target per input reader (docs/reliability.md): the trace
+# ingest + analysis, and the readers of cpp/fuzz/reader_inputs.h. Seeded from real fixtures, small
+# committed seeds and the saved regression inputs. `make fuzz` runs each target for FUZZ_SECONDS
+# (FUZZ_TARGETS picks some); `make fuzz-ci` (part of `make test`) shares FUZZ_CI_SECONDS among
+# them. Both fail on any crash, leak, UB or broken error contract.
 FUZZ_SECONDS ?= 60
-FUZZER := build/fuzz/cpp/fuzz/attnprof_fuzz_ingest
+FUZZ_CI_SECONDS ?= 60
+FUZZ_TARGETS ?= ingest heads sidecar report model_config explain_batch whatif_lengths arguments
+FUZZ_BIN_DIR := build/fuzz/cpp/fuzz
 fuzz-build:
 	$(CMAKE) -S . -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DATTNPROF_FUZZ=ON \
 	  -DATTNPROF_BUILD_TESTS=OFF -DATTNPROF_WERROR=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_MAKE_PROGRAM=$$(command -v ninja || echo $(CURDIR)/$(VENV)/bin/ninja)
-	$(CMAKE) --build build/fuzz -j $(JOBS) --target attnprof_fuzz_ingest
+	$(CMAKE) --build build/fuzz -j $(JOBS) --target $(addprefix attnprof_fuzz_,$(FUZZ_TARGETS))
 
 fuzz: fuzz-build
-	cpp/fuzz/run.sh $(FUZZER) $(FUZZ_SECONDS)
+	cpp/fuzz/run.sh $(FUZZ_BIN_DIR) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 fuzz-ci: fuzz-build
-	cpp/fuzz/run.sh $(FUZZER) 60
+	cpp/fuzz/run.sh $(FUZZ_BIN_DIR) $$(( $(FUZZ_CI_SECONDS) / $(words $(FUZZ_TARGETS)) )) $(FUZZ_TARGETS)
 
 # ThreadSanitizer on the parallel ingest (cpp/src/ingest/chunks.h: chunks parsed by worker
 # threads, merged in order): the ingest sources and their chunk and fixture tests only, built

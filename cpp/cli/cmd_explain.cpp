@@ -5,9 +5,9 @@
 
 #include <iostream>
 #include <iterator>
-#include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "attnprof/explain_input.h"
 #include "attnprof/io.h"
 #include "attnprof/rules.h"
 #include "attnprof/vocabulary.h"
@@ -20,6 +20,9 @@ using rules::Backend;
 using rules::Decision;
 using rules::Env;
 using rules::SdpaInput;
+using rules::parse_dims;
+using rules::parse_dtype;
+using rules::parse_mask;
 
 struct Options {
   std::string q, k, v, dtype = "bf16", mask = "none", mask_shape, backends;
@@ -30,40 +33,6 @@ struct Options {
 };
 
 Error bad(std::string message) { return make_error(ErrorCode::kInvalidArgument, std::move(message)); }
-
-Result<std::vector<int64_t>> parse_dims(const std::string& text, const char* flag, size_t want) {
-  std::vector<int64_t> dims;
-  std::stringstream ss(text);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    try {
-      size_t used = 0;
-      const long long v = std::stoll(part, &used);
-      if (used != part.size() || v < 0) throw std::invalid_argument(part);
-      dims.push_back(v);
-    } catch (const std::exception&) {
-      return bad(fmt::format("{} '{}': expected comma-separated non-negative integers", flag, text));
-    }
-  }
-  if (want && dims.size() != want) return bad(fmt::format("{} '{}': expected B,H,S,D", flag, text));
-  return dims;
-}
-
-Result<rules::MaskKind> parse_mask(std::string_view m) {
-  if (m == "none") return rules::MaskKind::kNone;
-  if (m == "bool") return rules::MaskKind::kBool;
-  if (m == "float") return rules::MaskKind::kFloat;
-  return bad(fmt::format("mask '{}': expected none, bool or float", m));
-}
-
-// Any spelling the vocabulary knows (bf16, bfloat16, c10::BFloat16, ...) or "half", of the
-// dtypes the rules reason about.
-Result<std::string> parse_dtype(std::string_view d) {
-  const std::string_view name = d == "half" ? "fp16" : dtype_word(d) ? d : dtype_of_spelling(d);
-  for (const char* ok : {"fp16", "bf16", "fp32", "fp64", "fp8_e4m3"})
-    if (name == ok) return std::string(name);
-  return bad(fmt::format("dtype '{}': expected fp16, bf16, fp32, fp64 or fp8_e4m3", d));
-}
 
 Result<rules::EnabledBackends> parse_backends(const std::string& list) {
   if (list.empty()) return rules::EnabledBackends{};
@@ -132,99 +101,11 @@ Result<SdpaInput> input_from_flags(const Options& o) {
   in.enable_gqa = o.gqa;
   in.requires_grad = o.grad;
   in.nested = o.nested;
+  if (Status st = rules::check_shapes(in); !st) return st.error();
   return in;
 }
 
-// --- batch mode --------------------------------------------------------------------------
-
-template <typename T>
-Result<T> field(const nlohmann::json& row, const char* key, T fallback, size_t line) {
-  const auto it = row.find(key);
-  if (it == row.end() || it->is_null()) return fallback;
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    return bad(fmt::format("line {}: field '{}' has the wrong type", line, key));
-  }
-}
-
-#define ATTNPROF_FIELD(var, type, key, fallback)       \
-  auto var##_r = field<type>(row, key, fallback, line); \
-  if (!var##_r) return var##_r.error();                 \
-  const type var = *var##_r
-
-Result<std::pair<SdpaInput, Env>> row_input(const nlohmann::json& row, const Env& base, size_t line) {
-  if (!row.is_object()) return bad(fmt::format("line {}: expected a JSON object", line));
-  for (const char* required : {"hd", "dtype", "Hq", "Sq", "Skv"})
-    if (!row.contains(required)) return bad(fmt::format("line {}: missing field '{}'", line, required));
-  ATTNPROF_FIELD(device, std::string, "device", "cuda");
-  ATTNPROF_FIELD(hd, int64_t, "hd", 0);
-  ATTNPROF_FIELD(hd_v, int64_t, "hd_v", hd);
-  ATTNPROF_FIELD(dtype, std::string, "dtype", "");
-  ATTNPROF_FIELD(B, int64_t, "B", 2);
-  ATTNPROF_FIELD(Hq, int64_t, "Hq", 0);
-  ATTNPROF_FIELD(Hkv, int64_t, "Hkv", Hq);
-  ATTNPROF_FIELD(gqa, bool, "gqa", false);
-  ATTNPROF_FIELD(Sq, int64_t, "Sq", 0);
-  ATTNPROF_FIELD(Skv, int64_t, "Skv", 0);
-  ATTNPROF_FIELD(mask, std::string, "mask", "none");
-  ATTNPROF_FIELD(mask_dims, std::vector<int64_t>, "mask_dims", {});
-  ATTNPROF_FIELD(causal, bool, "causal", false);
-  ATTNPROF_FIELD(dropout, double, "dropout", 0.0);
-  ATTNPROF_FIELD(grad, bool, "requires_grad", false);
-  ATTNPROF_FIELD(nested, bool, "nested", false);
-  ATTNPROF_FIELD(qs, int64_t, "q_stride_last", 1);
-  ATTNPROF_FIELD(ks, int64_t, "k_stride_last", 1);
-  ATTNPROF_FIELD(vs, int64_t, "v_stride_last", 1);
-  if (hd <= 0 || hd_v <= 0 || Hq <= 0 || Hkv <= 0 || B <= 0 || Sq < 0 || Skv < 0)
-    return bad(fmt::format("line {}: sizes must be positive", line));
-  auto dt = parse_dtype(dtype);
-  if (!dt) return bad(fmt::format("line {}: {}", line, dt.error().message));
-  auto m = parse_mask(mask);
-  if (!m) return bad(fmt::format("line {}: {}", line, m.error().message));
-  Env env = base;
-  if (device == "cpu") {
-    env.device = {rules::DeviceKind::kCpu, 0, ""};
-    env.cudnn = {};
-  } else if (device != "cuda") {
-    return bad(fmt::format("line {}: device '{}': expected cuda or cpu", line, device));
-  } else if (env.device.kind == rules::DeviceKind::kCpu) {
-    return bad(fmt::format("line {}: a cuda row needs a GPU --arch (sm90, gfx942, ...)", line));
-  }
-  SdpaInput in;
-  in.B = B, in.Hq = Hq, in.Hkv = Hkv, in.Sq = Sq, in.Skv = Skv, in.D = hd, in.Dv = hd_v;
-  in.dtype = *dt;
-  in.mask = *m;
-  in.mask_dims = mask_dims;
-  in.causal = causal;
-  in.dropout = dropout;
-  in.enable_gqa = gqa;
-  in.requires_grad = grad;
-  in.nested = nested;
-  in.q_stride_last = qs, in.k_stride_last = ks, in.v_stride_last = vs;
-  return std::pair{in, env};
-}
-#undef ATTNPROF_FIELD
-
-nlohmann::json verdict_json(const rules::Verdict* v) {
-  if (!v) return {{"ok", false}, {"why", nlohmann::json::array()}};
-  nlohmann::json failed = nlohmann::json::array();
-  for (const RuleCheck& c : v->failed) failed.push_back(c.rule);
-  return {{"ok", v->eligible}, {"why", v->why}, {"rules", failed}};
-}
-
-nlohmann::json decision_json(const Decision& d, const rules::Env& env) {
-  nlohmann::json j;
-  j["fused_choice"] = d.choice;
-  const bool cpu = env.device.kind == rules::DeviceKind::kCpu;
-  j["can_use_flash_attention"] = verdict_json(d.verdict(cpu ? Backend::kCpuFlash : Backend::kFlash));
-  if (!cpu) {
-    j["can_use_efficient_attention"] = verdict_json(d.verdict(Backend::kEfficient));
-    j["can_use_cudnn_attention"] = verdict_json(d.verdict(Backend::kCudnn));
-  }
-  if (!d.error.empty()) j["error"] = d.error;
-  return j;
-}
+// --- batch mode (explain_input.h reads the lines) -------------------------------------------
 
 Result<std::string> run_batch(const Options& o, const Env& base) {
   std::string text;
@@ -235,23 +116,7 @@ Result<std::string> run_batch(const Options& o, const Env& base) {
     if (!r) return r.error();
     text = std::move(*r);
   }
-  std::string out;
-  std::stringstream lines(text);
-  std::string line_text;
-  size_t line = 0;
-  while (std::getline(lines, line_text)) {
-    ++line;
-    if (line_text.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json row = nlohmann::json::parse(line_text, nullptr, /*allow_exceptions=*/false);
-    if (row.is_discarded()) return make_error(ErrorCode::kMalformedJson, fmt::format("{}: line {} is not valid JSON", o.batch, line));
-    auto parsed = row_input(row, base, line);
-    if (!parsed) return make_error(parsed.error().code, o.batch + ": " + parsed.error().message);
-    const auto& [in, env] = *parsed;
-    nlohmann::json j = decision_json(rules::decide(in, env), env);
-    if (row.contains("row")) j["row"] = row["row"];
-    out += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  }
-  return out;
+  return rules::explain_batch(text, o.batch == "-" ? std::string("<stdin>") : o.batch, base);
 }
 
 // --- single call, text ---------------------------------------------------------------------
@@ -315,9 +180,7 @@ void run(const Options& o) {
     if (!in) fail("explain", in.error());
     const Decision d = rules::decide(*in, *env);
     if (o.json) {
-      nlohmann::json j = decision_json(d, *env);
-      j["fix"] = rules::explanation_from(*in, *env, d).fix;
-      content = j.dump(2) + "\n";
+      content = rules::decision_json_text(d, *env, rules::explanation_from(*in, *env, d).fix);
     } else {
       content = explain_text(*in, *env, d);
     }

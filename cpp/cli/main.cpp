@@ -1,6 +1,8 @@
 // attnprof: the command-line entry point. Subcommands register themselves (command.h).
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -21,6 +23,21 @@ std::vector<Entry>& registry() {
   return entries;
 }
 
+// Errors quote what the input held (tensor names, lines of a file): control characters are
+// written as escapes so that the error stays one line and cannot move the terminal's cursor.
+std::string one_line(std::string_view message) {
+  std::string out;
+  for (char c : message) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (u < 0x20 || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+    else out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
 Registration::Registration(int order, CommandFactory factory) {
@@ -28,7 +45,7 @@ Registration::Registration(int order, CommandFactory factory) {
 }
 
 void fail(const std::string& command, const Error& error) {
-  std::fprintf(stderr, "attnprof %s: error: %s\n", command.c_str(), error.message.c_str());
+  std::fprintf(stderr, "attnprof %s: error: %s\n", command.c_str(), one_line(error.message).c_str());
   throw CLI::RuntimeError(kExitBadInput);
 }
 
@@ -77,7 +94,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "attnprof: error: %s (see attnprof --help)\n", e.what());
     return kExitBadInput;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "attnprof: internal error: %s\n", e.what());
+    std::fprintf(stderr, "attnprof: internal error: %s\n", one_line(e.what()).c_str());
     return kExitBadInput;
   }
   return kExitOk;

@@ -248,20 +248,32 @@ class AttentionCapture:
     # ---- install / remove ---------------------------------------------------------------
 
     def __enter__(self) -> "AttentionCapture":
-        hooks = torch.nn.modules.module
-        self._undo.append(hooks.register_module_forward_pre_hook(self._pre_forward).remove)
-        self._undo.append(hooks.register_module_forward_hook(self._post_forward, always_call=True).remove)
-        self._patch_transformers()
-        self._mode = _SdpaMode(self)
-        self._mode.__enter__()
+        try:
+            hooks = torch.nn.modules.module
+            self._undo.append(hooks.register_module_forward_pre_hook(self._pre_forward).remove)
+            self._undo.append(hooks.register_module_forward_hook(self._post_forward, always_call=True).remove)
+            self._patch_transformers()
+            self._mode = _SdpaMode(self)
+            self._mode.__enter__()
+        except Exception as e:  # noqa: BLE001 - no capture this time, but the user's run goes on
+            self._hook_failed("installing the hooks", e)
+            self.__exit__(None, None, None)  # what was installed comes off again
         return self
 
     def __exit__(self, *exc) -> None:
+        # Every hook comes off even when one removal fails: a hook left behind would run after
+        # the profile, in the user's code.
         if self._mode is not None:
-            self._mode.__exit__(*exc)
-            self._mode = None
+            mode, self._mode = self._mode, None
+            try:
+                mode.__exit__(*exc)
+            except Exception as e:  # noqa: BLE001
+                self._hook_failed("removing the SDPA interception", e)
         while self._undo:
-            self._undo.pop()()
+            try:
+                self._undo.pop()()
+            except Exception as e:  # noqa: BLE001
+                self._hook_failed("removing a hook", e)
 
     def _patch_transformers(self) -> None:
         undo = patch_attention_interface(self.wrap_interface)

@@ -4,12 +4,13 @@ from __future__ import annotations
 import os
 import socket
 import time
+import warnings
 from typing import Any, Callable
 
 import torch
 
 from . import _core
-from ._capture import AttentionCapture, write_sidecar
+from ._capture import AttentionCapture, HookError, write_sidecar
 
 
 class profile(torch.profiler.profile):  # noqa: N801 - same name and role as torch's class
@@ -72,7 +73,10 @@ class profile(torch.profiler.profile):  # noqa: N801 - same name and role as tor
         self.last_trace_path = str(path)
         if self._capture is not None:
             records = list(self._capture.records)
-            write_sidecar(_core.sidecar_path_for(str(path)), self._capture.sidecar(records))
+            try:
+                write_sidecar(_core.sidecar_path_for(str(path)), self._capture.sidecar(records))
+            except Exception as e:  # noqa: BLE001 - the trace is written; the Report lacks the capture
+                self._capture._hook_failed("writing the capture sidecar", e)
             self._exported_records = len(records)
         return result
 
@@ -94,6 +98,19 @@ def trace_handler(dir_name: str, worker_name: str | None = None, use_gzip: bool 
     into ``dir_name`` like torch's tensorboard_trace_handler, and writes the Report JSON next to
     it (``<trace>.report.json``) when ``report``. The Report is kept as ``prof.last_report``."""
 
+    warned = False
+
+    def analysis_failed(prof: torch.profiler.profile, error: BaseException) -> None:
+        # Runs inside the user's prof.step(): the failure is a warning (once), never an exception.
+        nonlocal warned
+        capture = getattr(prof, "capture", None)
+        if capture is not None:
+            capture._hook_failed("analysing the trace", error)
+        elif not warned:
+            warnings.warn(f"attnprof: analysing the trace failed ({type(error).__name__}: {error}); "
+                          f"the run continues, the trace is kept", HookError, stacklevel=3)
+        warned = True
+
     def handler(prof: torch.profiler.profile) -> None:
         from .report import analyze_path
         os.makedirs(dir_name, exist_ok=True)
@@ -101,7 +118,11 @@ def trace_handler(dir_name: str, worker_name: str | None = None, use_gzip: bool 
         path = os.path.join(dir_name, f"{worker}.{time.time_ns()}.pt.trace.json" + (".gz" if use_gzip else ""))
         prof.export_chrome_trace(path)
         if report:
-            prof.last_report = analyze_path(path)
-            prof.last_report.save_json(path + ".report.json")
+            prof.last_report = None
+            try:
+                prof.last_report = analyze_path(path)
+                prof.last_report.save_json(path + ".report.json")
+            except Exception as e:  # noqa: BLE001
+                analysis_failed(prof, e)
 
     return handler

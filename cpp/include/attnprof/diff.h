@@ -138,6 +138,8 @@ void attach_git_history(CodeChange& change, const std::vector<std::string>& sour
 // Loads the runs in one file: a Report JSON (one run), a JSON array of Reports (`attnprof
 // analyze --json` of several traces: several runs), or a trace analysed with `analyze`.
 Result<std::vector<Report>> load_runs(const std::string& path, const AnalyzeOptions& analyze);
+// The Report or JSON array of Reports in `text` (read from `path`, which errors name).
+Result<std::vector<Report>> reports_from_text(const std::string& path, const std::string& text);
 
 struct DiffOptions {
   DiffThresholds thresholds;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnprof/error.h"
@@ -88,7 +89,11 @@ struct SavedHeads {
   int64_t model_window = 0;  // __metadata__ "sliding_window"
 };
 Result<SavedHeads> load_heads_safetensors(const std::string& path);
+// The same from the file's bytes; `path` names the file in errors.
+Result<SavedHeads> parse_heads_safetensors(std::string_view bytes, const std::string& path);
 
+// Every layer computed and summarized; `path` names the file in errors.
+Result<HeadsSection> analyze_saved_heads(const SavedHeads& saved, const std::string& path, HeadOptions options = {});
 // The whole pipeline for a file: load, compute every layer, summarize.
 Result<HeadsSection> analyze_heads_file(const std::string& path, HeadOptions options = {});
 

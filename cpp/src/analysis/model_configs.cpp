@@ -1,10 +1,11 @@
 // Model configs: the shipped table of well-known models and the HF config.json reader.
 // Dimensions are those of the models' published config.json files (docs/cost.md).
+#include "attnprof/json_input.h"  // first: it configures nlohmann/json.hpp
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "attnprof/predict.h"
@@ -36,13 +37,47 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-// First present integer among `keys` (HF configs name the same thing differently per family).
+// First present integer among `keys` (HF configs name the same thing differently per family);
+// one out of int64_t's range throws nlohmann's out_of_range naming the field.
 int64_t int_of(const nlohmann::json& j, std::initializer_list<const char*> keys, int64_t fallback = 0) {
   for (const char* key : keys) {
     const auto it = j.find(key);
     if (it != j.end() && it->is_number_integer()) return it->get<int64_t>();
   }
   return fallback;
+}
+
+// Largest dimension a config may give, per field: far above every published model (Llama 3.1
+// 405B: hidden 16384, 126 layers, 128 heads, intermediate 53248; Gemma 3: vocab 262144), low
+// enough that parameter and byte counts of a forward pass stay far inside int64_t (the
+// attention weights of all layers: 2^12 layers x 4 x 2^18 hidden x 2^24 = 2^56).
+struct DimensionBound {
+  const char* field;
+  int64_t ModelConfig::*member;
+  int64_t max;
+};
+constexpr DimensionBound kDimensionBounds[] = {
+    {"hidden_size", &ModelConfig::hidden, int64_t{1} << 18},
+    {"num_hidden_layers", &ModelConfig::layers, int64_t{1} << 12},
+    {"num_attention_heads", &ModelConfig::heads, int64_t{1} << 12},
+    {"num_key_value_heads", &ModelConfig::kv_heads, int64_t{1} << 12},
+    {"head_dim", &ModelConfig::head_dim, int64_t{1} << 12},
+    {"intermediate_size", &ModelConfig::intermediate, int64_t{1} << 20},
+    {"vocab_size", &ModelConfig::vocab, int64_t{1} << 24},
+    {"sliding_window", &ModelConfig::sliding_window, int64_t{1} << 32},
+};
+
+// The first `count` bounds (the table's order: the dimensions the others default from first).
+Status check_dimensions(const ModelConfig& m, const std::string& name, size_t count = std::size(kDimensionBounds)) {
+  for (size_t i = 0; i < count; ++i) {
+    const DimensionBound& b = kDimensionBounds[i];
+    const int64_t v = m.*(b.member);
+    const bool may_be_zero = b.member == &ModelConfig::vocab || b.member == &ModelConfig::sliding_window;
+    if (v > b.max || v < 0 || (v == 0 && !may_be_zero))
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("{}: {} = {} is outside [{}, {}]", name, b.field, v, may_be_zero ? 0 : 1, b.max));
+  }
+  return Ok{};
 }
 
 }  // namespace
@@ -56,10 +91,10 @@ const ModelConfig* find_known_model(std::string_view name) {
   return nullptr;
 }
 
-Result<ModelConfig> model_config_from_json(std::string_view json_text, const std::string& name) {
-  const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
-    return make_error(ErrorCode::kMalformedJson, fmt::format("{}: not a JSON object", name));
+namespace {
+
+Result<ModelConfig> model_config_of(const nlohmann::json& j, const std::string& name) {
+  if (!j.is_object()) return make_error(ErrorCode::kMalformedJson, fmt::format("{}: not a JSON object", name));
   // Vision/multimodal configs keep the language/vision model under text_config / vision_config.
   const nlohmann::json& c = j.contains("text_config") && j["text_config"].is_object() ? j["text_config"] : j;
   ModelConfig m;
@@ -70,6 +105,7 @@ Result<ModelConfig> model_config_from_json(std::string_view json_text, const std
   if (m.hidden <= 0 || m.layers <= 0 || m.heads <= 0)
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("{}: needs hidden_size, num_hidden_layers and num_attention_heads", name));
+  if (Status s = check_dimensions(m, name, 3); !s) return s.error();
   m.kv_heads = int_of(c, {"num_key_value_heads", "n_kv_heads", "multi_query_group_num"}, m.heads);
   m.head_dim = int_of(c, {"head_dim", "kv_channels"}, m.hidden / m.heads);
   m.intermediate = int_of(c, {"intermediate_size", "n_inner", "ffn_dim"}, 4 * m.hidden);
@@ -90,7 +126,20 @@ Result<ModelConfig> model_config_from_json(std::string_view json_text, const std
         if (s.find("ForCausalLM") != std::string::npos || s.find("LMHead") != std::string::npos) m.lm_head = true;
       }
   }
+  if (Status s = check_dimensions(m, name); !s) return s.error();
   return m;
+}
+
+}  // namespace
+
+Result<ModelConfig> model_config_from_json(std::string_view json_text, const std::string& name) {
+  auto parsed = parse_json_input(json_text, name, "model config");
+  if (!parsed) return parsed.error();
+  try {
+    return model_config_of(*parsed, name);
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(ErrorCode::kInvalidArgument, fmt::format("{}: model config has a bad {}", name, json_error_text(e)));
+  }
 }
 
 int64_t parameter_count(const ModelConfig& m) {

@@ -138,7 +138,11 @@ Result<int64_t> parse_byte_size(std::string_view text) {
   if (ec != std::errc() || end == t.data() || unit_it == kUnits.end() || !(number > 0))
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("'{}' is not a memory size (examples: 24GiB, 80GB, 8000000000)", text));
-  return static_cast<int64_t>(number * unit_it->second);
+  // from_chars reads "inf" and 1e300: only sizes below 2^63 bytes convert to int64_t.
+  const double bytes = number * unit_it->second;
+  if (!(bytes < 9223372036854775808.0))
+    return make_error(ErrorCode::kInvalidArgument, fmt::format("'{}' is more bytes than fit in 64 bits", text));
+  return static_cast<int64_t>(bytes);
 }
 
 Result<MemoryBudget> choose_memory_budget(const std::string& memory_cap, const std::string& gpu,

@@ -1,16 +1,20 @@
 // Workload what-if (issue 5 item 7): full attention vs a sliding window over a distribution
 // of request lengths; docs/cost.md, "What-if".
+#include "attnprof/json_input.h"  // first: it configures nlohmann/json.hpp
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
-#include <nlohmann/json.hpp>
+#include <cmath>
 
 #include "attnprof/cost.h"
 #include "attnprof/predict.h"
 
 namespace attnprof {
 namespace {
+
+constexpr double kMaxExactDouble = 9007199254740992.0;  // 2^53
 
 // 1 + 2 + ... + n
 double triangle(double n) { return n * (n + 1) / 2; }
@@ -38,8 +42,9 @@ bool parse_number(std::string_view s, double& out) {
 bool parse_line(std::string_view line, LengthBin& bin) {
   double tokens = 0, count = 1;
   if (line.front() == '{') {
-    const auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) return false;
+    const auto parsed = parse_json_input(line, "", "line");
+    if (!parsed || !parsed->is_object()) return false;
+    const nlohmann::json& j = *parsed;
     for (const char* key : {"tokens", "length", "num_tokens", "len", "prompt_tokens"})
       if (j.contains(key) && j[key].is_number()) { tokens = j[key].get<double>(); break; }
     if (j.contains("count") && j["count"].is_number()) count = j["count"].get<double>();
@@ -48,7 +53,9 @@ bool parse_line(std::string_view line, LengthBin& bin) {
     if (!parse_number(line.substr(0, comma), tokens)) return false;
     if (comma != std::string_view::npos && !parse_number(line.substr(comma + 1), count)) return false;
   }
-  if (!(tokens >= 1) || !(count > 0)) return false;
+  // Whole token counts up to 2^53, where doubles (the FLOP sums) stop counting exactly; from_chars
+  // reads "inf" and "nan" too, and neither is a count.
+  if (!(tokens >= 1 && tokens <= kMaxExactDouble) || !(count > 0 && count <= kMaxExactDouble)) return false;
   bin = LengthBin{static_cast<int64_t>(tokens), count};
   return true;
 }
@@ -102,7 +109,10 @@ WhatIfSection what_if(const ModelConfig& m, const std::vector<LengthBin>& bins, 
     w.full_flops += bin.count * flops_per_pair * full_pairs;
     w.window_flops += bin.count * flops_per_pair * window_pairs;
     const double full_kv = kv_per_token * static_cast<double>(bin.tokens);
-    const double window_kv = kv_per_token * static_cast<double>(std::min(bin.tokens, window + global_tokens));
+    // In doubles: window + global_tokens come from the command line and may sum past int64_t.
+    const double kept_tokens =
+        std::min(static_cast<double>(bin.tokens), static_cast<double>(window) + static_cast<double>(global_tokens));
+    const double window_kv = kv_per_token * kept_tokens;
     w.full_kv_bytes += bin.count * full_kv;
     w.window_kv_bytes += bin.count * window_kv;
     w.max_full_kv_bytes = std::max(w.max_full_kv_bytes, full_kv);

@@ -1,8 +1,8 @@
 // Reads the live-capture sidecar (docs/capture-sidecar.md). Small file, written by our own
 // Python side, so nlohmann is enough; any shape problem becomes one Error line.
-#include <fmt/format.h>
+#include "attnprof/json_input.h"  // first: it configures nlohmann/json.hpp
 
-#include <nlohmann/json.hpp>
+#include <fmt/format.h>
 
 #include "attnprof/capture.h"
 #include "attnprof/io.h"
@@ -12,10 +12,28 @@ namespace {
 
 using nlohmann::json;
 
+// The member `key` of an object, or null. A reference, not j.value(key, ...)'s copy, so that a
+// type error deeper down still names the whole path ("/calls/0/query/shape/1").
+const json& member(const json& j, const char* key) {
+  static const json kNull;
+  if (!j.is_object()) return kNull;
+  const auto it = j.find(key);
+  return it == j.end() ? kNull : *it;
+}
+
+// Dimensions as PyTorch allows them: non-negative, with a product (numel) that fits int64_t.
+std::vector<int64_t> dims_from(const json& j) {
+  if (j.is_null()) return {};
+  auto dims = j.get<std::vector<int64_t>>();
+  if (!numel_fits(dims))
+    throw json::out_of_range::create(406, "shape needs non-negative dimensions whose product fits in 64 bits", &j);
+  return dims;
+}
+
 CapturedTensor tensor_from(const json& j) {
   CapturedTensor t;
   if (!j.is_object()) return t;
-  t.shape = j.value("shape", std::vector<int64_t>{});
+  t.shape = dims_from(member(j, "shape"));
   t.stride = j.value("stride", std::vector<int64_t>{});
   t.dtype = j.value("dtype", std::string{});
   t.requires_grad = j.value("requires_grad", false);
@@ -27,11 +45,11 @@ MaskInfo mask_from(const json& j) {
   m.kind = "none";
   if (!j.is_object()) return m;
   m.kind = j.value("kind", std::string{"none"});
-  m.dims = j.value("shape", std::vector<int64_t>{});
+  m.dims = dims_from(member(j, "shape"));
   m.present = m.kind != "none";
   m.window = j.value("window", int64_t{0});
   m.block_sparsity = j.value("block_sparsity", -1.0);
-  m.block_size = j.value("block_size", std::vector<int64_t>{});
+  m.block_size = dims_from(member(j, "block_size"));
   return m;
 }
 
@@ -44,10 +62,10 @@ CapturedCall call_from(const json& j) {
   c.device = j.value("device", std::string{});
   c.step = j.value("step", int64_t{0});
   c.phase = j.value("phase", std::string{});
-  c.query = tensor_from(j.value("query", json{}));
-  c.key = tensor_from(j.value("key", json{}));
-  c.value = tensor_from(j.value("value", json{}));
-  c.mask = mask_from(j.value("mask", json{}));
+  c.query = tensor_from(member(j, "query"));
+  c.key = tensor_from(member(j, "key"));
+  c.value = tensor_from(member(j, "value"));
+  c.mask = mask_from(member(j, "mask"));
   c.is_causal = j.value("is_causal", false);
   c.dropout_p = j.value("dropout_p", 0.0);
   if (auto it = j.find("scale"); it != j.end() && it->is_number()) c.scale = it->get<double>();
@@ -64,11 +82,13 @@ std::string sidecar_path_for(const std::string& trace_path) {
 }
 
 Result<CaptureSidecar> parse_sidecar(std::string_view json_text, const std::string& label) {
-  json doc = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
-    return make_error(ErrorCode::kMalformedJson, fmt::format("{}: capture sidecar is not valid JSON", label));
-  }
-  if (!doc.is_object() || doc.value("format", std::string{}) != "attnprof-capture") {
+  auto parsed = parse_json_input(json_text, label, "capture sidecar");
+  if (!parsed) return parsed.error();
+  const json& doc = *parsed;
+  // member(), not doc.value("format", ...): a "format" that is not a string is not a sidecar,
+  // and value() would throw out of the reader (found by the fuzzer: {"format": 1}).
+  const json& format = member(doc, "format");
+  if (!format.is_string() || format.get<std::string>() != "attnprof-capture") {
     return make_error(ErrorCode::kNotATrace,
                       fmt::format("{}: not an attnprof capture sidecar (no \"format\": \"attnprof-capture\")", label));
   }
@@ -83,11 +103,11 @@ Result<CaptureSidecar> parse_sidecar(std::string_view json_text, const std::stri
     s.torch_version = doc.value("torch_version", std::string{});
     s.transformers_version = doc.value("transformers_version", std::string{});
     s.warnings = doc.value("warnings", std::vector<std::string>{});
-    for (const json& c : doc.value("calls", json::array())) s.calls.push_back(call_from(c));
+    for (const json& c : member(doc, "calls")) s.calls.push_back(call_from(c));
     return s;
   } catch (const json::exception& e) {
     return make_error(ErrorCode::kMalformedJson,
-                      fmt::format("{}: capture sidecar has a malformed field ({})", label, e.what()));
+                      fmt::format("{}: capture sidecar has a malformed {}", label, json_error_text(e)));
   }
 }
 

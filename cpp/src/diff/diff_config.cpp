@@ -1,8 +1,8 @@
 // Thresholds of `attnprof diff`: percentages on the command line and in a JSON config file.
+#include "attnprof/json_input.h"  // first: it configures nlohmann/json.hpp
+
 #include <charconv>
 #include <cmath>
-
-#include <nlohmann/json.hpp>
 
 #include "attnprof/diff.h"
 #include "attnprof/io.h"
@@ -23,9 +23,10 @@ Result<double> parse_percent(std::string_view text) {
 Result<DiffThresholds> load_diff_config(const std::string& path, const DiffThresholds& defaults) {
   Result<std::string> text = read_text_file(path);
   if (!text) return text.error();
-  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object())
-    return make_error(ErrorCode::kMalformedJson, path + ": diff config is not a JSON object");
+  auto parsed = parse_json_input(*text, path, "diff config");
+  if (!parsed) return parsed.error();
+  const nlohmann::json& j = *parsed;
+  if (!j.is_object()) return make_error(ErrorCode::kMalformedJson, path + ": diff config is not a JSON object");
   DiffThresholds t = defaults;
   for (const auto& [key, value] : j.items()) {
     double* target = key == "max_fused_drop"        ? &t.max_fused_drop_pp

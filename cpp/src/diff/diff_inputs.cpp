@@ -1,10 +1,12 @@
 // diff_paths: what `attnprof diff` reads. Each side is a Report JSON or a trace (analysed on
 // the fly), or a directory of them matched to the other side's by file stem.
+#include "attnprof/json_input.h"  // first: it configures nlohmann/json.hpp
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
 
-#include <nlohmann/json.hpp>
+#include <fmt/format.h>
 
 #include "attnprof/diff.h"
 #include "attnprof/io.h"
@@ -48,27 +50,6 @@ Result<std::map<std::string, std::string>> inputs_by_stem(const std::string& dir
   return out;
 }
 
-// One Report, or an array of them (several runs).
-Result<std::vector<Report>> reports_from_text(const std::string& path, const std::string& text) {
-  std::vector<std::string> documents;
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '[') {
-    const nlohmann::json array = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (array.is_discarded() || !array.is_array() || array.empty())
-      return make_error(ErrorCode::kMalformedJson, path + ": not a JSON array of Reports");
-    for (const auto& element : array) documents.push_back(element.dump());
-  } else {
-    documents.push_back(text);
-  }
-  std::vector<Report> reports;
-  for (const std::string& doc : documents) {
-    Result<Report> report = report_from_json(doc);
-    if (!report) return make_error(report.error().code, path + ": " + report.error().message);
-    reports.push_back(std::move(report).value());
-  }
-  return reports;
-}
-
 Result<DiffSide> load_side(const std::string& label, const std::vector<std::string>& paths,
                            const AnalyzeOptions& analyze) {
   DiffSide side;
@@ -107,6 +88,29 @@ Result<DiffVerdict> diff_pair(const std::string& name, const std::vector<std::st
 }
 
 }  // namespace
+
+// One Report, or an array of them (several runs).
+Result<std::vector<Report>> reports_from_text(const std::string& path, const std::string& text) {
+  std::vector<std::string> documents;
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '[') {
+    auto array = parse_json_input(text, path, "array of Reports");
+    if (!array) return array.error();
+    if (!array->is_array() || array->empty())
+      return make_error(ErrorCode::kMalformedJson, path + ": not a JSON array of Reports");
+    for (const auto& element : *array) documents.push_back(element.dump());
+  } else {
+    documents.push_back(text);
+  }
+  std::vector<Report> reports;
+  for (size_t i = 0; i < documents.size(); ++i) {
+    Result<Report> report = report_from_json(documents[i]);
+    const std::string where = documents.size() > 1 ? fmt::format("{}: run {}: ", path, i) : path + ": ";
+    if (!report) return make_error(report.error().code, where + report.error().message);
+    reports.push_back(std::move(report).value());
+  }
+  return reports;
+}
 
 Result<std::vector<Report>> load_runs(const std::string& path, const AnalyzeOptions& analyze) {
   std::error_code ec;

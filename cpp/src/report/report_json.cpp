@@ -1,6 +1,6 @@
+#include "attnprof/json_input.h"  // first: it configures nlohmann/json.hpp
 #include "attnprof/report_json.h"
 
-#include <nlohmann/json.hpp>
 #include <optional>
 
 // std::optional <-> null/absent. nlohmann 3.11 does not ship this.
@@ -115,19 +115,21 @@ std::string report_to_json(const Report& report, bool pretty) {
 }
 
 Result<Report> report_from_json(std::string_view text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return make_error(ErrorCode::kMalformedJson, "report is not valid JSON");
+  auto parsed = parse_json_input(text, "", "report");
+  if (!parsed) return parsed.error();
+  const nlohmann::json& j = *parsed;
   if (!j.is_object() || !j.contains("schema_version") || !j["schema_version"].is_string())
     return make_error(ErrorCode::kNotATrace, "not an attnprof report (no schema_version)");
   const std::string version = j["schema_version"].get<std::string>();
   const std::string ours = kReportSchemaVersion;
   if (version.substr(0, version.find('.')) != ours.substr(0, ours.find('.')))
     return make_error(ErrorCode::kUnsupported,
-                      "report schema " + version + " is not readable by this attnprof (reads " + ours + ")");
+                      "field schema_version: report schema " + version + " is not readable by this attnprof (reads " +
+                          ours + ")");
   try {
     return j.get<Report>();
   } catch (const nlohmann::json::exception& e) {
-    return make_error(ErrorCode::kMalformedJson, std::string("report has a field of the wrong type: ") + e.what());
+    return make_error(ErrorCode::kMalformedJson, "report has a bad " + json_error_text(e));
   }
 }
 

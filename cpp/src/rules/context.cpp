@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <limits>
 
 #include "attnprof/vocabulary.h"
 
@@ -23,7 +24,12 @@ std::string type_meta_name(std::string_view dtype) {
   return std::string(w ? w->type_meta : dtype);
 }
 
-int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+// Saturates rather than overflows: head dims come from the command line and batch files.
+int64_t round_up(int64_t v, int64_t m) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(v, m - 1, &sum)) return std::numeric_limits<int64_t>::max() / m * m;
+  return sum / m * m;
+}
 
 }  // namespace
 

@@ -92,6 +92,9 @@ Result<Version> parse_version(std::string_view text) {
     if (text.empty()) return bad();
   }
   if (i < 2) return bad();
+  // No release numbers its parts beyond 9999; larger ones would overflow cudnn_code and arch codes.
+  for (int* part : parts)
+    if (*part < 0 || *part > 9999) return bad();
   return v;
 }
 
