@@ -30,6 +30,7 @@ MaskInfo mask_from(const json& j) {
   m.dims = j.value("shape", std::vector<int64_t>{});
   m.present = m.kind != "none";
   m.window = j.value("window", int64_t{0});
+  m.pattern = j.value("pattern", std::string{});
   m.block_sparsity = j.value("block_sparsity", -1.0);
   m.block_size = j.value("block_size", std::vector<int64_t>{});
   return m;

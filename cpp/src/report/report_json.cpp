@@ -36,7 +36,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LayerCost, achieved_tflops, peak
                                                 bytes_per_q_head, bytes_per_kv_head, disproportionate)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FitTerm, c0, c1, c2, rel_rms_error, residuals, growth,
                                                 quadratic_dominates_from)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ScalingSeries, backend, lengths, time_us, peak_bytes,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ScalingSeries, backend, lengths, time_us,
+                                                forward_pass_time_us, peak_bytes,
                                                 time_fit, memory_fit, oom_threshold_tokens,
                                                 oom_threshold_tokens_reserved, files)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ScalingSection, memory_budget_bytes, budget_source,
@@ -56,7 +57,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HeadStats, layer, head, kv_head,
                                                 sampling_stderr, kind)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HeadCandidate, layer, head, action, reason,
                                                 kv_bytes_per_token, expected_speedup)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WindowEffectiveness, call_id, layer, backend, mask,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WindowEffectiveness, call_id, layer, backend, mask, mask_kind,
                                                 skips_masked_work, window, window_source,
                                                 masked_fraction, masked_fraction_min,
                                                 wasted_flops_share, verdict, assumptions)
@@ -73,8 +74,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RanksSection, ranks, slowest_ran
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelRef, name, component, ts_ns, device_time_us,
                                                 stream, correlation)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Shape, B, Hq, Hkv, Sq, Skv, D, Dv, dtype)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MaskInfo, present, kind, dims, window, block_sparsity,
-                                                block_size)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MaskInfo, present, kind, dims, window, pattern,
+                                                block_sparsity, block_size)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, phase, direction, pair_id,
                                                 sequence_number,
                                                 backend, library, fused, op, backend_op, cpu_ts_ns,
@@ -84,7 +85,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, p
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Layer, index, module, backends, call_ids,
                                                 fused_time_fraction, device_time_us, cost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Finding, severity, title, detail, rule, layers,
-                                                expected_gain)
+                                                expected_gain, cause)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Summary, call_count, fused_call_count,
                                                 fused_time_fraction, fused_call_fraction,
                                                 attention_device_time_us, gpu_time_us, attention_share,

@@ -38,7 +38,8 @@ struct FitTerm {  // y = c0 + c1*S + c2*S^2
 struct ScalingSeries {
   std::string backend;
   std::vector<int64_t> lengths;
-  std::vector<double> time_us;
+  std::vector<double> time_us;            // attention alone
+  std::vector<double> forward_pass_time_us;  // the whole pass (projections, MLP, logits too): predict only
   std::vector<int64_t> peak_bytes;
   FitTerm time_fit;
   FitTerm memory_fit;
