@@ -88,7 +88,7 @@ std::vector<Finding> core_findings(const Report& report) {
         layer_list(g.layers),
         s.has_gpu ? fmt::format("with separate kernels ({} kernels, {:.1f} us)", g.kernels, g.time_us)
                   : fmt::format("with separate CPU ops ({:.1f} us of CPU time)", g.time_us),
-        s.has_gpu ? "flash, efficient, cudnn" : "SDPA's CPU flash kernel", s.has_gpu ? "kernel" : "op");
+        s.has_gpu ? "flash, efficient, cudnn" : "SDPA's CPU flash attention", s.has_gpu ? "kernel" : "op");
     f.layers = g.layers;
     f.cause = "unfused:" + backend;
     findings.push_back(std::move(f));

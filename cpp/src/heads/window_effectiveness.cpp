@@ -47,7 +47,7 @@ constexpr MaskKindAdvice kMaskKindAdvice[] = {
      "FlexAttention with a document BlockMask, or flash-attn's varlen kernels with one cu_seqlens entry per "
      "document, compute only the blocks inside each document"},
     {"arbitrary", "arbitrary mask", "FlexAttention with a BlockMask of the same mask_mod skips the fully masked blocks"},
-    {"bias", "additive bias mask (ALiBi / position bias)",
+    {"bias", "bias mask (additive scores: ALiBi, position bias)",
      "FlashAttention-2's alibi_slopes or FlexAttention's score_mod add the bias inside a fused kernel that skips "
      "the masked blocks"},
     {"full", "mask that keeps every score", ""},
@@ -233,7 +233,6 @@ std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& repo
   const MaskEvidence ev = trace != nullptr ? scan_mask_building(*trace) : MaskEvidence{};
   for (const Call& c : report.calls) {
     if (c.direction == "backward" || c.decode) continue;
-    const int64_t Sq = c.shape.Sq, Skv = c.shape.Skv;
     WindowEffectiveness w;
     w.call_id = c.id;
     w.layer = c.layer;
