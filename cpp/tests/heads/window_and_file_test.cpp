@@ -169,7 +169,9 @@ TEST(MaskKinds, PaddingMaskTracesGetPaddingAdviceAndNoWindowAdvice) {
     }
     for (const Finding& f : report.findings) {
       EXPECT_NE(f.rule, "heads.sliding_window") << name;
-      if (f.rule.rfind("heads.", 0) == 0) EXPECT_EQ(f.detail.find("window"), std::string::npos) << f.detail;
+      if (f.rule.rfind("heads.", 0) == 0) {
+        EXPECT_EQ(f.detail.find("window"), std::string::npos) << f.detail;
+      }
     }
   }
 }

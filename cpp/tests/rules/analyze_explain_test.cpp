@@ -141,7 +141,9 @@ TEST(AnalyzeExplains, NoFindingRepeatsAnotherOnAnyFixture) {
         std::sort(lb.begin(), lb.end());
         la.erase(std::unique(la.begin(), la.end()), la.end());
         lb.erase(std::unique(lb.begin(), lb.end()), lb.end());
-        if (!a.cause.empty()) EXPECT_FALSE(a.cause == b.cause && la == lb) << name << ": " << a.title << " / " << b.title;
+        if (!a.cause.empty()) {
+          EXPECT_FALSE(a.cause == b.cause && la == lb) << name << ": " << a.title << " / " << b.title;
+        }
       }
   }
   EXPECT_GE(traces, 20u);
