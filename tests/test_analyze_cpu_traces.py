@@ -209,3 +209,25 @@ def test_flex_attention_without_compile_is_one_unfused_flex_call(run_cli, tmp_pa
     assert call["fused"] is False
     assert call["op"] == "FlexAttentionAutogradOp"
     assert (call["shape"]["B"], call["shape"]["Hq"], call["shape"]["Sq"], call["shape"]["D"]) == (1, HEADS, 128, HEAD_DIM)
+
+
+def test_cpu_run_says_ops_not_kernels_and_that_the_roofline_needs_a_gpu_peak(run_cli, tmp_path):
+    trace, _ = record(tmp_path, "llama", "eager")
+    report, stdout = analyze(run_cli, tmp_path, trace)
+    unfused = [f for f in report["findings"] if f["cause"] == "unfused:eager"]
+    assert len(unfused) == 1
+    assert "separate CPU ops" in unfused[0]["detail"]
+    assert "kernel" not in unfused[0]["detail"]
+    assert stdout.count("roofline: needs a GPU peak") == 1
+    assert "% peak" not in stdout
+
+
+def test_predict_prints_attention_apart_from_the_whole_forward_pass(run_cli):
+    out = run_cli("predict", "--model", "llama-2-7b", "--batch", "16", "--gpu", "A100-80GB", "--lengths", "512",
+                  check_code=0).stdout
+    header = next(line for line in out.splitlines() if "attention time (us)" in line)
+    assert "forward pass time (us)" in header
+    row = next(line for line in out.splitlines() if line.strip().startswith("512"))
+    attention, whole = (float(x) for x in row.split()[1:3])
+    # Projections and MLP dominate a 7B pass at S=512: attention is a small part of it.
+    assert 0 < attention < 0.2 * whole

@@ -1,7 +1,9 @@
 """`make demo` (python -m attnprof.demo): one small run end to end, outputs checked."""
 from __future__ import annotations
 
+import io
 import json
+import sys
 
 from attnprof import demo
 
@@ -19,8 +21,31 @@ def test_demo_writes_trace_sidecar_reports_and_dashboard_for_each_run(tmp_path, 
         assert {c["source"] for c in report["calls"]} == {"trace+capture"}
         assert (d / "report.md").read_text().strip()
     assert (tmp_path / "dashboard.html").exists()
-    printed = capsys.readouterr().out
-    assert "=== gpt2-sdpa" in printed and "=== llama-sdpa" in printed
+    printed = capsys.readouterr()
+    assert "=== gpt2-sdpa" in printed.out and "=== llama-sdpa" in printed.out
+    # One progress display: a line per run (stderr is not a terminal here), no other bar.
+    progress = [line for line in printed.err.splitlines() if line.startswith("attnprof demo [")]
+    assert progress == ["attnprof demo [1/2] gpt2-sdpa", "attnprof demo [2/2] llama-sdpa"]
+    assert "\r" not in printed.err and "it/s" not in printed.err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_demo_progress_on_a_terminal_is_one_line_redrawn_in_place_and_cleared_before_each_report(monkeypatch):
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    progress = demo._Progress(2)
+    for run in ("gpt2-sdpa", "llama-sdpa"):
+        progress.start(run)
+        progress.finish_one()
+        progress.clear()
+    shown = terminal.getvalue()
+    assert "\n" not in shown
+    assert shown.count("\r\033[K") == 2
+    assert "] 0/2 gpt2-sdpa" in shown and "] 1/2 llama-sdpa" in shown
 
 
 def test_demo_rejects_an_unknown_model(tmp_path, capsys):

@@ -88,6 +88,48 @@ def tensor_mask_window(mask: torch.Tensor, sq: int, skv: int) -> int:
     return causal_window(lambda i: visible_keys(plane[i]), sq, skv)[1]
 
 
+def _visible_planes(mask: torch.Tensor, sq: int, skv: int) -> torch.Tensor:
+    """'Key visible' [batch, Sq, Skv] of a materialised mask, head 0 of every batch element."""
+    planes = mask.detach().reshape(-1, *mask.shape[-3:]) if mask.dim() >= 3 else mask.detach()[None, None]
+    planes = planes[:, 0] if mask.dim() >= 4 else planes.reshape(-1, sq, skv)
+    return visible_keys(planes)
+
+
+def _same_segment(visible: torch.Tensor) -> torch.Tensor:
+    """[batch, S, S]: query i and key j start at the same first visible key (one document)."""
+    first = visible.to(torch.int8).argmax(dim=-1)  # first key each row sees
+    return first[:, :, None] == first[:, None, :]
+
+
+def tensor_mask_pattern(mask: torch.Tensor, sq: int, skv: int) -> str:
+    """What a materialised [.., Sq, Skv] mask holds (docs/heads.md, mask kinds): "bias" (finite
+    additive scores: ALiBi, position bias), "causal", "sliding_window", "padding" (key columns
+    masked per batch element, on top of causal or full), "block" (block-diagonal documents),
+    "full" (keeps every score), else "arbitrary"; "" when the shape is not [.., Sq, Skv]."""
+    if mask.dim() < 2 or mask.shape[-2] != sq or mask.shape[-1] != skv:
+        return ""
+    if mask.is_floating_point():
+        kept = mask.detach()[visible_keys(mask.detach())]
+        if kept.numel() and bool((kept != kept.flatten()[0]).any()):
+            return "bias"
+    visible = _visible_planes(mask, sq, skv)
+    key = torch.arange(skv, device=visible.device)[None, :]
+    causal = key <= torch.arange(sq, device=visible.device)[:, None] + (skv - sq)
+    sees = visible.any(dim=-1, keepdim=True)  # fully masked (padded) query rows carry no evidence
+    valid_keys = visible.any(dim=-2, keepdim=True)
+    for base, name in ((causal, "causal"), (torch.ones_like(causal), "full")):
+        if torch.equal(visible & sees, base & valid_keys & sees):
+            return name if bool(valid_keys.all()) else "padding"
+    window = tensor_mask_window(mask, sq, skv)
+    if window and torch.equal(visible, (causal & (key > torch.arange(sq, device=visible.device)[:, None]
+                                                   + (skv - sq) - window)).expand_as(visible)):
+        return "sliding_window"
+    if sq == skv and (torch.equal(visible, _same_segment(visible) & causal)
+                      or torch.equal(visible, _same_segment(visible))):
+        return "block"
+    return "arbitrary"
+
+
 def block_mask_causal_window(mask: Any) -> tuple[bool, int]:
     """causal_window() of a FlexAttention BlockMask, from its mask_mod (batch 0, head 0)."""
     sq, skv = mask.seq_lengths
@@ -101,13 +143,13 @@ def block_mask_window(mask: Any) -> int:
     return block_mask_causal_window(mask)[1]
 
 
-def _best_effort(read_window: Callable[..., int], *args: Any) -> int:
+def _best_effort(read_window: Callable[..., Any], *args: Any, default: Any = 0) -> Any:
     """A window is a hint: a mask whose values cannot be read (a mask_mod that needs more than
     index tensors, a meta tensor) has none, and the call's record stays complete."""
     try:
         return read_window(*args)
     except Exception:  # noqa: BLE001
-        return 0
+        return default
 
 
 def patch_attention_interface(wrap: Callable[[str, Callable], Callable]) -> Callable[[], None] | None:
@@ -143,7 +185,9 @@ class _MaskFacts:
             out = {"kind": kind, "shape": list(mask.shape), "dtype": _dtype_name(mask.dtype)}
             key = ("tensor", id(mask), mask.data_ptr(), mask._version, sq, skv)
             if kind != "unknown":
-                out.update(self._cached(key, lambda: {"window": _best_effort(tensor_mask_window, mask, sq, skv)}))
+                out.update(self._cached(key, lambda: {"window": _best_effort(tensor_mask_window, mask, sq, skv),
+                                                      "pattern": _best_effort(tensor_mask_pattern, mask, sq, skv,
+                                                                              default="")}))
             return out
         if type(mask).__name__ == "BlockMask":
             out = {"kind": "block_mask", "shape": list(getattr(mask, "shape", ()))}

@@ -70,12 +70,35 @@ def _models() -> list[DemoModel]:
     ]
 
 
-def _progress(total: int):
-    try:
-        from tqdm import tqdm
-        return tqdm(total=total, unit="run", file=sys.stderr, dynamic_ncols=True)
-    except ImportError:
-        return None
+class _Progress:
+    """The demo's one progress display: a single line on a terminal's stderr, redrawn in place
+    and cleared before a report is printed; one "[i/n] run" line per run otherwise. Other
+    libraries' bars (Hugging Face's tqdm) are switched off so they cannot interleave with it."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.tty = total, 0, sys.stderr.isatty()
+        try:
+            from transformers.utils import logging as hf_logging
+            hf_logging.disable_progress_bar()
+        except Exception:  # noqa: BLE001 (transformers absent or without the switch)
+            pass
+
+    def start(self, run: str) -> None:
+        if self.tty:
+            filled = 30 * self.done // max(1, self.total)
+            sys.stderr.write(f"\rattnprof demo [{'#' * filled}{' ' * (30 - filled)}] {self.done}/{self.total} "
+                             f"{run:<16}")
+        else:
+            sys.stderr.write(f"attnprof demo [{self.done + 1}/{self.total}] {run}\n")
+        sys.stderr.flush()
+
+    def finish_one(self) -> None:
+        self.done += 1
+
+    def clear(self) -> None:
+        if self.tty:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
 
 
 def _activities(device: torch.device) -> list:
@@ -187,26 +210,22 @@ def main(argv: list[str] | None = None) -> int:
     if device.type == "cpu":
         torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
     runs = [(m, a) for m in models for a in attns]
-    bar = _progress(len(runs))
+    progress = _Progress(len(runs))
     reports, labels, started = [], [], time.perf_counter()
     for model, attn in runs:
         run = f"{model.name}-{attn}"
-        if bar is not None:
-            bar.set_description(run)
-        else:
-            print(f"[{len(reports) + 1}/{len(runs)}] {run}", file=sys.stderr, flush=True)
+        progress.start(run)
         out_dir = os.path.join(args.out, run)
         report_json, trace = profile_one(model, attn, device, out_dir)
         _extra_outputs(report_json, trace, out_dir, run, args.out)
         reports.append(report_json)
         labels.append(run)
-        if bar is not None:
-            bar.update(1)
+        progress.finish_one()
         if not args.quiet:
-            text = _core.render(report_json, "text")
-            (bar.write if bar is not None else print)(f"\n=== {run}: {model.what}, {attn}, {device.type} ===\n{text}")
-    if bar is not None:
-        bar.close()
+            progress.clear()
+            print(f"\n=== {run}: {model.what}, {attn}, {device.type} ===\n{_core.render(report_json, 'text')}",
+                  flush=True)
+    progress.clear()
     if hasattr(_core, "render_html"):
         _core.write_file_atomic(os.path.join(args.out, "dashboard.html"), _core.render_html(reports, labels))
         _screenshot(os.path.join(args.out, "dashboard.html"))

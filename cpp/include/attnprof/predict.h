@@ -59,7 +59,8 @@ struct PredictRow {
   int64_t total_bytes = 0;
   double attention_flops = 0;  // all layers
   double linear_flops = 0;     // projections, MLP, logits
-  double time_us = 0;          // roofline lower bound on the GPU; 0 without --gpu
+  double time_us = 0;          // whole forward pass, roofline lower bound on the GPU; 0 without --gpu
+  double attention_time_us = 0;  // its attention part alone (same bound)
   bool fits = true;            // the simulated pass fits the budget (true when no budget)
 };
 

@@ -60,6 +60,8 @@ struct MaskInfo {
   int64_t window = 0;              // causal sliding window: keys the last query row sees, 0 = none/unknown
   double block_sparsity = -1;      // BlockMask: share of (query block, key block) pairs skipped, -1 unknown
   std::vector<int64_t> block_size; // BlockMask: [query block, key block] in tokens
+  std::string pattern;             // what the mask rows hold: "causal", "padding", "sliding_window",
+                                   // "block", "bias", "full", "arbitrary"; "" when not read
 };
 
 struct Call {
@@ -121,6 +123,9 @@ struct Finding {
   std::string rule;      // id of the rule/analyzer that produced it ("" for core)
   std::vector<int64_t> layers;
   double expected_gain = 0;  // e.g. 3.5 for "~3.5x faster", 0 when not estimated
+  // What the finding is about, shared by analyzers that see the same problem from different
+  // sides ("unfused:math"): one finding per cause and layer set, "" when none other shares it.
+  std::string cause;
 };
 
 struct Summary {

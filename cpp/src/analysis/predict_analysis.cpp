@@ -44,18 +44,21 @@ double linear_flops(const ModelConfig& m, const PredictOptions& o, int64_t lengt
 }
 
 // Roofline lower bound: each part runs at the slower of its compute and memory limits.
-double roofline_time_us(const ModelConfig& m, const PredictOptions& o, int64_t length) {
-  if (o.gpu == nullptr) return 0;
+struct PassTime {
+  double attention_us = 0;
+  double rest_us = 0;  // projections, MLP, logits
+};
+
+PassTime roofline_time_us(const ModelConfig& m, const PredictOptions& o, int64_t length) {
+  if (o.gpu == nullptr) return {};
   const double peak = peak_tflops(*o.gpu, o.dtype) * 1e12, bandwidth = o.gpu->bandwidth_gbs * 1e9;
-  if (peak <= 0 || bandwidth <= 0) return 0;
+  if (peak <= 0 || bandwidth <= 0) return {};
   const Shape shape = attention_shape(m, o, length);
   const double layers = static_cast<double>(m.layers);
   const double attn_flops = layers * layer_attention_flops(m, o, length);
   const double attn_bytes = layers * attention_min_bytes(shape, o.attn == "eager");
-  const double seconds = std::max(attn_flops / peak, attn_bytes / bandwidth) +
-                         std::max(linear_flops(m, o, length) / peak,
-                                  static_cast<double>(weights_bytes(m, o)) / bandwidth);
-  return seconds * 1e6;
+  return {1e6 * std::max(attn_flops / peak, attn_bytes / bandwidth),
+          1e6 * std::max(linear_flops(m, o, length) / peak, static_cast<double>(weights_bytes(m, o)) / bandwidth)};
 }
 
 // Builds the pass's allocations in the order the phases above imply (HF transformers decoder
@@ -193,7 +196,9 @@ Result<Prediction> predict(const ModelConfig& m, const PredictOptions& o) {
     row.total_bytes = row.weights_bytes + row.activation_bytes + row.kv_cache_bytes;
     row.attention_flops = static_cast<double>(m.layers) * layer_attention_flops(m, o, length);
     row.linear_flops = linear_flops(m, o, length);
-    row.time_us = roofline_time_us(m, o, length);
+    const PassTime time = roofline_time_us(m, o, length);
+    row.attention_time_us = time.attention_us;
+    row.time_us = time.attention_us + time.rest_us;
     p.rows.push_back(row);
   }
   if (o.budget.bytes > 0) {
@@ -223,7 +228,7 @@ Report prediction_report(const ModelConfig& m, const PredictOptions& o, const Pr
   }
   report.source.assumptions.push_back(fmt::format(
       "predicted from the config of {} (no run): B={} {} attn={} use_cache={}; inference forward pass as "
-      "Hugging Face transformers runs it; time is a roofline lower bound (docs/cost.md)",
+      "Hugging Face transformers runs it; times are roofline lower bounds, attention alone and the whole forward pass (docs/cost.md)",
       m.name, o.batch, o.dtype, o.attn, o.use_cache ? "true" : "false"));
   ScalingSection section;
   section.memory_budget_bytes = o.budget.bytes;
@@ -237,11 +242,12 @@ Report prediction_report(const ModelConfig& m, const PredictOptions& o, const Pr
   std::vector<double> lengths, memory, times;
   for (const auto& row : p.rows) {
     series.lengths.push_back(row.length);
-    series.time_us.push_back(row.time_us);
+    series.time_us.push_back(row.attention_time_us);
+    series.forward_pass_time_us.push_back(row.time_us);
     series.peak_bytes.push_back(row.activation_bytes + row.kv_cache_bytes);
     lengths.push_back(static_cast<double>(row.length));
     memory.push_back(static_cast<double>(row.activation_bytes + row.kv_cache_bytes));
-    times.push_back(row.time_us);
+    times.push_back(row.attention_time_us);
   }
   if (!lengths.empty()) {
     series.memory_fit = fit_growth(lengths, memory);

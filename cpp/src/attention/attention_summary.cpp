@@ -72,12 +72,16 @@ std::vector<Finding> core_findings(const Report& report) {
     f.severity = share >= 0.2 ? "high" : "medium";
     f.title = fmt::format("{} attention call{} ran unfused ({}): {:.0f}% of attention time", g.calls,
                           g.calls == 1 ? "" : "s", backend, 100 * share);
+    // A CPU-only trace has no kernels: the unfused work is separate CPU ops.
     f.detail = fmt::format(
-        "Layers {} computed softmax(QK^T)V with separate kernels ({} kernels, {:.1f} us); the full "
-        "Sq x Skv score matrix was written to and read from memory. A fused backend (flash, efficient, "
-        "cudnn) computes the same result in one kernel without materialising it.",
-        layer_list(g.layers), g.kernels, g.time_us);
+        "Layers {} computed softmax(QK^T)V {}; the full Sq x Skv score matrix was written to and read from "
+        "memory. A fused backend ({}) computes the same result in one {} without materialising it.",
+        layer_list(g.layers),
+        s.has_gpu ? fmt::format("with separate kernels ({} kernels, {:.1f} us)", g.kernels, g.time_us)
+                  : fmt::format("with separate CPU ops ({:.1f} us of CPU time)", g.time_us),
+        s.has_gpu ? "flash, efficient, cudnn" : "SDPA's CPU flash attention", s.has_gpu ? "kernel" : "op");
     f.layers = g.layers;
+    f.cause = "unfused:" + backend;
     findings.push_back(std::move(f));
   }
   if (report.calls.empty()) {

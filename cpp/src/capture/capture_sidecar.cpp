@@ -48,6 +48,7 @@ MaskInfo mask_from(const json& j) {
   m.dims = dims_from(member(j, "shape"));
   m.present = m.kind != "none";
   m.window = j.value("window", int64_t{0});
+  m.pattern = j.value("pattern", std::string{});
   m.block_sparsity = j.value("block_sparsity", -1.0);
   m.block_size = dims_from(member(j, "block_size"));
   return m;

@@ -5,7 +5,10 @@
 // and transformers passes the window to the mask builder as a 0-d tensor whose value is not
 // recorded either. What the trace does prove is how the mask was built: an outer comparison
 // `kv_idx <= q_idx` (aten::le of a [.., 1, Skv] and a [.., Sq, 1] index tensor) is the causal
-// part, `kv_idx > q_idx - W` (aten::gt, same shapes) the window part.
+// part, `kv_idx > q_idx - W` (aten::gt, same shapes) the window part, and an `and` with a
+// per-sequence key row [B, 1, 1, Skv] (bool) the padding part. The mask kind decides the advice
+// (docs/heads.md, mask kinds): only a window gets window advice; a kind neither the capture
+// read nor the trace's ops prove is "unknown", never guessed.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,7 +22,56 @@ namespace {
 struct MaskEvidence {
   bool causal_compare = false;  // aten::le / aten::ge outer index comparison
   bool window_compare = false;  // aten::gt / aten::lt outer index comparison
+  bool key_padding = false;     // a bool key row [.., 1, 1, Skv] and-ed into the mask
 };
+
+// The verdict's name for each mask kind and the fix that removes its masked work.
+struct MaskKindAdvice {
+  std::string_view kind;
+  std::string_view label;
+  std::string_view fix;  // "" when the kind keeps every score (nothing to skip)
+};
+
+constexpr MaskKindAdvice kMaskKindAdvice[] = {
+    {"sliding_window", "sliding-window mask",
+     "FlexAttention with a BlockMask or FlashAttention-2's window_size would skip them"},
+    {"padding", "padding mask",
+     "unpad instead of masking: flash-attn's varlen kernels (flash_attn_varlen_func with cu_seqlens), "
+     "transformers' padding-free collator (DataCollatorWithFlattening) with attn_implementation="
+     "\"flash_attention_2\", or nested jagged tensors (torch.nested, layout=torch.jagged) with SDPA; where no "
+     "row is padded, drop the mask and pass is_causal=True"},
+    {"causal", "materialised causal mask",
+     "drop the mask and pass is_causal=True: SDPA's flash and memory-efficient kernels then skip the blocks "
+     "above the diagonal"},
+    {"block", "block-diagonal (document) mask",
+     "FlexAttention with a document BlockMask, or flash-attn's varlen kernels with one cu_seqlens entry per "
+     "document, compute only the blocks inside each document"},
+    {"arbitrary", "arbitrary mask", "FlexAttention with a BlockMask of the same mask_mod skips the fully masked blocks"},
+    {"bias", "bias mask (additive scores: ALiBi, position bias)",
+     "FlashAttention-2's alibi_slopes or FlexAttention's score_mod add the bias inside a fused kernel that skips "
+     "the masked blocks"},
+    {"full", "mask that keeps every score", ""},
+    {"unknown", "mask of unknown kind", ""},
+};
+
+const MaskKindAdvice& advice_for(std::string_view kind) {
+  for (const MaskKindAdvice& a : kMaskKindAdvice)
+    if (a.kind == kind) return a;
+  return kMaskKindAdvice[std::size(kMaskKindAdvice) - 1];
+}
+
+// A bool key row [b, 1, 1, N] (N > 1): the same keys hidden from every query of a sequence.
+bool is_key_row(const Trace& trace, const OpArgs& args, size_t i) {
+  if (i >= args.inputs.size() || args.inputs[i].type == kNoStr || trace.strings.get(args.inputs[i].type) != "bool")
+    return false;
+  const auto& d = args.inputs[i].dims;
+  return d.size() == 4 && d[1] == 1 && d[2] == 1 && d[3] > 1;
+}
+
+bool is_and_op(std::string_view name) {
+  return name == "aten::__and__" || name == "aten::bitwise_and" || name == "aten::logical_and" ||
+         name == "aten::mul";
+}
 
 // True when the op compares a key-index row [.., 1, N] with a query-index column [.., M, 1].
 bool is_outer_index_compare(const OpArgs& args) {
@@ -37,6 +89,11 @@ MaskEvidence scan_mask_building(const Trace& trace) {
   for (const Slice& s : trace.slices) {
     if (s.cat != Category::kCpuOp) continue;
     const std::string_view name = trace.name_of(s);
+    if (is_and_op(name)) {
+      const OpArgs* args = trace.op_args_of(s);
+      if (args != nullptr && (is_key_row(trace, *args, 0) || is_key_row(trace, *args, 1))) ev.key_padding = true;
+      continue;
+    }
     const bool causal_op = name == "aten::le" || name == "aten::ge";
     const bool window_op = name == "aten::gt" || name == "aten::lt";
     if (!causal_op && !window_op) continue;
@@ -64,12 +121,30 @@ bool mask_covers_scores(const Call& c) {
   return c.mask.present && d.size() >= 2 && d[d.size() - 2] == c.shape.Sq && d.back() == c.shape.Skv;
 }
 
+// A [.., 1, Skv] mask hides the same keys from every query row: a key-padding mask by shape.
+bool mask_is_key_row(const Call& c) {
+  const auto& d = c.mask.dims;
+  return c.mask.present && c.shape.Sq > 1 && d.size() >= 2 && d[d.size() - 2] == 1 && d.back() == c.shape.Skv &&
+         c.shape.Skv > 1;
+}
+
+// The mask's kind: what the capture read from its rows wins, then a window the user gave or
+// the capture measured, then what the trace's mask-building ops prove; "unknown" otherwise.
+std::string mask_kind_of(const Call& c, const MaskEvidence& ev, int64_t window) {
+  if (!c.mask.pattern.empty()) return c.mask.pattern;
+  if (window > 0 || ev.window_compare) return "sliding_window";
+  if (mask_is_key_row(c) || ev.key_padding) return "padding";
+  if (ev.causal_compare) return "causal";
+  return "unknown";
+}
+
 // FlexAttention: compiled, it walks only the blocks the BlockMask keeps (the rest of the work
 // is masked scores inside partly-kept blocks); unfused, it computes every score.
 WindowEffectiveness flex_verdict(const Call& c, WindowEffectiveness w) {
   const int64_t Sq = c.shape.Sq, Skv = c.shape.Skv;
   const double sparsity = c.mask.block_sparsity;  // -1 when the capture did not see the mask
   w.mask = "block_mask";
+  w.mask_kind = !c.mask.pattern.empty() ? c.mask.pattern : (w.window > 0 ? "sliding_window" : "unknown");
   w.skips_masked_work = flex_is_compiled(c);
   if (w.window > 0) w.masked_fraction = masked_score_fraction(Sq, Skv, true, w.window);
   if (sparsity >= 0) w.masked_fraction_min = sparsity;  // fully masked blocks hold only masked scores
@@ -98,6 +173,58 @@ WindowEffectiveness flex_verdict(const Call& c, WindowEffectiveness w) {
   return w;
 }
 
+// A dense kernel (cuDNN, memory-efficient, math, CPU flash, eager) with a materialised mask
+// reads every score: the work is Sq x Skv whatever the mask holds; the kind names the fix.
+WindowEffectiveness materialised_verdict(const Call& c, const MaskEvidence& ev, WindowEffectiveness w) {
+  const int64_t Sq = c.shape.Sq, Skv = c.shape.Skv;
+  w.mask = "materialised";
+  w.mask_kind = mask_kind_of(c, ev, w.window);
+  w.skips_masked_work = false;
+  const MaskKindAdvice& advice = advice_for(w.mask_kind);
+  const bool keeps_every_score = advice.fix.empty();
+  const bool causal = ev.causal_compare || c.causal || w.mask_kind == "causal";
+  if (causal && !keeps_every_score) {
+    w.masked_fraction_min = masked_score_fraction(Sq, Skv, true, 0);
+    w.assumptions.push_back(ev.causal_compare ? "the mask is at least causal: the trace shows it built by an outer "
+                                                "kv_idx <= q_idx comparison (aten::le)"
+                                              : "the mask is at least causal (read from the captured mask rows)");
+  }
+  if (w.mask_kind == "causal") w.masked_fraction = w.masked_fraction_min;
+  if (ev.key_padding)
+    w.assumptions.push_back(
+        "the mask hides padded keys: the trace shows a per-sequence bool key row [B, 1, 1, Skv] and-ed into it; "
+        "which keys are padded the trace does not record");
+  if (ev.window_compare)
+    w.assumptions.push_back(
+        "the mask also has a sliding window (an outer kv_idx > q_idx - W comparison, aten::gt); its W is a "
+        "0-d tensor whose value the trace does not record");
+  if (w.window > 0 && w.mask_kind == "sliding_window") {
+    // Sliding windows of decoders (Mistral, Gemma) are causal: kv_idx in (q_idx - W, q_idx].
+    w.masked_fraction = masked_score_fraction(Sq, Skv, true, w.window);
+    w.assumptions.push_back(fmt::format("window W = {} ({}), causal sliding window (q_idx - W, q_idx]", w.window,
+                                        w.window_source == "given" ? "given" : "read from the captured mask"));
+  }
+  const double share = w.masked_fraction >= 0 ? w.masked_fraction : w.masked_fraction_min;
+  w.wasted_flops_share = std::max(0.0, share);
+  const std::string kernel = c.backend.empty() ? "the kernel" : c.backend;
+  if (keeps_every_score) {
+    w.verdict = fmt::format("{} computes all {}x{} scores of a {}{}", kernel, Sq, Skv, advice.label,
+                            w.mask_kind == "unknown" ? ": neither the capture nor the trace shows which scores it "
+                                                       "removes, so no masked share is claimed"
+                                                     : "; no score is masked away, so there is no masked work to skip");
+    return w;
+  }
+  std::string more;
+  if (w.mask_kind == "sliding_window" && w.masked_fraction < 0)
+    more = " (more with the window; pass the window size for the exact share)";
+  else if (w.mask_kind == "padding")
+    more = " (more on padded keys)";
+  w.verdict = fmt::format("{} computes all {}x{} scores of a {}: {}{:.1f}% of its QK/AV FLOPs are masked away{}; {}",
+                          kernel, Sq, Skv, advice.label, w.masked_fraction >= 0 ? "" : "at least ",
+                          100 * w.wasted_flops_share, more, advice.fix);
+  return w;
+}
+
 }  // namespace
 
 std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& report, const Trace* trace,
@@ -106,7 +233,6 @@ std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& repo
   const MaskEvidence ev = trace != nullptr ? scan_mask_building(*trace) : MaskEvidence{};
   for (const Call& c : report.calls) {
     if (c.direction == "backward" || c.decode) continue;
-    const int64_t Sq = c.shape.Sq, Skv = c.shape.Skv;
     WindowEffectiveness w;
     w.call_id = c.id;
     w.layer = c.layer;
@@ -119,38 +245,8 @@ std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& repo
       out.push_back(flex_verdict(c, std::move(w)));
       continue;
     }
-    if (!mask_covers_scores(c)) continue;  // no materialised Sq x Skv mask: nothing to judge
-
-    // A dense kernel (cuDNN, memory-efficient, math, CPU flash, eager) with a materialised
-    // mask reads every score: the work is Sq x Skv whatever the mask holds.
-    w.mask = "materialised";
-    w.skips_masked_work = false;
-    if (ev.causal_compare || c.causal) {
-      w.masked_fraction_min = masked_score_fraction(Sq, Skv, true, 0);
-      w.assumptions.push_back(
-          "the mask is at least causal: the trace shows it built by an outer kv_idx <= q_idx comparison (aten::le)");
-    }
-    if (ev.window_compare)
-      w.assumptions.push_back(
-          "the mask also has a sliding window (an outer kv_idx > q_idx - W comparison, aten::gt); its W is a "
-          "0-d tensor whose value the trace does not record");
-    if (w.window > 0) {
-      // Sliding windows of decoders (Mistral, Gemma) are causal: kv_idx in (q_idx - W, q_idx].
-      w.masked_fraction = masked_score_fraction(Sq, Skv, true, w.window);
-      w.assumptions.push_back(fmt::format("window W = {} ({}), causal sliding window (q_idx - W, q_idx]", w.window,
-                                          w.window_source == "given" ? "given" : "read from the captured mask"));
-    }
-    const double share = w.masked_fraction >= 0 ? w.masked_fraction : w.masked_fraction_min;
-    w.wasted_flops_share = std::max(0.0, share);
-    w.verdict = fmt::format(
-        "{} computes all {}x{} scores of a materialised mask: {}{:.1f}% of its QK/AV FLOPs are masked away{}",
-        c.backend.empty() ? "the kernel" : c.backend, Sq, Skv, w.masked_fraction >= 0 ? "" : "at least ",
-        100 * w.wasted_flops_share,
-        ev.window_compare && w.masked_fraction < 0
-            ? " (more with the window; pass the window size for the exact share). FlexAttention with a BlockMask "
-              "or FlashAttention-2's window_size would skip them"
-            : "; FlexAttention with a BlockMask or FlashAttention-2's window_size would skip them");
-    out.push_back(std::move(w));
+    if (!mask_covers_scores(c) && !mask_is_key_row(c)) continue;  // no mask over the scores: nothing to judge
+    out.push_back(materialised_verdict(c, ev, std::move(w)));
   }
   return out;
 }
@@ -165,6 +261,14 @@ std::vector<WindowVerdictGroup> group_window_verdicts(const std::vector<WindowEf
   return groups;
 }
 
+namespace {
+std::string finding_rule(std::string_view mask_kind) {
+  if (mask_kind == "sliding_window") return "heads.sliding_window";
+  if (mask_kind.empty() || mask_kind == "unknown") return "heads.masked_work";
+  return fmt::format("heads.{}_mask", mask_kind);
+}
+}  // namespace
+
 std::vector<Finding> sliding_window_findings(const std::vector<WindowEffectiveness>& verdicts) {
   std::vector<WindowEffectiveness> wasteful;
   std::copy_if(verdicts.begin(), verdicts.end(), std::back_inserter(wasteful),
@@ -173,7 +277,7 @@ std::vector<Finding> sliding_window_findings(const std::vector<WindowEffectivene
   for (const WindowVerdictGroup& g : group_window_verdicts(wasteful)) {
     const WindowEffectiveness& w = *g.first;
     Finding f;
-    f.rule = "heads.sliding_window";
+    f.rule = finding_rule(w.mask_kind);
     f.severity = w.wasted_flops_share >= 0.5 ? "medium" : "low";
     f.title = fmt::format("{}: {:.0f}% of the attention FLOPs go to masked scores",
                           w.backend.empty() ? std::string("masked attention") : w.backend, 100 * w.wasted_flops_share);

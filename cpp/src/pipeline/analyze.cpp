@@ -83,11 +83,13 @@ void note_missing(const Trace& trace, const TraceIndex& index, const std::vector
   for (const IngestIssue& issue : trace.issues) source.missing.push_back(describe_ingest_issue(issue));
 }
 
-// Only verdicts that say something: a FlexAttention call, or masked work the trace proves.
+// Only verdicts that say something: a FlexAttention call, masked work the trace proves, or a
+// mask whose kind is known (its fix).
 void add_window_verdicts(Report& report, const Trace& trace) {
   std::vector<WindowEffectiveness> verdicts;
   for (WindowEffectiveness& w : sliding_window_effectiveness(report, &trace))
-    if (w.mask == "block_mask" || w.masked_fraction >= 0 || w.masked_fraction_min > 0) verdicts.push_back(std::move(w));
+    if (w.mask == "block_mask" || w.masked_fraction >= 0 || w.masked_fraction_min > 0 || w.mask_kind != "unknown")
+      verdicts.push_back(std::move(w));
   if (verdicts.empty()) return;
   for (Finding& f : sliding_window_findings(verdicts)) report.findings.push_back(std::move(f));
   report.heads.emplace();

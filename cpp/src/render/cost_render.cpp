@@ -101,6 +101,11 @@ std::vector<Table> layer_tables(const Report& r) {
                       c.disproportionate ? "<- disproportionate" : ""});
   }
   if (t.rows.empty()) return {};
+  if (!r.summary.has_gpu) {  // no datasheet peak for a CPU: the roofline columns would be empty
+    t.header.erase(t.header.begin() + 2, t.header.begin() + 4);
+    for (Row& row : t.rows) row.erase(row.begin() + 2, row.begin() + 4);
+    t.notes.push_back("roofline: needs a GPU peak; this trace ran on the CPU, so no TFLOP/s against a peak is shown");
+  }
   return {t};
 }
 
@@ -146,16 +151,19 @@ Table replay_table(const ScalingSection& s) {
 std::vector<Table> scaling_tables(const ScalingSection& s) {
   std::vector<Table> tables;
   for (const auto& series : s.series) {
+    const bool whole_pass = series.forward_pass_time_us.size() == series.lengths.size() && !series.lengths.empty();
     Table t{fmt::format("Scaling with sequence length: {}", series.backend),
             {"S", "attention time (us)", "peak activation", "memory residual"},
             {},
             {}};
+    if (whole_pass) t.header.insert(t.header.begin() + 2, "forward pass time (us)");
     for (size_t i = 0; i < series.lengths.size(); ++i) {
       const double residual =
           i < series.memory_fit.residuals.size() ? series.memory_fit.residuals[i] : 0.0;
       t.rows.push_back({fmt::format("{}", series.lengths[i]), fmt::format("{:.1f}", series.time_us[i]),
                         series.peak_bytes[i] >= 0 ? format_bytes(static_cast<double>(series.peak_bytes[i])) : "-",
                         format_bytes(residual)});
+      if (whole_pass) t.rows.back().insert(t.rows.back().begin() + 2, fmt::format("{:.1f}", series.forward_pass_time_us[i]));
     }
     t.notes.push_back("time(S)   = " + fit_text(series.time_fit, "us"));
     t.notes.push_back("memory(S) = " + fit_text(series.memory_fit, "bytes"));

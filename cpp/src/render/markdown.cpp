@@ -69,7 +69,7 @@ std::string heads_markdown(const Report& r) {
                        md_escape(c.reason),
                        c.kv_bytes_per_token ? fmt::format(" (frees {} KV bytes per token)", c.kv_bytes_per_token) : "");
   for (const auto& [layers, verdict] : grouped_window_verdicts(h.sliding_window))
-    out += fmt::format("- sliding window, {}: {}\n", layers, md_escape(verdict));
+    out += fmt::format("- masked attention, {}: {}\n", layers, md_escape(verdict));
   if (!h.sampling_note.empty()) out += "- " + md_escape(h.sampling_note) + "\n";
   for (const std::string& n : h.notes) out += "- " + md_escape(n) + "\n";
   return out;

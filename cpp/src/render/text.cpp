@@ -137,7 +137,7 @@ std::string heads_text(const Report& r) {
     if (!h.sampling_note.empty()) out += "  " + h.sampling_note + "\n";
   }
   for (const auto& [layers, verdict] : grouped_window_verdicts(h.sliding_window))
-    out += fmt::format("  sliding window, {}: {}\n", layers, verdict);
+    out += fmt::format("  masked attention, {}: {}\n", layers, verdict);
   for (const std::string& n : h.notes) out += "  note: " + n + "\n";
   return out;
 }

@@ -41,7 +41,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FailingAllocation, op, layer, by
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AllocatorReplay, file, events, within_2mib_share,
                                                 largest_difference_bytes, recorded_peak_reserved_bytes,
                                                 simulated_peak_reserved_bytes, cannot_know)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ScalingSeries, backend, lengths, time_us, peak_bytes,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ScalingSeries, backend, lengths, time_us,
+                                                forward_pass_time_us, peak_bytes,
                                                 time_fit, memory_fit, oom_threshold_tokens, oom_error_band,
                                                 oom_threshold_low_tokens, oom_threshold_high_tokens,
                                                 failing_allocation, fragmentation, exact_size_share,
@@ -66,7 +67,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HeadStats, layer, head, kv_head,
                                                 sampling_stderr, kind)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HeadCandidate, layer, head, action, reason,
                                                 kv_bytes_per_token, expected_speedup)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WindowEffectiveness, call_id, layer, backend, mask,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WindowEffectiveness, call_id, layer, backend, mask, mask_kind,
                                                 skips_masked_work, window, window_source,
                                                 masked_fraction, masked_fraction_min,
                                                 wasted_flops_share, verdict, assumptions)
@@ -83,8 +84,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RanksSection, ranks, slowest_ran
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelRef, name, component, ts_ns, device_time_us,
                                                 stream, correlation)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Shape, B, Hq, Hkv, Sq, Skv, D, Dv, dtype, tokens, kv_cache)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MaskInfo, present, kind, dims, window, block_sparsity,
-                                                block_size)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MaskInfo, present, kind, dims, window, pattern,
+                                                block_sparsity, block_size)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, phase, direction, pair_id,
                                                 sequence_number,
                                                 backend, library, fused, op, backend_op, cpu_ts_ns,
@@ -95,7 +96,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, p
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Layer, index, module, backends, call_ids,
                                                 fused_time_fraction, device_time_us, device_time_unknown, cost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Finding, severity, title, detail, rule, layers,
-                                                expected_gain)
+                                                expected_gain, cause)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Summary, call_count, fused_call_count,
                                                 fused_time_fraction, fused_call_fraction,
                                                 attention_device_time_us, gpu_time_us, attention_share,

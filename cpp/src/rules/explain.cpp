@@ -154,7 +154,37 @@ struct Group {
   std::string rule;
   double gain = 0;
   std::vector<int64_t> layers;
+  std::string cause;  // "unfused:<backend>" when the call ran unfused, else ""
 };
+
+std::vector<int64_t> layer_set(std::vector<int64_t> layers) {
+  std::sort(layers.begin(), layers.end());
+  layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
+  return layers;
+}
+
+int severity_rank(std::string_view s) {
+  return s == "high" ? 3 : s == "medium" ? 2 : s == "low" ? 1 : 0;
+}
+
+// A finding another analyzer already made for the same cause and layers (the unfused-backend
+// finding, say) takes this one's reasons instead of being repeated in other words: the why
+// (this title and fix) leads, the other's numbers follow.
+void add_or_merge(std::vector<Finding>& findings, Finding f) {
+  const auto same = std::find_if(findings.begin(), findings.end(), [&](const Finding& g) {
+    return !f.cause.empty() && g.cause == f.cause && layer_set(g.layers) == layer_set(f.layers);
+  });
+  if (same == findings.end()) {
+    findings.push_back(std::move(f));
+    return;
+  }
+  Finding& kept = *same;
+  if (severity_rank(f.severity) > severity_rank(kept.severity)) kept.severity = f.severity;
+  kept.detail = fmt::format("{}. {}", f.detail, kept.detail);
+  kept.title = fmt::format("{}; {}", f.title, kept.title);
+  kept.rule = f.rule;
+  kept.expected_gain = std::max(kept.expected_gain, f.expected_gain);
+}
 
 }  // namespace
 
@@ -320,7 +350,7 @@ void explain_calls(Report& report, const ExplainOptions& options) {
                                                               e.expected_speedup, e.expected_memory_ratio, e.gain_basis)
                                                 : "",
                          e.fix.empty() || e.consistency_note.empty() ? "" : ". " + e.consistency_note),
-             rule_id, e.expected_speedup, {}};
+             rule_id, e.expected_speedup, {}, call.fused ? "" : "unfused:" + call.backend};
       }
       g.layers.push_back(call.layer >= 0 ? call.layer : call.id);
     }
@@ -328,8 +358,8 @@ void explain_calls(Report& report, const ExplainOptions& options) {
   }
   for (const std::string& key : group_order) {
     Group& g = groups[key];
-    report.findings.push_back({g.severity, fmt::format("{}: {}", format_layer_ranges(g.layers), g.title_core), g.detail,
-                               g.rule, g.layers, g.gain});
+    add_or_merge(report.findings, {g.severity, fmt::format("{}: {}", format_layer_ranges(g.layers), g.title_core),
+                                   g.detail, g.rule, g.layers, g.gain, g.cause});
   }
 }
 

@@ -2,6 +2,7 @@
 // and the safetensors reader.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -132,6 +133,82 @@ TEST(SlidingWindow, FindingsMergeLayersWithTheSameVerdictAndSkipVerdictsWithoutW
   EXPECT_EQ(findings[0].severity, "medium");
   EXPECT_NEAR(findings[0].expected_gain, 16777216.0 / 3670528.0, 1e-9);  // 1 / (1 - wasted)
   EXPECT_EQ(findings[0].title, "cudnn: 78% of the attention FLOPs go to masked scores");
+}
+
+std::string h200(const std::string& name) {
+  return std::string(ATTNPROF_FIXTURES_DIR) + "/h200-torch2.11/traces/" + name + ".pt.trace.json.gz";
+}
+
+TEST(MaskKinds, MistralWindowTraceKeepsItsWindowVerdict) {
+  auto trace = load_trace(kMistral);
+  ASSERT_TRUE(trace.ok());
+  const Report report = analyze_trace(*trace);
+  ASSERT_TRUE(report.heads);
+  for (const auto& w : report.heads->sliding_window) {
+    EXPECT_EQ(w.mask_kind, "sliding_window");
+    EXPECT_NE(w.verdict.find("window_size"), std::string::npos) << w.verdict;
+  }
+  EXPECT_TRUE(std::any_of(report.findings.begin(), report.findings.end(),
+                          [](const Finding& f) { return f.rule == "heads.sliding_window"; }));
+}
+
+// A padding mask (transformers and-s a per-sequence key row [B, 1, 1, S] into it) is not a
+// window: it gets unpadding advice, and no finding says "window".
+TEST(MaskKinds, PaddingMaskTracesGetPaddingAdviceAndNoWindowAdvice) {
+  for (const char* name : {"llama_hd96_gqa_sdpa_bf16_b4_s2048_padmask", "llama7b4l_sdpa_bf16_b4_s2048_padmask",
+                           "bert_sdpa_fp16_b16_s512_padmask"}) {
+    auto trace = load_trace(h200(name));
+    ASSERT_TRUE(trace.ok()) << name;
+    const Report report = analyze_trace(*trace);
+    ASSERT_TRUE(report.heads) << name;
+    ASSERT_EQ(report.heads->sliding_window.size(), 4u) << name;  // 4 layers
+    for (const auto& w : report.heads->sliding_window) {
+      EXPECT_EQ(w.mask_kind, "padding") << name;
+      EXPECT_NE(w.verdict.find("flash_attn_varlen_func"), std::string::npos) << w.verdict;
+      EXPECT_EQ(w.verdict.find("window"), std::string::npos) << w.verdict;
+    }
+    for (const Finding& f : report.findings) {
+      EXPECT_NE(f.rule, "heads.sliding_window") << name;
+      if (f.rule.rfind("heads.", 0) == 0) {
+        EXPECT_EQ(f.detail.find("window"), std::string::npos) << f.detail;
+      }
+    }
+  }
+}
+
+TEST(MaskKinds, CausalPaddingMaskProvesTheCausalHalfAndBidirectionalPaddingClaimsNoShare) {
+  auto llama = load_trace(h200("llama_hd96_gqa_sdpa_bf16_b4_s2048_padmask"));
+  ASSERT_TRUE(llama.ok());
+  const Report causal = analyze_trace(*llama);
+  ASSERT_TRUE(causal.heads);
+  EXPECT_NEAR(causal.heads->sliding_window[0].masked_fraction_min, 2047.0 / 4096.0, 1e-12);
+  EXPECT_TRUE(std::any_of(causal.findings.begin(), causal.findings.end(),
+                          [](const Finding& f) { return f.rule == "heads.padding_mask"; }));
+  auto bert = load_trace(h200("bert_sdpa_fp16_b16_s512_padmask"));
+  ASSERT_TRUE(bert.ok());
+  const Report bidirectional = analyze_trace(*bert);
+  ASSERT_TRUE(bidirectional.heads);
+  EXPECT_EQ(bidirectional.heads->sliding_window[0].wasted_flops_share, 0.0);  // which keys are padded: not in a trace
+}
+
+TEST(MaskKinds, CapturedPatternWinsAndAMaskOfUnknownKindClaimsNothing) {
+  Report report;
+  Call sdpa;
+  sdpa.backend = backend::kMath;
+  sdpa.direction = "forward";
+  sdpa.shape.Sq = sdpa.shape.Skv = 64;
+  sdpa.mask.present = true;
+  sdpa.mask.kind = "bool";
+  sdpa.mask.dims = {1, 1, 64, 64};
+  report.calls.push_back(sdpa);
+  sdpa.mask.pattern = "block";
+  report.calls.push_back(sdpa);
+  const auto v = sliding_window_effectiveness(report, nullptr);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].mask_kind, "unknown");
+  EXPECT_EQ(v[0].wasted_flops_share, 0.0);
+  EXPECT_EQ(v[1].mask_kind, "block");
+  EXPECT_NE(v[1].verdict.find("document BlockMask"), std::string::npos) << v[1].verdict;
 }
 
 TEST(SlidingWindow, FlashCallsWithoutAMaskHaveNoVerdict) {

@@ -108,6 +108,47 @@ TEST(AnalyzeExplains, ForcedFlashWithUnknownTorchNamesBothExplanations) {
   }
 }
 
+TEST(AnalyzeExplains, ForcedMathTraceHasOneUnfusedFindingCarryingTheRulesReasonAndTheMeasuredTime) {
+  const Report r = analyze("llama7b4l_sdpa_bf16_b4_s2048_force_math", AnalyzeOptions{.torch_version = "2.11"});
+  const auto unfused = std::count_if(r.findings.begin(), r.findings.end(),
+                                     [](const Finding& f) { return f.cause == "unfused:math"; });
+  ASSERT_EQ(unfused, 1);
+  const Finding& f = *std::find_if(r.findings.begin(), r.findings.end(),
+                                   [](const Finding& g) { return g.cause == "unfused:math"; });
+  EXPECT_EQ(f.rule, "rules.forced_backend");
+  EXPECT_EQ(f.severity, "high");
+  EXPECT_NE(f.detail.find("sdpa_kernel([MATH])"), std::string::npos) << f.detail;         // the rules' fix
+  EXPECT_NE(f.detail.find("with separate kernels"), std::string::npos) << f.detail;       // the measured side
+}
+
+// Every H200 fixture: no two findings share a cause and a layer set, and none repeats another's text.
+TEST(AnalyzeExplains, NoFindingRepeatsAnotherOnAnyFixture) {
+  const auto dir = std::filesystem::path(ATTNPROF_FIXTURES_DIR) / "h200-torch2.11/traces";
+  size_t traces = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string file = entry.path().filename().string();
+    const std::string name = file.substr(0, file.find(".pt.trace.json.gz"));
+    const Report r = analyze(name, AnalyzeOptions{.torch_version = "2.11"});
+    ++traces;
+    for (size_t i = 0; i < r.findings.size(); ++i)
+      for (size_t j = i + 1; j < r.findings.size(); ++j) {
+        const Finding& a = r.findings[i];
+        const Finding& b = r.findings[j];
+        EXPECT_NE(a.title, b.title) << name;
+        EXPECT_NE(a.detail, b.detail) << name;
+        auto la = a.layers, lb = b.layers;
+        std::sort(la.begin(), la.end());
+        std::sort(lb.begin(), lb.end());
+        la.erase(std::unique(la.begin(), la.end()), la.end());
+        lb.erase(std::unique(lb.begin(), lb.end()), lb.end());
+        if (!a.cause.empty()) {
+          EXPECT_FALSE(a.cause == b.cause && la == lb) << name << ": " << a.title << " / " << b.title;
+        }
+      }
+  }
+  EXPECT_GE(traces, 20u);
+}
+
 TEST(AnalyzeExplains, EagerTraceSuggestsSdpaWithTheMeasuredGain) {
   const Report r = analyze("llama7b4l_eager_bf16_b4_s2048");
   const auto calls = forward_explained(r);

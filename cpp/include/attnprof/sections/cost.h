@@ -62,7 +62,8 @@ struct AllocatorReplay {
 struct ScalingSeries {
   std::string backend;
   std::vector<int64_t> lengths;
-  std::vector<double> time_us;
+  std::vector<double> time_us;            // attention alone
+  std::vector<double> forward_pass_time_us;  // the whole pass (projections, MLP, logits too): predict only
   std::vector<int64_t> peak_bytes;
   FitTerm time_fit;
   FitTerm memory_fit;

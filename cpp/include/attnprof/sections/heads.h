@@ -46,6 +46,8 @@ struct WindowEffectiveness {
   int64_t layer = -1;
   std::string backend;
   std::string mask;                  // "materialised", "block_mask", "window_size", "causal_flag", "none"
+  std::string mask_kind;             // "causal", "padding", "sliding_window", "block", "bias", "arbitrary",
+                                     // "unknown" (docs/heads.md: from the captured rows or the trace's ops)
   bool skips_masked_work = false;    // kernel skips masked blocks (FlexAttention BlockMask, FA2 window)
   int64_t window = 0;                // sliding window in tokens, 0 when unknown
   std::string window_source;         // "given", "capture", "unknown"
