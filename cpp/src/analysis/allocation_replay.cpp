@@ -252,10 +252,12 @@ AllocatorReplay replay_check(const AllocationSequence& seq, const AllocatorConfi
   replay.within_2mib_share = replay.events > 0 ? static_cast<double>(within) / static_cast<double>(replay.events) : 0;
   replay.cannot_know = fmt::format(
       "the recording began mid-run: the {:.1f} MiB allocated before it and kept (weights, inputs) are replayed as one "
-      "block and the {} blocks allocated before it that it frees as blocks of their size, after two warm-up passes "
-      "of this sequence; how earlier allocations were laid out in segments (free space inside weight segments, "
+      "block and the {} blocks allocated before it that it frees as blocks of their size; the free cache it began "
+      "with ({:.1f} MiB reserved in all at the first event) is seeded as one large free block plus the small-pool "
+      "space the pass needs, because how it was really laid out in segments (free space inside weight segments, "
       "segments left split by earlier passes), other streams and memory outside PyTorch are not in the trace",
-      static_cast<double>(seq.opaque_bytes) / (1024.0 * 1024.0), seq.carried.size());
+      static_cast<double>(seq.opaque_bytes) / (1024.0 * 1024.0), seq.carried.size(),
+      static_cast<double>(seq.initial_reserved) / (1024.0 * 1024.0));
   return replay;
 }
 
