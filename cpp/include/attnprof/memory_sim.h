@@ -31,6 +31,11 @@ struct AllocationSequence {
   int64_t length = 0;            // sequence length S of the pass
   int64_t opaque_bytes = 0;      // allocated before the first event and not freed in the pass
   std::vector<int64_t> carried;  // blocks allocated before the first event that the pass frees
+  // Total Reserved when the recording began (the first event's); 0 when unknown (synthesised).
+  int64_t initial_reserved = 0;
+  // Free cached memory that survives torch.cuda.empty_cache() (free space inside segments that
+  // hold weights), seeded when the simulation is given no initial_reserved.
+  int64_t held_free = 0;
   std::vector<AllocationStep> steps;
 };
 
@@ -43,6 +48,10 @@ struct SimulationOptions {
   AllocatorConfig config;
   int64_t limit_bytes = 0;  // reserved-memory cap; 0 = none
   int warmup_passes = 0;    // passes of the same sequence before the measured one
+  // Reserved memory the process holds before the pass (segments of model init and earlier
+  // passes): what it holds beyond the resident and carried blocks is seeded as free cached
+  // blocks (docs/cost.md, "Seeded free cache"). 0 = start from an empty cache.
+  int64_t initial_reserved = 0;
 };
 
 struct PassSimulation {
@@ -55,9 +64,10 @@ struct PassSimulation {
   std::vector<int64_t> reserved_after;  // per step of the measured pass, when recorded
 };
 
-// Starts from an empty allocator holding the opaque bytes and the carried blocks, runs the
-// warm-up passes (each ends by freeing what it left allocated and re-creating the carried
-// blocks it freed), then the measured pass.
+// Starts from an empty allocator holding the opaque bytes and the carried blocks (and the
+// seeded free cache of options.initial_reserved), runs the warm-up passes (each ends by
+// freeing what it left allocated and re-creating the carried blocks it freed), then the
+// measured pass.
 PassSimulation simulate_pass(const AllocationSequence& sequence, const SimulationOptions& options,
                              bool record_reserved = false);
 
@@ -78,6 +88,7 @@ struct SequenceModel {
   std::vector<SizePolynomial> carried;
   std::vector<SizePolynomial> steps;  // per step (frees hold a zero polynomial)
   double exact_share = 1;             // share of allocation sizes fitted exactly
+  int64_t held_free = 0;              // S-independent free cache, fitted to the recorded reserved
 };
 
 // Needs two or more lengths whose sequences match step by step (same op, same frees);

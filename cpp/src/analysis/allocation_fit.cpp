@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "attnprof/memory_sim.h"
 
@@ -100,6 +101,46 @@ FailingAllocation failing_at(const SequenceModel& model, int64_t length, const P
   return f;
 }
 
+int64_t recorded_peak_reserved(const AllocationSequence& seq) {
+  int64_t peak = 0;
+  for (const auto& step : seq.steps) peak = std::max(peak, step.recorded_reserved);
+  return peak;
+}
+
+// The free cache that empty_cache() cannot release (free space inside the weights' segments,
+// left by model init) is the same at every length; what the recordings also hold are the
+// segments the passes after empty_cache() created, which depend on S. So: the one amount that,
+// seeded before warm-up passes, best reproduces every recorded peak Total Reserved (least sum
+// of absolute differences over a grid from 0 to the smallest free cache a recording began with).
+int64_t fit_held_free(std::span<const AllocationSequence* const> used) {
+  constexpr int64_t kGranule = 2 * 1024 * 1024;
+  constexpr int64_t kGridPoints = 128;
+  int64_t ceiling = std::numeric_limits<int64_t>::max();
+  for (const auto* seq : used) {
+    if (seq->initial_reserved <= 0) return 0;
+    int64_t held = seq->opaque_bytes;
+    for (int64_t c : seq->carried) held += c;
+    ceiling = std::min(ceiling, seq->initial_reserved - held);
+  }
+  if (ceiling <= 0) return 0;
+  const int64_t step = std::max(kGranule, ceiling / kGridPoints / kGranule * kGranule);
+  SimulationOptions warm;
+  warm.warmup_passes = 2;
+  int64_t best = 0;
+  double best_error = std::numeric_limits<double>::infinity();
+  for (int64_t held_free = 0; held_free <= ceiling; held_free += step) {
+    double error = 0;
+    for (const auto* seq : used) {
+      AllocationSequence seeded = *seq;
+      seeded.held_free = held_free;
+      const PassSimulation sim = simulate_pass(seeded, warm);
+      error += std::abs(static_cast<double>(sim.peak_reserved - recorded_peak_reserved(*seq)));
+    }
+    if (error < best_error) best_error = error, best = held_free;
+  }
+  return best;
+}
+
 }  // namespace
 
 int64_t SizePolynomial::at(int64_t length) const {
@@ -144,6 +185,7 @@ Result<SequenceModel> fit_allocation_sequences(std::span<const AllocationSequenc
     exact += model.steps.back().exact ? 1 : 0;
   }
   model.exact_share = allocations > 0 ? static_cast<double>(exact) / static_cast<double>(allocations) : 1;
+  model.held_free = fit_held_free(used);
   return model;
 }
 
@@ -152,6 +194,7 @@ AllocationSequence synthesize_sequence(const SequenceModel& model, int64_t lengt
   seq.file = fmt::format("synthesised at S={}", length);
   seq.length = length;
   seq.opaque_bytes = model.opaque.at(length);
+  seq.held_free = model.held_free;
   for (const auto& p : model.carried) seq.carried.push_back(std::max<int64_t>(1, p.at(length)));
   seq.steps.reserve(model.shape.steps.size());
   for (size_t i = 0; i < model.shape.steps.size(); ++i) {

@@ -17,6 +17,29 @@ namespace {
 constexpr int64_t kAgreementTolerance = 2 * 1024 * 1024;
 constexpr uint64_t kOpaqueHandle = ~uint64_t{0};
 constexpr uint64_t kCarriedBase = uint64_t{1} << 62;
+constexpr uint64_t kSeedBase = uint64_t{3} << 62;
+constexpr int64_t kSmallSegment = 2 * 1024 * 1024;  // allocator_segment_size of a small request
+constexpr int64_t kSmallRequest = 1024 * 1024;      // the small pool's largest request
+constexpr int64_t kLargeSegmentMin = 10 * 1024 * 1024;  // smallest request given its own segment
+
+// Most bytes the pass holds live at once in small-pool blocks (<= 1 MiB rounded), rounded up
+// to whole small segments: the small-pool free space a recording with a constant Total
+// Reserved must have held, since a pass that needed more would have grown it.
+int64_t small_pool_need(const AllocationSequence& seq, const AllocatorConfig& config) {
+  std::vector<int64_t> rounded(seq.steps.size(), 0);
+  int64_t live = 0, peak = 0;
+  for (size_t i = 0; i < seq.steps.size(); ++i) {
+    const AllocationStep& step = seq.steps[i];
+    if (!step.is_free()) {
+      const int64_t r = allocator_round_size(config, step.bytes);
+      if (r <= kSmallRequest) live += rounded[i] = r;
+    } else if (step.frees >= 0) {
+      live -= rounded[static_cast<size_t>(step.frees)];
+    }
+    peak = std::max(peak, live);
+  }
+  return (peak + kSmallSegment - 1) / kSmallSegment * kSmallSegment;
+}
 
 uint64_t step_handle(int pass, size_t step) { return (static_cast<uint64_t>(pass) << 32) | step; }
 
@@ -72,9 +95,34 @@ struct PassRunner {
   PassRunner(const AllocationSequence& s, const SimulationOptions& o)
       : seq(s), sim(o.config, o.limit_bytes), carried_live(s.carried.size(), false) {}
 
-  bool setup() {
+  bool setup(const SimulationOptions& o) {
     if (seq.opaque_bytes > 0 && !sim.malloc(kOpaqueHandle, seq.opaque_bytes)) return false;
-    return restore_carried();
+    if (!restore_carried()) return false;
+    const int64_t free_cache = o.initial_reserved > 0 ? o.initial_reserved - sim.reserved_bytes() : seq.held_free;
+    return seed_free_cache(free_cache, o.config);
+  }
+  // Free cached memory the process held before the pass, as free segments: the small-pool
+  // part the pass can use (small_pool_need) in 2 MiB segments, the rest as one large-pool
+  // segment (the most reusable layout: one block, split per request). Created by allocating
+  // and freeing blocks that fill whole segments, so the allocator's own rules place them.
+  bool seed_free_cache(int64_t free_bytes, const AllocatorConfig& config) {
+    free_bytes = free_bytes / kSmallSegment * kSmallSegment;
+    if (free_bytes <= 0) return true;
+    int64_t small = std::min(free_bytes, small_pool_need(seq, config));
+    int64_t large = free_bytes - small;
+    if (large < kLargeSegmentMin) small += large, large = 0;  // a smaller large segment does not exist
+    std::vector<uint64_t> seeded;
+    for (int64_t b = 0; b < small; b += kSmallSegment)
+      for (int half = 0; half < 2; ++half) {
+        seeded.push_back(kSeedBase + seeded.size());
+        if (!sim.malloc(seeded.back(), kSmallRequest)) return false;
+      }
+    if (large > 0) {
+      seeded.push_back(kSeedBase + seeded.size());
+      if (!sim.malloc(seeded.back(), large)) return false;
+    }
+    for (uint64_t h : seeded) sim.free(h);
+    return true;
   }
   bool restore_carried() {
     for (size_t k = 0; k < seq.carried.size(); ++k)
@@ -145,6 +193,7 @@ Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report&
     seq.steps.push_back(std::move(step));
   }
   seq.opaque_bytes = std::max<int64_t>(0, timeline.baseline() - carried_total);
+  seq.initial_reserved = events.front()->total_reserved;
   return seq;
 }
 
@@ -158,7 +207,7 @@ PassSimulation simulate_pass(const AllocationSequence& seq, const SimulationOpti
     result.allocated_at_failure = runner.sim.allocated_bytes();
     return result;
   };
-  if (!runner.setup()) return fail(-1);
+  if (!runner.setup(options)) return fail(-1);
   for (int pass = 0; pass < options.warmup_passes; ++pass) {
     if (const int64_t failed = runner.run(pass, nullptr); failed >= 0) return fail(failed);
     runner.end_pass(pass);
@@ -181,11 +230,13 @@ PassSimulation simulate_pass(const AllocationSequence& seq, const SimulationOpti
 AllocatorReplay replay_check(const AllocationSequence& seq, const AllocatorConfig& config) {
   AllocatorReplay replay;
   replay.file = seq.file;
-  // The capture ran warm-up passes of the same model before the recorded one; two leave the
-  // cache in the state every later pass finds (the second pass reuses every segment).
+  // The recording began with the segments of model init and earlier passes already reserved:
+  // seeded as free cache, they hold what warm-up passes would have created. Without a recorded
+  // Total Reserved, two warm-up passes of the sequence leave the cache in its steady state.
   SimulationOptions options;
   options.config = config;
-  options.warmup_passes = 2;
+  options.initial_reserved = seq.initial_reserved;
+  options.warmup_passes = seq.initial_reserved > 0 ? 0 : 2;
   const PassSimulation sim = simulate_pass(seq, options, /*record_reserved=*/true);
   int64_t within = 0;
   for (size_t i = 0; i < seq.steps.size() && i < sim.reserved_after.size(); ++i) {
@@ -201,10 +252,12 @@ AllocatorReplay replay_check(const AllocationSequence& seq, const AllocatorConfi
   replay.within_2mib_share = replay.events > 0 ? static_cast<double>(within) / static_cast<double>(replay.events) : 0;
   replay.cannot_know = fmt::format(
       "the recording began mid-run: the {:.1f} MiB allocated before it and kept (weights, inputs) are replayed as one "
-      "block and the {} blocks allocated before it that it frees as blocks of their size, after two warm-up passes "
-      "of this sequence; how earlier allocations were laid out in segments (free space inside weight segments, "
+      "block and the {} blocks allocated before it that it frees as blocks of their size; the free cache it began "
+      "with ({:.1f} MiB reserved in all at the first event) is seeded as one large free block plus the small-pool "
+      "space the pass needs, because how it was really laid out in segments (free space inside weight segments, "
       "segments left split by earlier passes), other streams and memory outside PyTorch are not in the trace",
-      static_cast<double>(seq.opaque_bytes) / (1024.0 * 1024.0), seq.carried.size());
+      static_cast<double>(seq.opaque_bytes) / (1024.0 * 1024.0), seq.carried.size(),
+      static_cast<double>(seq.initial_reserved) / (1024.0 * 1024.0));
   return replay;
 }
 

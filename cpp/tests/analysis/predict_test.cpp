@@ -70,7 +70,7 @@ TEST(Predict, OomThresholdIsTheLastLengthWhoseSimulatedPassFits) {
   EXPECT_FALSE(edge->rows[1].fits);
   // Segments hold more than the live tensors: below the length where weights + activation
   // alone reach the cap (60,272 from the ground truth; the scaling test), by rounding and
-  // fragmentation, and above the trace-based simulation (49,280), whose sequence has more
+  // fragmentation, and above the trace-based simulation (48,511), whose sequence has more
   // tensors of mixed sizes than the formulas list.
   const int64_t weights = edge->rows[0].weights_bytes;
   EXPECT_GT(weights + predicted_activation_bytes(*model, o, s), 0);
