@@ -95,7 +95,7 @@ def test_gpt2_eager_calls_are_eager_with_a_float_mask_and_no_sdpa_choice():
                                  (B, HEADS, HEADS, S, S, D), "transformers.eager", "", "eager")
     # eager gets transformers' materialised causal mask (additive float, finfo.min above the diagonal)
     assert [r["mask"] for r in prof.capture.records] == [{"kind": "float", "shape": [B, 1, S, S], "dtype": "float32",
-                                                   "window": 0}] * 2  # causal, no window
+                                                   "window": 0, "pattern": "causal"}] * 2  # no window
 
 
 def test_bert_padding_mask_reaches_sdpa_as_a_4d_bool_mask():
