@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attnprof/allocator_sim.h"
 #include "attnprof/capture.h"
 #include "attnprof/cost_render.h"
 #include "attnprof/diff.h"
@@ -114,8 +115,8 @@ inline std::string whatif_lengths_input(std::string_view bytes) {
 }
 
 // Command-line values: the input is one argument, read by every parser that reads one (memory
-// sizes, shapes, percentages, versions, architectures, dtypes, masks). Errors are joined.
-// The allocator-settings string (PYTORCH_CUDA_ALLOC_CONF) joins this list when its parser lands.
+// sizes, shapes, percentages, versions, architectures, dtypes, masks, the allocator settings
+// of `scale --alloc-conf`, PYTORCH_CUDA_ALLOC_CONF). Errors are joined.
 inline std::string arguments_input(std::string_view bytes) {
   const std::string text(bytes);
   std::string errors;
@@ -130,6 +131,7 @@ inline std::string arguments_input(std::string_view bytes) {
   note(error_of(rules::parse_arch(text)));
   note(error_of(rules::parse_dtype(text)));
   note(error_of(rules::parse_mask(text)));
+  note(error_of(parse_allocator_config(text)));
   return errors;
 }
 
