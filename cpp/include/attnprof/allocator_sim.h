@@ -15,6 +15,18 @@
 
 namespace attnprof {
 
+// The caching allocator's size constants (c10/cuda/CUDACachingAllocator.cpp, docs/cost.md
+// section 7), one copy for the simulator and the settings parser.
+namespace caching_allocator {
+inline constexpr int64_t kMiB = 1024 * 1024;
+inline constexpr int64_t kMinBlockSize = 512;        // every request is rounded to this
+inline constexpr int64_t kSmallSize = kMiB;          // largest small-pool request
+inline constexpr int64_t kSmallBuffer = 2 * kMiB;    // small-pool segment
+inline constexpr int64_t kLargeBuffer = 20 * kMiB;   // segment of a 1-10 MiB request
+inline constexpr int64_t kMinLargeAlloc = 10 * kMiB; // from here segments are the request rounded
+inline constexpr int64_t kRoundLarge = 2 * kMiB;     // ... up to this
+}  // namespace caching_allocator
+
 // The PYTORCH_CUDA_ALLOC_CONF options that change where blocks go.
 struct AllocatorConfig {
   bool expandable_segments = false;

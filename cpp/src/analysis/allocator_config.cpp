@@ -13,13 +13,7 @@
 namespace attnprof {
 namespace {
 
-constexpr int64_t kMiB = 1024 * 1024;
-constexpr int64_t kMinBlockSize = 512;
-constexpr int64_t kSmallSize = kMiB;
-constexpr int64_t kSmallBuffer = 2 * kMiB;
-constexpr int64_t kLargeBuffer = 20 * kMiB;
-constexpr int64_t kMinLargeAlloc = 10 * kMiB;
-constexpr int64_t kRoundLarge = 2 * kMiB;
+using namespace caching_allocator;
 constexpr int kFirstIntervalLog2 = 20;  // the roundup intervals start at 1 MiB
 
 std::vector<std::string> lex(std::string_view text) {

@@ -11,12 +11,10 @@
 namespace attnprof {
 namespace {
 
-constexpr int64_t kMiB = 1024 * 1024;
-constexpr int64_t kMinBlockSize = 512;
-constexpr int64_t kSmallSize = kMiB;
+using namespace caching_allocator;
 // Expandable segments map physical memory in pages of 2 MiB (small pool) and 20 MiB (large).
-constexpr int64_t kSmallPage = 2 * kMiB;
-constexpr int64_t kLargePage = 20 * kMiB;
+constexpr int64_t kSmallPage = kSmallBuffer;  // the pools' segment sizes, as PyTorch maps them
+constexpr int64_t kLargePage = kLargeBuffer;
 constexpr int64_t kAddressSpace = int64_t{1} << 46;  // virtual room of one expandable segment
 constexpr int kNone = -1;
 
