@@ -33,11 +33,15 @@ Result<DiffThresholds> load_diff_config(const std::string& path, const DiffThres
 
 // One metric before and after, summarised over every sample (step of every run) of a side.
 struct MetricDelta {
-  bool known = false;           // both sides have at least one sample
+  bool known = false;           // both sides have samples, none of them unknown
   double before = 0;            // median of the baseline samples
   double after = 0;             // median of the candidate samples
-  int64_t before_samples = 0;
+  int64_t before_samples = 0;   // samples with a value
   int64_t after_samples = 0;
+  // Samples whose value depends on device time the trace did not record (Call::
+  // device_time_unknown): a side with any is "unknown", and the metric is not compared.
+  int64_t before_unknown = 0;
+  int64_t after_unknown = 0;
   double noise = 0;             // max(spread of baseline, spread of candidate); spread = max - min
   double worsening = 0;         // change in the "worse" direction (negative = improvement)
   double limit = 0;             // allowed worsening, in the metric's own unit

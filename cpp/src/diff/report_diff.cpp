@@ -32,12 +32,22 @@ struct Sample {
   int64_t fused_calls = 0;
   double flops = 0;
   int64_t peak_bytes = -1;
+  // Calls whose kernels were not recorded (graph captures): their time and whether they were
+  // fused are unknown, so they add nothing above, and every time-based metric of the sample
+  // is unknown rather than a sum that silently reads them as 0.
+  int64_t unknown_time_calls = 0;
 };
 
 // Samples of one scope (a layer, or the whole run), keyed by (run index, step).
 using SampleMap = std::map<std::pair<size_t, int64_t>, Sample>;
 
 void add_call(Sample& s, const Call& call) {
+  if (call.device_time_unknown) {
+    ++s.unknown_time_calls;
+    if (call.cost && call.cost->peak_bytes_during >= 0)
+      s.peak_bytes = std::max(s.peak_bytes, call.cost->peak_bytes_during);
+    return;
+  }
   s.time_us += call.device_time_us;
   s.calls += 1;
   if (call.fused) {
@@ -93,12 +103,30 @@ double spread(const std::vector<double>& v) {
   return *hi - *lo;
 }
 
-// One metric: a function of a sample that returns nullopt when the sample lacks it.
+// A metric's value in one sample: known, absent (the sample lacks it: no memory events), or
+// unknown (it depends on device time the trace did not record).
+struct Value {
+  enum State { kKnown, kAbsent, kUnknown } state = kAbsent;
+  double v = 0;
+};
+Value known(double v) { return {Value::kKnown, v}; }
+constexpr Value kAbsent{Value::kAbsent, 0};
+constexpr Value kUnknown{Value::kUnknown, 0};
+
+struct SideValues {
+  std::vector<double> known;
+  int64_t unknown = 0;
+};
+
+// One metric: a function of a sample that returns a Value.
 template <typename F>
-std::vector<double> values(const SampleMap& samples, F metric) {
-  std::vector<double> out;
-  for (const auto& [key, sample] : samples) {
-    if (auto v = metric(sample)) out.push_back(*v);
+SideValues values(const SampleMap* samples, F metric) {
+  SideValues out;
+  if (!samples) return out;
+  for (const auto& [key, sample] : *samples) {
+    const Value v = metric(sample);
+    if (v.state == Value::kKnown) out.known.push_back(v.v);
+    if (v.state == Value::kUnknown) ++out.unknown;
   }
   return out;
 }
@@ -108,14 +136,23 @@ template <typename F, typename L>
 MetricDelta delta(const SampleMap* before, const SampleMap* after, F metric, Worse worse,
                   bool gated, L limit_of) {
   MetricDelta d;
-  const std::vector<double> b = before ? values(*before, metric) : std::vector<double>{};
-  const std::vector<double> a = after ? values(*after, metric) : std::vector<double>{};
+  const SideValues bv = values(before, metric), av = values(after, metric);
+  const std::vector<double>& b = bv.known;
+  const std::vector<double>& a = av.known;
   d.before_samples = static_cast<int64_t>(b.size());
   d.after_samples = static_cast<int64_t>(a.size());
+  d.before_unknown = bv.unknown;
+  d.after_unknown = av.unknown;
+  if (!b.empty()) d.before = median(b);
+  if (!a.empty()) d.after = median(a);
+  // A side with an unknown sample has no value to compare: never a regression or an improvement
+  // (a gated metric still says it was not compared).
+  if (bv.unknown > 0 || av.unknown > 0) {
+    d.gated = gated;
+    return d;
+  }
   if (b.empty() || a.empty()) return d;
   d.known = true;
-  d.before = median(b);
-  d.after = median(a);
   d.noise = std::max(spread(b), spread(a));
   d.worsening = worse == Worse::kUp ? d.after - d.before : d.before - d.after;
   d.limit = limit_of(d.before);
@@ -124,22 +161,29 @@ MetricDelta delta(const SampleMap* before, const SampleMap* after, F metric, Wor
   return d;
 }
 
-std::optional<double> time_of(const Sample& s) { return s.time_us; }
-std::optional<double> fused_time_pct_of(const Sample& s) {
-  if (s.time_us <= 0) return std::nullopt;
-  return 100.0 * s.fused_time_us / s.time_us;
+Value time_of(const Sample& s) {
+  if (s.unknown_time_calls > 0) return kUnknown;
+  return known(s.time_us);
 }
-std::optional<double> fused_calls_pct_of(const Sample& s) {
-  if (s.calls == 0) return std::nullopt;
-  return 100.0 * static_cast<double>(s.fused_calls) / static_cast<double>(s.calls);
+Value fused_time_pct_of(const Sample& s) {
+  if (s.unknown_time_calls > 0) return kUnknown;
+  if (s.time_us <= 0) return kAbsent;
+  return known(100.0 * s.fused_time_us / s.time_us);
 }
-std::optional<double> tflops_of(const Sample& s) {
-  if (s.time_us <= 0 || s.flops <= 0) return std::nullopt;
-  return s.flops / (s.time_us * 1e-6) / 1e12;
+// Whether a call whose kernels were not seen was fused is unknown too.
+Value fused_calls_pct_of(const Sample& s) {
+  if (s.unknown_time_calls > 0) return kUnknown;
+  if (s.calls == 0) return kAbsent;
+  return known(100.0 * static_cast<double>(s.fused_calls) / static_cast<double>(s.calls));
 }
-std::optional<double> peak_bytes_of(const Sample& s) {
-  if (s.peak_bytes < 0) return std::nullopt;
-  return static_cast<double>(s.peak_bytes);
+Value tflops_of(const Sample& s) {
+  if (s.unknown_time_calls > 0) return kUnknown;
+  if (s.time_us <= 0 || s.flops <= 0) return kAbsent;
+  return known(s.flops / (s.time_us * 1e-6) / 1e12);
+}
+Value peak_bytes_of(const Sample& s) {
+  if (s.peak_bytes < 0) return kAbsent;
+  return known(static_cast<double>(s.peak_bytes));
 }
 
 struct Deltas {
@@ -327,6 +371,26 @@ std::optional<CodeChange> code_change(const SourceInfo& b, const SourceInfo& a) 
   return c;
 }
 
+int64_t unknown_time_calls(const DiffSide& side) {
+  int64_t n = 0;
+  for (const Report& r : side.runs)
+    for (const Call& c : r.calls) n += c.device_time_unknown ? 1 : 0;
+  return n;
+}
+
+// Which side's calls have no recorded device time, and what that leaves uncompared.
+std::optional<std::string> unknown_time_note(const DiffSide& baseline, const DiffSide& candidate) {
+  const int64_t b = unknown_time_calls(baseline), a = unknown_time_calls(candidate);
+  if (b == 0 && a == 0) return std::nullopt;
+  std::vector<std::string> sides;
+  if (b > 0) sides.push_back(fmt::format("baseline {}", b));
+  if (a > 0) sides.push_back(fmt::format("candidate {}", a));
+  return fmt::format("calls with unknown device time ({}; their kernels were not recorded, e.g. ops traced "
+                     "during a CUDA/HIP graph capture): device time, fused share and TFLOP/s are unknown "
+                     "wherever they occur and are neither a regression nor an improvement",
+                     fmt::join(sides, ", "));
+}
+
 std::string pct(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
 
 void add_reasons(DiffVerdict& v, const DiffThresholds& t) {
@@ -430,6 +494,7 @@ DiffVerdict compare_reports(const DiffSide& baseline, const DiffSide& candidate,
   else if (cand.calls.empty()) v.notes.push_back("the candidate has no attention calls");
   if (base.summary.has_gpu != cand.summary.has_gpu && !base.calls.empty() && !cand.calls.empty())
     v.notes.push_back("one side is a CPU-only trace: device times are not comparable");
+  if (const auto note = unknown_time_note(baseline, candidate)) v.notes.push_back(*note);
   if (!v.peak_bytes.known)
     v.notes.push_back("peak memory not compared: a side has no memory data (profile_memory=False?)");
 

@@ -39,10 +39,18 @@ std::string tflops_text(double t) { return t >= 100 ? fmt::format("{:.0f}", t) :
 enum class Change { kRelative, kPoints };
 
 // "1.20 ms -> 4.80 ms (+300.0%)", "100.0% -> 0.0% (-100.0 pp)", "-" when unknown.
+// A side with unknown samples (device time not recorded) is "unknown", never a number.
+template <typename F>
+std::string side_text(int64_t samples, int64_t unknown, double value, F value_text) {
+  return unknown > 0 ? "unknown" : samples > 0 ? value_text(value) : "(none)";
+}
+
 template <typename F>
 std::string before_after(const MetricDelta& d, F value_text, Change change) {
-  if (d.before_samples == 0 && d.after_samples == 0) return "-";
-  if (!d.known) return d.before_samples ? value_text(d.before) + " -> (none)" : "(none) -> " + value_text(d.after);
+  if (d.before_samples + d.before_unknown == 0 && d.after_samples + d.after_unknown == 0) return "-";
+  if (!d.known)
+    return side_text(d.before_samples, d.before_unknown, d.before, value_text) + " -> " +
+           side_text(d.after_samples, d.after_unknown, d.after, value_text);
   const std::string b = value_text(d.before), a = value_text(d.after);
   if (b == a) return b;
   std::string delta = change == Change::kPoints ? fmt::format("{:+.1f} pp", d.after - d.before)
@@ -52,6 +60,7 @@ std::string before_after(const MetricDelta& d, F value_text, Change change) {
 
 std::string gate_text(const MetricDelta& d) {
   if (!d.gated) return "";
+  if (d.before_unknown > 0 || d.after_unknown > 0) return "not compared (device time unknown)";
   if (d.regression) return "REGRESSION";
   if (d.worsening > d.limit && d.worsening <= d.noise) return "within noise";
   return "ok";
@@ -181,7 +190,8 @@ void text_pair(std::string& out, const DiffVerdict& v) {
 nlohmann::json metric_json(const MetricDelta& d) {
   return {{"known", d.known},       {"before", d.before},         {"after", d.after},
           {"relative", d.relative()}, {"before_samples", d.before_samples},
-          {"after_samples", d.after_samples}, {"noise", d.noise}, {"worsening", d.worsening},
+          {"after_samples", d.after_samples}, {"before_unknown", d.before_unknown},
+          {"after_unknown", d.after_unknown}, {"noise", d.noise}, {"worsening", d.worsening},
           {"limit", d.limit},       {"gated", d.gated},           {"regression", d.regression}};
 }
 

@@ -83,6 +83,23 @@ TEST(FixtureDiff, ATraceAgainstItselfIsNoRegression) {
   EXPECT_DOUBLE_EQ(v.attention_time_us.worsening, 0);
 }
 
+// SGLang's decode graph capture (MI300X): 36 attention ops recorded, their kernels captured
+// into the graph and not run, so every call's device time is unknown.
+TEST(FixtureDiff, GraphCaptureAgainstAMeasuredTraceComparesNoDeviceTime) {
+  const std::string capture =
+      std::string(ATTNPROF_FIXTURES_DIR) + "/tracelens-inference/sglang_qwen3_8b_decode_graph_capture.json.gz";
+  Result<DiffResult> r = diff_paths(trace(kBase), capture, {});
+  ASSERT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+  const DiffVerdict& v = r->pairs.front();
+  EXPECT_EQ(v.calls_after, 36);
+  EXPECT_GE(v.attention_time_us.after_unknown, 1);
+  EXPECT_EQ(v.attention_time_us.after_samples, 0);
+  EXPECT_FALSE(v.attention_time_us.known);
+  EXPECT_FALSE(v.fused_time_pct.regression);
+  EXPECT_FALSE(v.regression);
+  EXPECT_NE(diff_to_text(*r).find("-> unknown  [not compared (device time unknown)]"), std::string::npos);
+}
+
 // ---- the CLI -------------------------------------------------------------------------
 
 struct CliRun {

@@ -211,5 +211,51 @@ TEST(DiffRendering, JsonVerdictCarriesExitCodeReasonsAndNoiseRule) {
   EXPECT_EQ(j["pairs"][0]["layers"].size(), 2u);
 }
 
+// Graph captures record the ops but not the kernels: such calls carry device_time_unknown and
+// device_time_us 0, which must never read as "0 ms, 100% faster".
+Report with_unknown_time(Report r) {
+  for (Call& c : r.calls) {
+    c.device_time_unknown = true;
+    c.device_time_us = 0;
+    c.tflops = 0;
+  }
+  return r;
+}
+
+TEST(ReportDiff, UnknownDeviceTimeIsNeitherARegressionNorAnImprovement) {
+  const Report measured = make_report(4, 1, CallSpec{});
+  const Report captured = with_unknown_time(make_report(4, 1, CallSpec{.fused = false}));
+  for (const DiffVerdict& v : {compare(measured, captured), compare(captured, measured)}) {
+    EXPECT_FALSE(v.regression);
+    EXPECT_FALSE(v.attention_time_us.known);
+    EXPECT_FALSE(v.attention_time_us.regression);
+    EXPECT_FALSE(v.fused_time_pct.regression);
+    EXPECT_FALSE(v.fused_calls_pct.regression);
+    EXPECT_EQ(v.attention_time_us.before_unknown + v.attention_time_us.after_unknown, 1);
+    EXPECT_DOUBLE_EQ(v.attention_time_us.worsening, 0);
+    ASSERT_EQ(v.layers.size(), 4u);
+    EXPECT_FALSE(v.layers[0].time_us.known);
+  }
+}
+
+TEST(DiffRendering, UnknownDeviceTimeIsWrittenUnknownNotZero) {
+  DiffResult result;
+  result.pairs.push_back(compare(make_report(2, 1, CallSpec{}), with_unknown_time(make_report(2, 1, CallSpec{}))));
+  const std::string md = diff_to_markdown(result);
+  EXPECT_NE(md.find("| Attention device time | 200.0 us -> unknown | not compared (device time unknown) |"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("| 0 | model.layers.0.self_attn | cudnn | 100.0% -> unknown | 100.0% -> unknown | 100.0 us -> unknown |"),
+            std::string::npos) << md;
+  EXPECT_EQ(md.find(" 0.0 us"), std::string::npos) << md;
+  EXPECT_NE(md.find("candidate 2; their kernels were not recorded"), std::string::npos) << md;
+  const std::string text = diff_to_text(result);
+  EXPECT_NE(text.find("200.0 us -> unknown  [not compared (device time unknown)]"), std::string::npos) << text;
+  EXPECT_NE(text.find("verdict: no regression"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(diff_to_json(result));
+  EXPECT_EQ(j["pairs"][0]["attention_device_time_us"]["known"], false);
+  EXPECT_EQ(j["pairs"][0]["attention_device_time_us"]["after_unknown"], 1);
+  EXPECT_EQ(j["exit_code"], 0);
+}
+
 }  // namespace
 }  // namespace attnprof
