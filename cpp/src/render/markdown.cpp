@@ -98,10 +98,15 @@ std::string render_markdown(const Report& r) {
   if (r.calls.empty())
     return out + (cost.empty() && !r.heads ? "\n**no attention found**\n" : "\n" + cost) + unrecognised_markdown(r) +
            heads_markdown(r);
-  out += fmt::format("- attention calls: {} ({} fused: {:.0f}% of calls, {:.0f}% of time)\n", s.call_count,
-                     s.fused_call_count, 100 * s.fused_call_fraction, 100 * s.fused_time_fraction);
-  out += fmt::format("- attention {} time: {} us", s.has_gpu ? "device" : "CPU", us(s.attention_device_time_us));
-  if (s.has_gpu) out += fmt::format(" ({:.1f}% of {} us GPU busy time)", 100 * s.attention_share, us(s.gpu_time_us));
+  // No call's kernels recorded (a graph capture): the time and its shares are unknown, not 0.
+  const bool no_time = s.call_count > 0 && s.unknown_time_call_count == s.call_count;
+  out += fmt::format("- attention calls: {} ({} fused: {:.0f}% of calls, {} of time)\n", s.call_count,
+                     s.fused_call_count, 100 * s.fused_call_fraction,
+                     no_time ? std::string("unknown share") : fmt::format("{:.0f}%", 100 * s.fused_time_fraction));
+  out += fmt::format("- attention {} time: {}", s.has_gpu ? "device" : "CPU",
+                     no_time ? std::string("unknown") : us(s.attention_device_time_us) + " us");
+  if (s.has_gpu && !no_time)
+    out += fmt::format(" ({:.1f}% of {} us GPU busy time)", 100 * s.attention_share, us(s.gpu_time_us));
   out += "\n";
   if (s.unknown_time_call_count > 0)
     out += fmt::format("- device time unknown for {} call(s): their attention kernels were not recorded (graph capture?)\n",
@@ -116,7 +121,8 @@ std::string render_markdown(const Report& r) {
     out += "\n## Unfused attention calls\n\n" +
            header_row({"layer", "step", "direction", "backend", "time (us)", "shape", "kernels"});
     for (const Call* c : unfused)
-      out += row({std::to_string(c->layer), std::to_string(c->step), c->direction, c->backend, us(c->device_time_us),
+      out += row({std::to_string(c->layer), std::to_string(c->step), c->direction, c->backend,
+                  time_or_unknown(c->device_time_unknown, us(c->device_time_us)),
                   md_escape(shape_text(c->shape)), md_escape(kernels_text(*c))});
   }
 

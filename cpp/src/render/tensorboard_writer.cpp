@@ -137,11 +137,14 @@ std::string tfrecord_frame(std::string_view payload) {
 std::vector<std::pair<std::string, double>> tensorboard_scalars(const Report& report) {
   const Summary& s = report.summary;
   std::vector<std::pair<std::string, double>> out = {
-      {"attention/fused_time_fraction", s.fused_time_fraction},
-      {"attention/fused_call_fraction", s.fused_call_fraction},
-      {"attention/device_time_us", s.attention_device_time_us},
       {"attention/calls", static_cast<double>(s.call_count)},
   };
+  // When no call's device time was recorded, the time and fused shares are unknown, not 0.
+  if (s.unknown_time_call_count < s.call_count || s.call_count == 0) {
+    out.push_back({"attention/fused_time_fraction", s.fused_time_fraction});
+    out.push_back({"attention/fused_call_fraction", s.fused_call_fraction});
+    out.push_back({"attention/device_time_us", s.attention_device_time_us});
+  }
   if (s.has_gpu) out.push_back({"attention/share_of_gpu_time", s.attention_share});
   if (const int64_t peak = render::report_peak_bytes(report); peak >= 0)
     out.push_back({"memory/peak_bytes", static_cast<double>(peak)});
@@ -149,8 +152,11 @@ std::vector<std::pair<std::string, double>> tensorboard_scalars(const Report& re
   for (const Layer& l : report.layers) max_index = std::max(max_index, l.index);
   const int width = std::max<int>(2, static_cast<int>(fmt::format("{}", max_index).size()));
   for (const Layer& l : report.layers) {
-    out.push_back({layer_tag(l.index, width, "device_time_us"), l.device_time_us});
-    out.push_back({layer_tag(l.index, width, "fused_time_fraction"), l.fused_time_fraction});
+    // A layer whose kernels were not recorded (graph capture) has no time to plot, not 0.
+    if (!l.device_time_unknown) {
+      out.push_back({layer_tag(l.index, width, "device_time_us"), l.device_time_us});
+      out.push_back({layer_tag(l.index, width, "fused_time_fraction"), l.fused_time_fraction});
+    }
     if (l.cost && l.cost->peak_bytes >= 0)
       out.push_back({layer_tag(l.index, width, "peak_bytes"), static_cast<double>(l.cost->peak_bytes)});
   }

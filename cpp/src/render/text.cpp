@@ -51,10 +51,14 @@ std::string header(const Report& r) {
 std::string summary(const Report& r) {
   const Summary& s = r.summary;
   const char* time_kind = s.has_gpu ? "device time" : "CPU time";
+  // No call's kernels recorded (a graph capture): the time and its shares are unknown, not 0.
+  const bool no_time = s.call_count > 0 && s.unknown_time_call_count == s.call_count;
   std::string out = fmt::format("attention: {} call{}, {} fused ({} of calls, {} of time), {} {}", s.call_count,
                                 s.call_count == 1 ? "" : "s", s.fused_call_count, percent(s.fused_call_fraction),
-                                percent(s.fused_time_fraction), time_text(s.attention_device_time_us), time_kind);
-  if (s.has_gpu) out += fmt::format(", {} of GPU busy time ({})", percent(s.attention_share), time_text(s.gpu_time_us));
+                                no_time ? "unknown share" : percent(s.fused_time_fraction),
+                                no_time ? "unknown" : time_text(s.attention_device_time_us), time_kind);
+  if (s.has_gpu && !no_time)
+    out += fmt::format(", {} of GPU busy time ({})", percent(s.attention_share), time_text(s.gpu_time_us));
   if (s.unknown_time_call_count > 0)
     out += fmt::format("; device time unknown for {} call{} (attention kernels not recorded: graph capture?)",
                        s.unknown_time_call_count, s.unknown_time_call_count == 1 ? "" : "s");
@@ -81,7 +85,8 @@ std::string unfused_calls(const Report& r) {
   std::vector<Row> rows;
   for (const Call* c : unfused)
     rows.push_back({std::to_string(c->layer), std::to_string(c->step), c->direction, c->backend,
-                    time_text(c->device_time_us), shape_text(c->shape), kernels_text(*c)});
+                    time_or_unknown(c->device_time_unknown, time_text(c->device_time_us)), shape_text(c->shape),
+                    kernels_text(*c)});
   return fmt::format("\nUnfused attention calls ({}), slowest first:\n", unfused.size()) +
          table({"layer", "step", "dir", "backend", "time", "shape", "kernels"}, rows);
 }

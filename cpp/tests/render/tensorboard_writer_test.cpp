@@ -55,6 +55,23 @@ TEST(TensorBoard, ScalarsCoverSummaryAndEveryLayer) {
   EXPECT_DOUBLE_EQ(value_of("memory/peak_bytes"), -1.0) << "absent when no memory is known";
 }
 
+TEST(TensorBoard, LayersAndTotalsOfUnknownDeviceTimeAreNotPlottedAsZero) {
+  Report r;  // a graph capture: every call's kernels unseen
+  r.summary.call_count = 2;
+  r.summary.unknown_time_call_count = 2;
+  r.summary.has_gpu = true;
+  for (int64_t i : {0, 1}) {
+    Layer l;
+    l.index = i;
+    l.device_time_unknown = true;
+    r.layers.push_back(l);
+  }
+  for (const auto& [tag, value] : tensorboard_scalars(r)) {
+    EXPECT_EQ(tag.find("device_time_us"), std::string::npos) << tag;
+    EXPECT_EQ(tag.find("fused_time_fraction"), std::string::npos) << tag;
+  }
+}
+
 TEST(TensorBoard, RepeatedRunsIntoOneDirectoryCountUpTheStep) {
   const fs::path dir = fs::path(::testing::TempDir()) / "attnprof_tb_steps";
   fs::remove_all(dir);
