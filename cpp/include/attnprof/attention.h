@@ -130,6 +130,9 @@ struct AttentionOp {
   // The library the op itself belongs to, for calls whose kernels did not run or are not in
   // the kernel catalog (graph captures); "" when only the kernel can tell.
   std::string_view library = "";
+  // Paged decode ops (vLLM paged_attention): a [B] seq_lens tensor, whose length is the batch,
+  // and a [B, max_blocks] block table: max_blocks x block_size bounds the longest key sequence.
+  int8_t seq_lens = -1, block_table = -1;
 };
 
 std::span<const AttentionOp> attention_op_catalog();

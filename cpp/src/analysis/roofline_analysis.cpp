@@ -104,6 +104,7 @@ void add_roofline_findings(Report& report) {
   std::map<std::string, std::pair<int64_t, double>> best_layer;  // backend -> (layer, fraction)
   for (const auto& call : report.calls) {
     if (!call.cost || call.cost->peak_tflops <= 0 || call.device_time_us <= 0) continue;
+    if (call_flops(call) <= 0) continue;  // FLOPs unknown (no key length): no share of peak, not 0%
     Sum& sum = by_backend[call.backend];
     const double seconds = call.device_time_us * 1e-6;
     sum.flops += call_flops(call);

@@ -1,6 +1,7 @@
 // The Summary of a Report and the core findings (see docs/report-schema.md for formulas).
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -44,6 +45,33 @@ std::string layer_list(const std::vector<int64_t>& layers) {
 
 }  // namespace
 
+// Calls whose heads and head dim are known but whose key length the trace does not give
+// (no max_seqlen_k, seq_lens or block table: SGLang's ragged decode, vLLM's unified
+// attention), grouped by op: their FLOPs are unknown, which 0 in the Call must not hide.
+std::optional<Finding> unknown_flops_finding(const std::vector<Call>& calls) {
+  std::map<std::string, int64_t> by_op;
+  int64_t count = 0;
+  for (const Call& c : calls) {
+    if (c.flops > 0 || c.shape.Hq <= 0 || c.shape.D <= 0 || c.shape.Skv > 0) continue;
+    ++by_op[c.op.empty() ? c.library : c.op];
+    ++count;
+  }
+  if (count == 0) return std::nullopt;
+  std::string ops;
+  for (const auto& [op, n] : by_op) ops += fmt::format("{}{} ({})", ops.empty() ? "" : ", ", op, n);
+  Finding f;
+  f.severity = "info";
+  f.rule = "flops.key_length_unknown";
+  f.title = fmt::format("FLOPs and TFLOP/s unknown for {} call{}: the trace records no key length", count,
+                        count == 1 ? "" : "s");
+  f.detail = fmt::format(
+      "{}: the op's recorded arguments give query tokens, heads and head dim, but neither max_seqlen_k, "
+      "seq_lens, a block table nor the keys themselves, so the number of keys each query attends to is not "
+      "known (docs/cost.md).",
+      ops);
+  return f;
+}
+
 std::vector<Finding> core_findings(const Report& report) {
   std::vector<Finding> findings;
   const Summary& s = report.summary;
@@ -84,6 +112,7 @@ std::vector<Finding> core_findings(const Report& report) {
     f.cause = "unfused:" + backend;
     findings.push_back(std::move(f));
   }
+  if (auto f = unknown_flops_finding(report.calls)) findings.push_back(std::move(*f));
   if (report.calls.empty()) {
     findings.push_back({"info", "no attention found", "The trace has no attention op, no attention kernel "
                         "and no matmul -> softmax -> matmul pattern.", "", {}, 0});

@@ -50,33 +50,69 @@ void claim_compile_tracing(ExtractionContext& ctx) {
 // ([tokens, Hkv, D]) or a paged cache ([blocks, (block_size,) Hkv, D]). The batch comes from
 // a [B+1] offsets tensor, the longest sequences from max_seqlen_q/k; one sequence alone is
 // exact, several give only the maxima (docs/cost.md: FLOPs then are an upper bound).
-void fill_packed_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
+// Tokens per block of a paged K cache, 0 when the layout does not say: vLLM's 5-D
+// [blocks, Hkv, D/x, block_size, x], or a 4-D [blocks, block_size, Hkv, D] / [blocks, Hkv, block_size, D]
+// whose other middle dim is the Hkv already found.
+int64_t block_size_of(const TensorDims& k, int64_t kv_heads) {
+  if (k.size() == 5) return k[3];
+  if (k.size() == 4 && kv_heads > 0) return k[2] == kv_heads ? k[1] : k[1] == kv_heads ? k[2] : 0;
+  return 0;
+}
+
+// Returns true when the longest key sequence was bounded from the block table (a ceiling:
+// the last block of a sequence is partly filled).
+bool fill_packed_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
   const auto& q = args.dims(op.query);
   const auto& k = args.dims(op.key);
-  if (q.size() != 3) return;
-  shape.tokens = q[0];
-  shape.Hq = q[1];
-  shape.D = q[2];
-  const bool paged = op.layout == TensorLayout::kPaged || k.size() == 4;
+  const auto& v = args.dims(op.value);
+  // A 2-D q [Hq, D] next to a 3-D k [kv_len, Hkv, D] of the same head dim is one query token
+  // (FlashInfer's single decode); a 2-D [tokens, hidden] q has no such k.
+  if (q.size() == 2 && k.size() == 3 && q[1] == k[2] && k[1] > 0 && q[0] % k[1] == 0) {
+    shape.tokens = 1;
+    shape.Hq = q[0];
+    shape.D = q[1];
+  } else if (q.size() == 3) {
+    shape.tokens = q[0];
+    shape.Hq = q[1];
+    shape.D = q[2];
+  } else {
+    return false;
+  }
+  const bool paged = op.layout == TensorLayout::kPaged || k.size() >= 4;
   if (k.size() == 3 || k.size() == 4) shape.Hkv = k[k.size() - 2];
   // A 4-D cache is [blocks, block_size, Hkv, D] ("NHD") or [blocks, Hkv, block_size, D]
   // ("HND", a string argument the trace may not keep): Hq is a multiple of Hkv.
   if (k.size() == 4 && shape.Hq > 0 && k[2] > 0 && k[1] > 0 && shape.Hq % k[2] != 0 && shape.Hq % k[1] == 0)
     shape.Hkv = k[1];
+  if (k.size() == 5) {  // vLLM: key [blocks, Hkv, D/x, block_size, x], value [blocks, Hkv, D, block_size]
+    shape.Hkv = k[1];
+    if (v.size() == 4) shape.Dv = v[2];
+  }
   if (paged) shape.kv_cache = k;
   if (const auto& offsets = args.dims(op.offsets); offsets.size() == 1 && offsets[0] > 1) shape.B = offsets[0] - 1;
+  if (const auto& lens = args.dims(op.seq_lens); lens.size() == 1 && lens[0] > 0) shape.B = lens[0];
   shape.Sq = static_cast<int64_t>(args.number(op.max_seqlen_q).value_or(0));
   shape.Skv = static_cast<int64_t>(args.number(op.max_seqlen_k).value_or(0));
+  bool bounded_by_blocks = false;
+  if (const auto& table = args.dims(op.block_table); shape.Skv == 0 && table.size() == 2) {
+    if (const int64_t block = block_size_of(k, shape.Hkv); block > 0 && table[1] > 0) {
+      shape.Skv = table[1] * block;
+      bounded_by_blocks = true;
+    }
+  }
   // Every sequence has at least one query token: as many tokens as sequences is decode.
   if (shape.Sq == 0 && shape.B > 0 && shape.tokens == shape.B) shape.Sq = 1;
   if (shape.B == 1) {
     shape.Sq = shape.tokens;
     if (shape.Skv == 0 && !paged && k.size() == 3) shape.Skv = k[0];
   }
+  return bounded_by_blocks;
 }
 
-// Reads B, H, S, D from the q/k/v dims according to the op's layout.
-void fill_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
+// Reads B, H, S, D from the q/k/v dims according to the op's layout. Returns true when the
+// key length is only a ceiling read from a block table.
+bool fill_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
+  bool bounded = false;
   const auto& q = args.dims(op.query);
   const auto& k = args.dims(op.key);
   const auto& v = args.dims(op.value);
@@ -107,7 +143,7 @@ void fill_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
       break;
     case TensorLayout::kTHD:
     case TensorLayout::kPaged:
-      fill_packed_shape(args, op, shape);
+      bounded = fill_packed_shape(args, op, shape);
       break;
     case TensorLayout::kBSE: {
       const int64_t heads = static_cast<int64_t>(args.number(op.heads).value_or(0));
@@ -120,17 +156,18 @@ void fill_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
       if (k.size() == 3) shape.Skv = k[1];
       if (shape.D > 0) shape.Dv = shape.D;  // v carries the embedding, not the head dim
       shape.dtype = dtype_name(args.type(op.query));
-      return;
+      return false;
     }
   }
-  if (!v.empty()) shape.Dv = v.back();
+  if (!v.empty() && shape.Dv == 0) shape.Dv = v.back();
   shape.dtype = dtype_name(args.type(op.query));
+  return bounded;
 }
 
 void fill_from_args(const ExtractionContext& ctx, uint32_t slice, const AttentionOp& op, Call& call) {
   const OpArgsView args(ctx.trace, ctx.trace.slices[slice]);
   if (!args.recorded()) return;
-  fill_shape(args, op, call.shape);
+  call.flops_upper_bound = fill_shape(args, op, call.shape);
   if (const auto& mask = args.dims(op.mask); !mask.empty()) {
     call.mask.present = true;
     call.mask.kind = args.type(op.mask) == "bool" ? "bool" : "float";
@@ -573,7 +610,7 @@ void finish_call(Call& call, bool trace_has_gpu) {
   call.decode = s.Sq == 1;
   call.cross = s.tokens == 0 && !call.decode && s.Sq > 0 && s.Skv > 0 && s.Sq != s.Skv;
   call.flops = attention_flops(call);
-  call.flops_upper_bound = flops_are_upper_bound(call);
+  call.flops_upper_bound = call.flops > 0 && (call.flops_upper_bound || flops_are_upper_bound(call));
   call.tflops = call.device_time_us > 0 ? call.flops / (call.device_time_us * 1e6) : 0;
 }
 

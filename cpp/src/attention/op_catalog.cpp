@@ -14,7 +14,8 @@ constexpr std::string_view kFwd = "forward";
 constexpr std::string_view kBwd = "backward";
 
 // Columns after gqa (omitted = -1 / ""): offsets ([B+1] cu_seqlens_q / kv_indptr),
-// max_seqlen_q, max_seqlen_k, heads (a head-count scalar), library (when the op fixes it).
+// max_seqlen_q, max_seqlen_k, heads (a head-count scalar), library (when the op fixes it),
+// seq_lens ([B]) and block_table ([B, max_blocks]).
 // clang-format off
 //                                                                      role               backend              dir   fused  layout    q  k  v  mask drop causal scale gqa
 constexpr AttentionOp kOps[] = {
@@ -69,6 +70,20 @@ constexpr AttentionOp kOps[] = {
   // SGLang's kernel-shape profiler re-registers each wrapped kernel as
   // sglang_profiler::<module>_<function>_<id> with only the tensor arguments, in order
   {"sglang_profiler::attention_paged_attention_ragged",            M::kPrefix, R::kExternal, backend::kExternal, kFwd, true, L::kPaged, 2, 3, 4, -1, -1, -1, -1, -1,  5, -1, -1, -1, "aiter"},
+  // vLLM's paged attention (csrc/torch_bindings.cpp, csrc/rocm/torch_bindings.cpp): q [seqs, Hq, D],
+  // key_cache [blocks, Hkv, D/x, block_size, x], value_cache [blocks, Hkv, D, block_size];
+  // int max_seq_len; ROCm's max_seq_len moved when query_start_loc was inserted before it.
+  {"_C::paged_attention_v1",                                      M::kExact, R::kExternal, backend::kExternal,  kFwd, true, L::kPaged, 1, 2, 3, -1, -1, -1,  5, -1, -1, -1,  9, -1, "vllm",  7,  6},
+  {"_C::paged_attention_v2",                                      M::kExact, R::kExternal, backend::kExternal,  kFwd, true, L::kPaged, 4, 5, 6, -1, -1, -1,  8, -1, -1, -1, 12, -1, "vllm", 10,  9},
+  {"_rocm_C::paged_attention",                                    M::kExact, R::kExternal, backend::kExternal,  kFwd, true, L::kPaged, 4, 5, 6, -1, -1, -1,  8, -1, -1, -1, -1, -1, "vllm", 10,  9},
+  // FlashInfer's torch ops (flashinfer/prefill.py, decode.py): "flashinfer::<uri>_run" and, for
+  // batch prefill, "<uri>_ragged_run" / "<uri>_paged_run" (same q/k/v/qo_indptr positions), the uri
+  // starting with the kernel family (flashinfer/jit/attention/modules.py). Scalars move between
+  // releases (enable_pdl, scale tensors inserted): only the leading tensors.
+  {"flashinfer::batch_prefill_with_kv_cache",                     M::kPrefix, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  3, 4, 5, -1, -1, -1, -1, -1,  6, -1, -1, -1, "flashinfer"},
+  {"flashinfer::batch_decode_with_kv_cache",                      M::kPrefix, R::kExternal, backend::kExternal, kFwd, true, L::kPaged, 3, 4, 5, -1, -1, -1, -1, -1,  6, -1, -1, -1, "flashinfer"},
+  {"flashinfer::single_prefill_with_kv_cache",                    M::kPrefix, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, "flashinfer"},
+  {"flashinfer::single_decode_with_kv_cache",                     M::kPrefix, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, "flashinfer"},
   // nn.MultiheadAttention's fast path: SDPA inside, or (need_weights=True) bmm-softmax-bmm
   {"aten::_native_multi_head_attention",                          M::kExact, R::kExternal, backend::kMath,      kFwd, false, L::kBSE, 0, 1, 2,  9, -1, -1, -1, -1, -1, -1, -1,  4},
   // other serving ops (argument positions not yet read from their schemas: -1)

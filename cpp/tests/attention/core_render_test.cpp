@@ -1,6 +1,8 @@
 // Text and Markdown renderings of the core Report.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "attnprof/render.h"
 #include "fixture_util.h"
 
@@ -77,6 +79,25 @@ TEST(CoreRender, LayerNamingAMissingCallIsSkippedNotACrash) {
   r.layers.push_back(empty);
   EXPECT_NE(render_text(r).find("Activation map"), std::string::npos);
   EXPECT_NE(render_markdown(r).find("Activation map"), std::string::npos);
+}
+
+
+// SGLang's decode graph capture: all 36 calls have unknown device time. The summary says so
+// instead of "0 us", and the FLOPs finding says why they are unknown (no key length recorded).
+TEST(CoreRender, GraphCaptureSummaryAndUnknownFlopsAreStatedNotZero) {
+  const Report& r = analyzed(fixture("tracelens-inference/sglang_qwen3_8b_decode_graph_capture.json.gz"));
+  const std::string text = render_text(r);
+  EXPECT_NE(text.find("attention: 36 calls, 36 fused (100% of calls, unknown share of time), unknown device time"),
+            std::string::npos) << text.substr(0, 600);
+  EXPECT_NE(text.find("device time unknown for 36 calls"), std::string::npos);
+  const std::string md = render_markdown(r);
+  EXPECT_NE(md.find("- attention device time: unknown\n"), std::string::npos);
+  EXPECT_NE(md.find("unknown share of time"), std::string::npos);
+  const auto f = std::find_if(r.findings.begin(), r.findings.end(),
+                              [](const Finding& x) { return x.rule == "flops.key_length_unknown"; });
+  ASSERT_NE(f, r.findings.end());
+  EXPECT_NE(f->title.find("unknown for 36 calls"), std::string::npos) << f->title;
+  EXPECT_NE(text.find("FLOPs and TFLOP/s unknown for 36 calls"), std::string::npos);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // (FlexAttention kernels, look-alike softmax patterns, linking by External id).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "attnprof/analyze.h"
@@ -470,6 +471,128 @@ TEST(SyntheticTraces, VarlenCallOfOneSequenceHasExactFlops) {
   EXPECT_EQ(c.shape.Skv, 512);
   EXPECT_DOUBLE_EQ(c.flops, 4.0 * 512 * 16 * 512 * 64 / 2);
   EXPECT_FALSE(c.flops_upper_bound);
+}
+
+// vLLM's _C::paged_attention_v1(out, query, key_cache, value_cache, num_kv_heads, scale,
+// block_tables, seq_lens, block_size, max_seq_len, alibi_slopes, kv_cache_dtype, ...), the
+// shapes as csrc/attention/paged_attention_v1.cu takes them: 8 sequences of one query token,
+// key_cache [blocks, Hkv 8, D/x 16, block_size 16, x 8], value_cache [blocks, Hkv, D 128, block_size].
+TEST(SyntheticTraces, VllmPagedAttentionV1GivesDecodeShapeAndUpperBoundFlopsFromMaxSeqLen) {
+  TraceBuilder b;
+  b.op("_C::paged_attention_v1", 0, 30,
+       {{8, 32, 128}, {8, 32, 128}, {2000, 8, 16, 16, 8}, {2000, 8, 128, 16}, {}, {}, {8, 64}, {8}, {}, {}, {}, {}},
+       "c10::BFloat16", {"", "", "", "", "8", "0.088388347648318447", "", "", "16", "1000", "", "auto"});
+  b.kernel("void vllm::paged_attention_v1_kernel<__nv_bfloat16, __nv_bfloat16, 128, 16, 128>", 5, 20);
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  const Call& c = r.calls[0];
+  EXPECT_EQ(c.op, "_C::paged_attention_v1");
+  EXPECT_EQ(c.library, "vllm");
+  EXPECT_TRUE(c.fused);
+  EXPECT_EQ(c.kernels.size(), 1u);
+  EXPECT_EQ(c.shape.B, 8);
+  EXPECT_EQ(c.shape.tokens, 8);
+  EXPECT_EQ(c.shape.Sq, 1);
+  EXPECT_TRUE(c.decode);
+  EXPECT_EQ(c.shape.Hq, 32);
+  EXPECT_EQ(c.shape.Hkv, 8);
+  EXPECT_EQ(c.shape.D, 128);
+  EXPECT_EQ(c.shape.Dv, 128);
+  EXPECT_EQ(c.shape.Skv, 1000);
+  EXPECT_EQ(c.shape.kv_cache, (std::vector<int64_t>{2000, 8, 16, 16, 8}));
+  EXPECT_TRUE(c.gqa);
+  EXPECT_NEAR(c.scale, 0.0883883, 1e-6);
+  EXPECT_DOUBLE_EQ(c.flops, 4.0 * 8 * 32 * 1000 * 128);
+  EXPECT_TRUE(c.flops_upper_bound);
+}
+
+// _C::paged_attention_v2(out, exp_sums, max_logits, tmp_out, query, key_cache, value_cache,
+// num_kv_heads, scale, block_tables, seq_lens, block_size, max_seq_len, ...) with max_seq_len
+// not recorded: one sequence whose block table holds 64 blocks of 16 tokens.
+TEST(SyntheticTraces, VllmPagedAttentionV2WithoutMaxSeqLenBoundsKeysByTheBlockTable) {
+  TraceBuilder b;
+  b.op("_C::paged_attention_v2", 0, 30,
+       {{1, 32, 128}, {1, 32, 4}, {1, 32, 4}, {1, 32, 4, 128}, {1, 32, 128}, {2000, 8, 16, 16, 8}, {2000, 8, 128, 16},
+        {}, {}, {1, 64}, {1}, {}, {}},
+       "c10::Half", {"", "", "", "", "", "", "", "8", "0.088388347648318447", "", "", "16", ""});
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  const Call& c = r.calls[0];
+  EXPECT_EQ(c.shape.B, 1);
+  EXPECT_EQ(c.shape.Sq, 1);
+  EXPECT_EQ(c.shape.Skv, 64 * 16);
+  EXPECT_DOUBLE_EQ(c.flops, 4.0 * 1 * 32 * 1024 * 128);
+  EXPECT_TRUE(c.flops_upper_bound) << "the last block is partly filled";
+}
+
+// ROCm's _rocm_C::paged_attention(out, exp_sums, max_logits, tmp_out, query, key_cache,
+// value_cache, num_kv_heads, scale, block_tables, seq_lens, [query_start_loc,] block_size,
+// max_seq_len, ...): max_seq_len's position depends on the release, the block table's does not.
+TEST(SyntheticTraces, RocmPagedAttentionTakesItsKeyLengthFromTheBlockTable) {
+  TraceBuilder b;
+  b.op("_rocm_C::paged_attention", 0, 30,
+       {{4, 64, 128}, {4, 64, 2}, {4, 64, 2}, {4, 64, 2, 128}, {4, 64, 128}, {900, 8, 16, 16, 8}, {900, 8, 128, 16},
+        {}, {}, {4, 32}, {4}, {}, {}, {}},
+       "c10::BFloat16", {"", "", "", "", "", "", "", "8", "0.088388347648318447", "", "", "", "16", "512"});
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  const Call& c = r.calls[0];
+  EXPECT_EQ(c.library, "vllm");
+  EXPECT_EQ(c.shape.B, 4);
+  EXPECT_EQ(c.shape.Skv, 32 * 16);
+  EXPECT_TRUE(c.decode);
+  EXPECT_TRUE(c.flops_upper_bound);
+}
+
+// FlashInfer's batch decode op, flashinfer::<uri>_run (flashinfer/decode.py): float/int
+// workspaces, plan_info_vec, q [B, Hq, D], paged_k_cache / paged_v_cache [pages, page_size, Hkv, D],
+// paged_kv_indptr [B+1], paged_kv_indices, paged_kv_last_page_len, o, ...; its kernel below it.
+TEST(SyntheticTraces, FlashInferBatchDecodeOpIsOneCallWithItsKernelAndSaysItsFlopsAreUnknown) {
+  TraceBuilder b;
+  b.op("flashinfer::batch_decode_with_kv_cache_dtype_q_bf16_dtype_kv_bf16_dtype_o_bf16_dtype_idx_i32_head_dim_qk_128_"
+       "head_dim_vo_128_posenc_0_use_swa_False_use_logits_cap_False_run",
+       0, 30, {{1 << 20}, {1 << 16}, {}, {16, 32, 128}, {500, 16, 8, 128}, {500, 16, 8, 128}, {17}, {300}, {16}, {16, 32, 128}},
+       "c10::BFloat16");
+  b.kernel("void flashinfer::BatchDecodeWithPagedKVCacheKernel<...>", 5, 20);
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  const Call& c = r.calls[0];
+  EXPECT_EQ(c.library, "flashinfer");
+  EXPECT_EQ(c.kernels.size(), 1u);
+  EXPECT_EQ(c.shape.B, 16);
+  EXPECT_TRUE(c.decode);
+  EXPECT_EQ(c.shape.Hkv, 8);
+  EXPECT_EQ(c.shape.kv_cache, (std::vector<int64_t>{500, 16, 8, 128}));
+  EXPECT_DOUBLE_EQ(c.flops, 0);
+  const auto f = std::find_if(r.findings.begin(), r.findings.end(),
+                              [](const Finding& x) { return x.rule == "flops.key_length_unknown"; });
+  ASSERT_NE(f, r.findings.end());
+  EXPECT_NE(f->title.find("unknown for 1 call"), std::string::npos) << f->title;
+  EXPECT_NE(f->detail.find("flashinfer::batch_decode_with_kv_cache_"), std::string::npos);
+}
+
+// Batch prefill: flashinfer::<uri>_ragged_run (q, k, v [tokens, H, D]) and <uri>_paged_run
+// (paged_k_cache [pages, page_size, Hkv, D]) share q/k/v/qo_indptr positions (3-6).
+TEST(SyntheticTraces, FlashInferRaggedAndPagedPrefillOpsAreCallsWithTheirBatch) {
+  TraceBuilder b;
+  const std::string uri = "flashinfer::batch_prefill_with_kv_cache_dtype_q_bf16_dtype_kv_bf16_dtype_o_bf16_dtype_idx_i32_"
+                          "head_dim_qk_128_head_dim_vo_128_posenc_0_use_swa_False_use_logits_cap_False_f16qk_False";
+  b.op(uri + "_ragged_run", 0, 30, {{1 << 20}, {1 << 16}, {}, {700, 32, 128}, {700, 8, 128}, {700, 8, 128}, {3}, {3}},
+       "c10::BFloat16");
+  b.op(uri + "_paged_run", 100, 30,
+       {{1 << 20}, {1 << 16}, {}, {700, 32, 128}, {900, 16, 8, 128}, {900, 16, 8, 128}, {5}, {5}, {90}, {4}},
+       "c10::BFloat16");
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 2u);
+  EXPECT_EQ(r.calls[0].shape.B, 2);
+  EXPECT_EQ(r.calls[0].shape.tokens, 700);
+  EXPECT_TRUE(r.calls[0].shape.kv_cache.empty());
+  EXPECT_EQ(r.calls[1].shape.B, 4);
+  EXPECT_EQ(r.calls[1].shape.kv_cache, (std::vector<int64_t>{900, 16, 8, 128}));
+  for (const Call& c : r.calls) {
+    EXPECT_EQ(c.library, "flashinfer");
+    EXPECT_EQ(c.shape.Hkv, 8);
+  }
 }
 
 }  // namespace
