@@ -60,11 +60,17 @@ int run_analyze(const AnalyzeCommandOptions& o) {
   // Every trace is read before anything is written: bad input leaves no output file.
   std::vector<Report> reports;
   for (const std::string& path : o.traces) {
-    // A directory holds per-rank traces: one Report with a ranks section (cpp/src/pipeline/ranks.cpp).
-    const bool dir = std::filesystem::is_directory(path);
-    options.progress = dir ? nullptr : progress_bar("reading " + path);
-    Result<Report> report = dir ? analyze_directory(path, options, directory_progress_bar(path))
-                                : analyze_file_for_exit(path, options);
+    // A directory holds per-rank traces: one Report per profiling stage, each with a ranks
+    // section (cpp/src/pipeline/ranks.cpp).
+    if (std::filesystem::is_directory(path)) {
+      options.progress = nullptr;
+      Result<std::vector<Report>> stages = analyze_directory_stages(path, options, directory_progress_bar(path));
+      if (!stages) fail("analyze", stages.error());
+      for (Report& r : *stages) reports.push_back(std::move(r));
+      continue;
+    }
+    options.progress = progress_bar("reading " + path);
+    Result<Report> report = analyze_file_for_exit(path, options);
     if (!report) fail("analyze", report.error());
     reports.push_back(std::move(*report));
   }
@@ -94,7 +100,8 @@ void setup_analyze(CLI::App& app) {
   cmd->footer(
       "Exit status: 0 = analysed (also when no attention is found), 2 = bad input or output error.\n"
       "Several traces: one Report each, printed in order; --json then writes a JSON array.\n"
-      "A directory of per-rank traces (*trace*.json[.gz]): one Report, the slowest rank's, with a ranks section.");
+      "A directory of per-rank traces (*trace*.json[.gz]): one Report, the slowest rank's, with a ranks section;\n"
+      "one such Report per stage when SGLang wrote a file per stage (<id>-TP-<N>-prefill / -decode).");
   cmd->callback([o] { exit_with(run_analyze(*o)); });
 }
 

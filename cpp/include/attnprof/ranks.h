@@ -31,6 +31,12 @@ struct NameRank {
 };
 NameRank rank_of_file_name(std::string_view file_name);
 
+// The profiling stage a file name ends with, "" when none: SGLang's profile_by_stage writes
+// one trace per stage and rank, "<id>-TP-<N>[-..]-<stage>.trace.json.gz" with <stage> "prefill"
+// / "decode" (profile_utils.py), "EXTEND" / "DECODE" or "ForwardMode.EXTEND" / "ForwardMode.DECODE"
+// (scheduler_profiler_mixin.py, by release). Returns "prefill" (also for EXTEND) or "decode".
+std::string stage_of_file_name(std::string_view file_name);
+
 // Trace files directly inside dir, sorted by name. Empty when dir holds none.
 std::vector<std::string> find_trace_files(const std::string& dir);
 
@@ -50,7 +56,15 @@ using DirectoryProgressFn = std::function<void(const DirectoryProgress&)>;
 // a finding naming the slowest rank. Errors: kFileNotFound (no such directory), kEmptyInput
 // (no trace files), or the first trace's load error (names the file). options.progress is not
 // used (it is per file); `progress`, when set, follows all files together.
+// Errors also: kUnsupported when the directory holds several stages (analyze_directory_stages).
 Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options = {},
                                  const DirectoryProgressFn& progress = {});
+
+// The same, one Report per profiling stage (stage_of_file_name), each over that stage's files
+// with its own ranks section and Call::phase set to the stage where the analysis left it empty:
+// files without a stage first, then prefill, then decode. One Report for a directory without
+// stages. Two files of the same stage and rank remain an error that names both.
+Result<std::vector<Report>> analyze_directory_stages(const std::string& dir, const AnalyzeOptions& options = {},
+                                                     const DirectoryProgressFn& progress = {});
 
 }  // namespace attnprof

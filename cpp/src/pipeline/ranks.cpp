@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 #include <thread>
 
@@ -160,8 +161,8 @@ Status assign_ranks(std::vector<RankResult>& results, const std::string& dir) {
     if (const auto same = shared_rank(results))
       return make_error(ErrorCode::kUnsupported,
                         fmt::format("{}: {} and {} are both rank {}: a directory holds one profiling run per rank "
-                                    "(SGLang writes a file per stage, vLLM one per start/stop); move each run into "
-                                    "its own directory or analyze the files one by one",
+                                    "and stage (vLLM writes a file per start/stop); move each run into its own "
+                                    "directory or analyze the files one by one",
                                     dir, fs::path(results[same->first].file).filename().string(),
                                     fs::path(results[same->second].file).filename().string(), results[same->first].rank));
   }
@@ -246,8 +247,70 @@ std::vector<std::string> find_trace_files(const std::string& dir) {
   return files;
 }
 
-Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options,
-                                 const DirectoryProgressFn& progress) {
+namespace {
+
+// The stages of a directory in the order a request runs them; files without a stage first.
+int stage_order(const std::string& stage) { return stage.empty() ? 0 : stage == "prefill" ? 1 : 2; }
+
+// One stage's files (every rank of it) -> one Report: the slowest rank's, with a ranks section.
+Result<Report> stage_report(std::vector<RankResult> results, const std::string& dir, const std::string& stage) {
+  if (Status ranked = assign_ranks(results, dir); !ranked) return ranked.error();
+  std::stable_sort(results.begin(), results.end(), [](const RankResult& a, const RankResult& b) { return a.rank < b.rank; });
+
+  // Ranks with calls of unknown device time (graph captures) have no attention time to
+  // compare: they are listed but never named the slowest, and with fewer than two measured
+  // ranks there is no slowest rank (-1).
+  RanksSection section;
+  std::vector<double> times;
+  std::optional<size_t> slowest;
+  for (size_t i = 0; i < results.size(); ++i) {
+    section.ranks.push_back(summarize_rank(results[i]));
+    if (results[i].report->summary.unknown_time_call_count > 0) continue;
+    times.push_back(section.ranks.back().attention_device_time_us);
+    if (!slowest || times.back() > section.ranks[*slowest].attention_device_time_us) slowest = i;
+  }
+  const bool comparable = slowest && times.size() > 1;
+  if (comparable) {
+    section.slowest_rank = section.ranks[*slowest].rank;
+    const double mid = median(times);
+    section.slowest_over_median = mid > 0 ? section.ranks[*slowest].attention_device_time_us / mid : 0;
+  }
+
+  // Main body: the slowest rank's Report, the one worth reading (the first rank's when none is
+  // measured); every rank's file is listed.
+  Report report = std::move(*results[comparable ? *slowest : 0].report);
+  report.source.files.clear();
+  for (const RankSummary& r : section.ranks) report.source.files.push_back(r.file);
+  if (comparable) report.findings.insert(report.findings.begin(), slowest_rank_finding(section, section.ranks[*slowest]));
+  report.ranks = std::move(section);
+  if (!stage.empty()) {
+    // The profiler recorded this stage alone: every call of the file is of that phase.
+    for (Call& c : report.calls)
+      if (c.phase.empty()) c.phase = stage;
+    report.source.assumptions.push_back(
+        fmt::format("stage {}: from the file names (SGLang profile_by_stage writes one trace per stage and rank)", stage));
+  }
+  return report;
+}
+
+}  // namespace
+
+std::string stage_of_file_name(std::string_view file_name) {
+  std::string stem = lower_case(file_name.substr(0, file_name.find(".json")));
+  if (ends_with(stem, ".trace")) stem.resize(stem.size() - std::string_view(".trace").size());
+  const size_t dash = stem.rfind('-');
+  if (dash == std::string::npos) return "";
+  std::string_view last = std::string_view(stem).substr(dash + 1);
+  // ForwardMode.EXTEND is str() of the enum in older releases, EXTEND its .name in newer ones.
+  constexpr std::string_view kEnum = "forwardmode.";
+  if (last.starts_with(kEnum)) last.remove_prefix(kEnum.size());
+  if (last == "prefill" || last == "extend") return "prefill";
+  if (last == "decode") return "decode";
+  return "";
+}
+
+Result<std::vector<Report>> analyze_directory_stages(const std::string& dir, const AnalyzeOptions& options,
+                                                     const DirectoryProgressFn& progress) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return make_error(ErrorCode::kFileNotFound, fmt::format("{}: no such directory", dir));
   const std::vector<std::string> files = find_trace_files(dir);
@@ -258,28 +321,37 @@ Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& o
   std::vector<RankResult> results = analyze_in_parallel(files, options, progress);
   for (const RankResult& r : results)
     if (r.error) return *r.error;
-  if (Status ranked = assign_ranks(results, dir); !ranked) return ranked.error();
-  std::stable_sort(results.begin(), results.end(), [](const RankResult& a, const RankResult& b) { return a.rank < b.rank; });
 
-  RanksSection section;
-  std::vector<double> times;
-  size_t slowest = 0;
-  for (size_t i = 0; i < results.size(); ++i) {
-    section.ranks.push_back(summarize_rank(results[i]));
-    times.push_back(section.ranks.back().attention_device_time_us);
-    if (times[i] > times[slowest]) slowest = i;
+  std::vector<std::pair<std::string, std::vector<RankResult>>> stages;
+  for (RankResult& r : results) {
+    const std::string stage = stage_of_file_name(fs::path(r.file).filename().string());
+    auto it = std::find_if(stages.begin(), stages.end(), [&](const auto& s) { return s.first == stage; });
+    if (it == stages.end()) {
+      stages.emplace_back(stage, std::vector<RankResult>{});
+      it = std::prev(stages.end());
+    }
+    it->second.push_back(std::move(r));
   }
-  section.slowest_rank = section.ranks[slowest].rank;
-  const double mid = median(times);
-  section.slowest_over_median = mid > 0 ? times[slowest] / mid : 0;
+  std::stable_sort(stages.begin(), stages.end(),
+                   [](const auto& a, const auto& b) { return stage_order(a.first) < stage_order(b.first); });
+  std::vector<Report> reports;
+  for (auto& [stage, stage_results] : stages) {
+    Result<Report> report = stage_report(std::move(stage_results), dir, stage);
+    if (!report) return report.error();
+    reports.push_back(std::move(*report));
+  }
+  return reports;
+}
 
-  // Main body: the slowest rank's Report, the one worth reading; every rank's file is listed.
-  Report report = std::move(*results[slowest].report);
-  report.source.files.clear();
-  for (const RankSummary& r : section.ranks) report.source.files.push_back(r.file);
-  if (section.ranks.size() > 1) report.findings.insert(report.findings.begin(), slowest_rank_finding(section, section.ranks[slowest]));
-  report.ranks = std::move(section);
-  return report;
+Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options,
+                                 const DirectoryProgressFn& progress) {
+  Result<std::vector<Report>> stages = analyze_directory_stages(dir, options, progress);
+  if (!stages) return stages.error();
+  if (stages->size() > 1)
+    return make_error(ErrorCode::kUnsupported,
+                      fmt::format("{}: holds {} profiling stages (one Report each): use analyze_directory_stages",
+                                  dir, stages->size()));
+  return std::move(stages->front());
 }
 
 }  // namespace attnprof

@@ -122,9 +122,17 @@ class ServingDirs : public ::testing::Test {
     copy("sglang_qwen3_8b_decode_graph_capture.json.gz", dir_ / "sglang" / "1764581234.56-TP-0.trace.json.gz");
     std::ofstream(dir_ / "sglang" / "1764581234.57-TP-0-memory.pickle") << "not a trace";
     fs::create_directories(dir_ / "sglang" / "graph_capture_profile");
-    // SGLang with profile_by_stage: one file per stage and rank.
-    copy("sglang_qwen3_8b_decode_graph_capture.json.gz", dir_ / "stages" / "1764581234.56-TP-0-prefill.trace.json.gz");
-    copy("sglang_qwen3_8b_decode_graph_capture.json.gz", dir_ / "stages" / "1764581234.56-TP-0-decode.trace.json.gz");
+    // SGLang with profile_by_stage: one file per stage and rank, the stage spelt as the
+    // scheduler mixin's ForwardMode names. The 8192-token vLLM capture stands in for a prefill.
+    for (const char* tp : {"0", "1"}) {
+      copy("vllm_gptoss_piecewise_graph_capture.pt.trace.json.gz",
+           dir_ / "stages" / (std::string("1764581234.56-TP-") + tp + "-EXTEND.trace.json.gz"));
+      copy("sglang_qwen3_8b_decode_graph_capture.json.gz",
+           dir_ / "stages" / (std::string("1764581234.56-TP-") + tp + "-DECODE.trace.json.gz"));
+    }
+    // Two start/stop cycles of one rank and stage: two runs that one ranks section cannot hold.
+    copy("sglang_qwen3_8b_decode_graph_capture.json.gz", dir_ / "cycles" / "1764581234.56-TP-0-decode.trace.json.gz");
+    copy("sglang_qwen3_8b_decode_graph_capture.json.gz", dir_ / "cycles" / "1764589999.01-TP-0-decode.trace.json.gz");
   }
   static void TearDownTestSuite() { fs::remove_all(dir_); }
   static fs::path dir_;
@@ -170,15 +178,61 @@ TEST_F(ServingDirs, SglangProfilerDirectoryTakesRanksFromTpInTheFileName) {
   ASSERT_TRUE(alone) << alone.error().message;
   EXPECT_EQ(report->calls.size(), alone->calls.size());
   for (const RankSummary& r : s.ranks) EXPECT_DOUBLE_EQ(r.attention_device_time_us, alone->summary.attention_device_time_us);
-  EXPECT_EQ(s.slowest_rank, 0);  // a tie: the first rank
+  // Both ranks are graph captures: their attention time is unknown, so no rank is the slowest
+  // and no "ranks.slowest" finding compares them.
+  EXPECT_EQ(s.slowest_rank, -1);
+  EXPECT_DOUBLE_EQ(s.slowest_over_median, 0);
+  for (const Finding& f : report->findings) EXPECT_NE(f.rule, "ranks.slowest");
 }
 
-TEST_F(ServingDirs, TwoStagesOfOneRankAreAnErrorNamingBothFiles) {
-  Result<Report> report = analyze_directory((dir_ / "stages").string());
+TEST(StageOfFileName, ReadsEverySpellingSglangWritesAndNothingElse) {
+  EXPECT_EQ(stage_of_file_name("1764581234.56-TP-0-prefill.trace.json.gz"), "prefill");
+  EXPECT_EQ(stage_of_file_name("1764581234.56-TP-3-DP-1-decode.trace.json.gz"), "decode");
+  EXPECT_EQ(stage_of_file_name("1764581234.56-TP-0-EXTEND.trace.json.gz"), "prefill");
+  EXPECT_EQ(stage_of_file_name("1764581234.56-TP-0-ForwardMode.DECODE.trace.json.gz"), "decode");
+  EXPECT_EQ(stage_of_file_name("1764581234.56-TP-0.trace.json.gz"), "");
+  EXPECT_EQ(stage_of_file_name("5e1d-rank-0.1764581234567890123.pt.trace.json.gz"), "");
+  EXPECT_EQ(stage_of_file_name("decode.trace.json"), "");  // no "-<stage>" after a name
+}
+
+TEST_F(ServingDirs, StageFilesGiveOneReportPerStageEachWithItsRanks) {
+  Result<std::vector<Report>> stages = analyze_directory_stages((dir_ / "stages").string());
+  ASSERT_TRUE(stages) << stages.error().message;
+  ASSERT_EQ(stages->size(), 2u);
+  const Report& prefill = (*stages)[0];
+  const Report& decode = (*stages)[1];
+  for (const Report* r : {&prefill, &decode}) {
+    ASSERT_TRUE(r->ranks);
+    ASSERT_EQ(r->ranks->ranks.size(), 2u);
+    EXPECT_EQ(r->ranks->ranks[0].rank, 0);
+    EXPECT_EQ(r->ranks->ranks[1].rank, 1);
+  }
+  EXPECT_NE(prefill.ranks->ranks[0].file.find("-TP-0-EXTEND.trace.json.gz"), std::string::npos);
+  EXPECT_NE(decode.ranks->ranks[1].file.find("-TP-1-DECODE.trace.json.gz"), std::string::npos);
+  // Each stage's body is its own file's analysis: 24 vLLM ops per forward for the prefill,
+  // the 36 SGLang attention ops of the decode capture (fixtures README).
+  Result<Report> decode_alone = analyze_file(decode.ranks->ranks[0].file);
+  ASSERT_TRUE(decode_alone);
+  EXPECT_EQ(decode.calls.size(), decode_alone->calls.size());
+  EXPECT_EQ(decode.calls.size(), 36u);
+  size_t unified = 0;
+  for (const Call& c : prefill.calls) unified += c.op == "vllm::unified_attention_with_output";
+  EXPECT_GT(unified, 0u);
+  EXPECT_EQ(unified % 24, 0u);
+  for (const Call& c : prefill.calls) EXPECT_EQ(c.phase, "prefill");
+  for (const Call& c : decode.calls) EXPECT_EQ(c.phase, "decode");
+  // The single-Report entry point says it cannot hold two stages.
+  Result<Report> one = analyze_directory((dir_ / "stages").string());
+  ASSERT_FALSE(one);
+  EXPECT_EQ(one.error().code, ErrorCode::kUnsupported);
+}
+
+TEST_F(ServingDirs, TwoRunsOfOneRankAndStageAreAnErrorNamingBothFiles) {
+  Result<std::vector<Report>> report = analyze_directory_stages((dir_ / "cycles").string());
   ASSERT_FALSE(report);
   EXPECT_EQ(report.error().code, ErrorCode::kUnsupported);
   EXPECT_NE(report.error().message.find("1764581234.56-TP-0-decode.trace.json.gz"), std::string::npos);
-  EXPECT_NE(report.error().message.find("1764581234.56-TP-0-prefill.trace.json.gz"), std::string::npos);
+  EXPECT_NE(report.error().message.find("1764589999.01-TP-0-decode.trace.json.gz"), std::string::npos);
   EXPECT_EQ(report.error().message.find('\n'), std::string::npos);
 }
 
