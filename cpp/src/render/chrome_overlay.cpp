@@ -98,7 +98,9 @@ std::vector<json> overlay_events(const Report& report, const TraceEventsLayout& 
     json args = {{"call", c->id}, {"layer", c->layer}, {"module", c->module}, {"backend", c->backend},
                  {"class", backend_class_of(*c)}, {"library", c->library}, {"op", c->backend_op.empty() ? c->op : c->backend_op},
                  {"direction", c->direction}, {"shape", shape_text(c->shape)},
-                 {"tflops", c->tflops}, {"device_time_us", c->device_time_us},
+                 {"tflops", c->tflops},
+                 // A graph capture's calls have no measured time: null, not 0.
+                 {"device_time_us", c->device_time_unknown ? json(nullptr) : json(c->device_time_us)},
                  {"kernels", c->kernels.size()}, {"explanation", explanation_text(*c)}};
     out.push_back({{"ph", "X"}, {"cat", kOverlayCategory},
                    {"name", fmt::format("L{} {}", c->layer, c->backend)},

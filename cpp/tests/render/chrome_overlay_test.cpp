@@ -58,6 +58,25 @@ TEST(ChromeOverlay, KeepsTheOriginalBytesAndAppendsOneSlicePerCall) {
   EXPECT_EQ(finishes, 4);
 }
 
+TEST(ChromeOverlay, ACallOfUnknownDeviceTimeCarriesNullNotZero) {
+  const std::string path = testing::fixture(testing::kCudnnTrace);
+  auto original = read_text_file(path);
+  auto trace = load_trace(path);
+  ASSERT_TRUE(original.ok() && trace.ok());
+  Report r = testing::report_from_trace_kernels(*trace, "cudnn", backend::kCudnn, 4);
+  r.calls[1].device_time_unknown = true;  // as ops traced during a graph capture
+  r.calls[1].device_time_us = 0;
+  auto annotated = annotate_trace(*original, r);
+  ASSERT_TRUE(annotated.ok());
+  int nulls = 0, measured = 0;
+  for (const json& e : overlay_events_of(json::parse(*annotated))) {
+    if (e["ph"] != "X" || !e.contains("args") || !e["args"].contains("device_time_us")) continue;
+    e["args"]["device_time_us"].is_null() ? ++nulls : ++measured;
+  }
+  EXPECT_EQ(nulls, 1);
+  EXPECT_EQ(measured, 3);
+}
+
 TEST(ChromeOverlay, FlowArrowsEndOnTheKernelSliceOfTheTrace) {
   const std::string path = testing::fixture(testing::kCudnnTrace);
   auto original = read_text_file(path);
