@@ -99,7 +99,11 @@ const char* const kDashboardSectionsJs = R"attnprof_js(
     const moduleLines = (n) => {
       const lines = [n.path, (n.us === null ? 'device time unknown' : fmtUs(n.us) + ', ' + pct(n.share) + ' of attention time') +
         (n.attention ? ' \u00b7 ' + n.calls + ' call(s) \u00b7 ' + n.cls : '')];
-      for (const id of n.call_ids.slice(0, 6)) lines.push(...callLines(run, id));
+      for (const id of n.call_ids.slice(0, 6)) {
+        lines.push(...callLines(run, id));
+        const call = run.calls.find((c) => c.id === id);
+        for (const k of call ? call.kernels : []) lines.push('    kernel [' + k.component + '] ' + k.name + '  ' + fmtUs(k.us));
+      }
       if (n.call_ids.length > 6) lines.push('  \u2026 ' + (n.call_ids.length - 6) + ' more calls');
       return lines;
     };
