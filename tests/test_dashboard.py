@@ -88,7 +88,8 @@ def full_report() -> dict:
                                 "time_us": [20, 70, 280, 1100], "peak_bytes": [1 << 28, 1 << 29, 1 << 30, 2 << 30],
                                 "time_fit": {"growth": "quadratic"}, "memory_fit": {"growth": "linear"}}]}
     r["heads"] = {"heads": [{"layer": l, "head": h, "entropy": (l * 8 + h) / 32, "block_coverage_90": h / 8,
-                             "kind": "dense"} for l in range(4) for h in range(8)]}
+                             "kind": "dense"} for l in range(4) for h in range(8)],
+                  "candidates": [{"layer": 2, "head": 5, "action": "prune", "reason": "output share 0.01"}]}
     r["advice"] = {"rows": [{"shape": "B=4 H=32 S=2048 D=128 bf16", "fastest_backend": "flash",
                              "heuristic_backend": "cudnn", "gain": 1.1,
                              "code": "with sdpa_kernel(SDPBackend.FLASH_ATTENTION): ..."}]}
@@ -107,6 +108,9 @@ def test_dashboard_draws_every_optional_section_present_in_the_report(browser, t
     assert "runs" not in facts["sections"]  # one Report: no multi-run view
     assert "Layer 3 runs eager attention" in facts["bodyText"]
     assert "eager OOM above S = 6100" in facts["svgText"]
+    # The pruning candidate is outlined and lettered in each heat map (entropy, sink mass, coverage).
+    marked = browser.evaluate("[...document.querySelectorAll('rect.heat.candidate')].map(r => r.dataset.layer + '/' + r.dataset.head)")
+    assert marked == ["2/5"] * 3
     shot = tmp_path / "dashboard_all_sections.png"
     browser.screenshot(shot)
     keep_screenshot(shot)

@@ -253,7 +253,9 @@ def test_heads_page_of_trained_qk_draws_a_map_per_statistic_and_marks_candidates
     from attnprof import heads
     model_dir = Path(minilm.__file__).resolve().parent / "model"
     tok = transformers.AutoTokenizer.from_pretrained(model_dir)
-    inputs = tok("Attention heads in trained encoders often look at the separator token.", return_tensors="pt")
+    text = " ".join(["Attention heads in trained encoders often look at the separator token, while others attend "
+                     "to the previous word or to nearby words in the sentence."] * 8)  # 250 tokens: 4 blocks of 64
+    inputs = tok(text, return_tensors="pt")
     model = transformers.AutoModel.from_pretrained(model_dir, attn_implementation="sdpa").eval()
     with torch.no_grad(), heads.HeadCapture() as cap:
         model(**inputs)
