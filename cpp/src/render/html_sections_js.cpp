@@ -186,7 +186,11 @@ const char* const kDashboardSectionsJs = R"attnprof_js(
     }
     const color = (i) => SERIES[i % SERIES.length];
     const chart = (key, fitKey, fmt, yLabel, name, extra) => {
-      const marks = (se) => [se.oom_tokens, se[fitKey] ? se[fitKey].quadratic_from : -1].filter((x) => x > 0);
+      // Marks far beyond the measured lengths would squash the points: they are listed instead.
+      const near = (se, x) => x > 0 && x >= Math.min(...se.lengths) / 16 && x <= Math.max(...se.lengths) * 16;
+      const marks = (se) => [se.oom_tokens, se[fitKey] ? se[fitKey].quadratic_from : -1].filter((x) => near(se, x));
+      const far = sc.series.filter((se) => extra && extra.oom && se.oom_tokens > 0 && !near(se, se.oom_tokens))
+        .map((se) => se.backend + ' OOM above S = ' + se.oom_tokens + ' (off the chart)');
       const lengths = sc.series.flatMap((se) => se.lengths.concat(marks(se)));
       const [xlo, xhi] = rangeOf(lengths, 1.15);
       const ys = sc.series.flatMap((se) => se[key].concat(se[fitKey] ? se[fitKey].curve.map((p) => p[1]) : []))
@@ -212,6 +216,7 @@ const char* const kDashboardSectionsJs = R"attnprof_js(
       const wrap = el('div');
       wrap.appendChild(c.root);
       wrap.appendChild(legendOf(sc.series.map((se, i) => [color(i), se.backend + ' (' + (se[fitKey] && se[fitKey].growth ? se[fitKey].growth : 'no fit') + ')'])));
+      for (const line of far) wrap.appendChild(el('p', { class: 'note far-mark' }, line));
       return wrap;
     };
     const hasTime = sc.series.some((se) => se.time_us.some((t) => t > 0));
