@@ -346,13 +346,17 @@ const char* const kDashboardSectionsJs = R"attnprof_js(
       const y = i * (2 * rowH + 6) + 4;
       c.appendChild(svg('text', { x: L - 8, y: y + rowH + 2, 'text-anchor': 'end', class: 'lbl' }, 'L' + l.layer));
       [['before', l.in_baseline, l.backend_before, SERIES[6]], ['after', l.in_candidate, l.backend_after, l.backend_changed ? COLORS.eager : SERIES[0]]].forEach(([side, present, backend, color], k) => {
+        // Without device-time samples on both sides (graph capture) the verdict holds no value: unknown, not 0.
+        const timed = present && l.device_time_us.known;
         const v = l.device_time_us[side];
         const yy = y + k * rowH;
-        const bar = c.appendChild(svg('rect', { x: L, y: yy, width: present ? Math.max(1, (barW * v) / max) : 0, height: rowH - 3, fill: color,
-          class: 'bar diff-bar', 'data-layer': l.layer, 'data-side': side, 'data-us': present ? v : '', 'data-backend': backend }));
-        c.appendChild(svg('text', { x: L + (present ? Math.max(1, (barW * v) / max) : 0) + 6, y: yy + 12, class: 'val' },
-          (present ? fmtUs(v) : 'absent') + ' \u00b7 ' + (backend || '?') + (k === 1 && l.backend_changed ? '  (was ' + (l.backend_before || 'absent') + ')' : '')));
-        hoverable(bar, () => ['L' + l.layer + ' ' + (l.module || ''), side + ': ' + (backend || 'absent') + ' \u00b7 ' + (present ? fmtUs(v) : 'absent'), ...l.input_changes, l.fallback_explanation || '']);
+        const w = timed ? Math.max(1, (barW * v) / max) : 0;
+        const shown = !present ? 'absent' : timed ? fmtUs(v) : 'time unknown';
+        const bar = c.appendChild(svg('rect', { x: L, y: yy, width: w, height: rowH - 3, fill: color,
+          class: 'bar diff-bar', 'data-layer': l.layer, 'data-side': side, 'data-us': timed ? v : '', 'data-backend': backend }));
+        c.appendChild(svg('text', { x: L + w + 6, y: yy + 12, class: 'val' },
+          shown + ' \u00b7 ' + (backend || '?') + (k === 1 && l.backend_changed ? '  (was ' + (l.backend_before || 'absent') + ')' : '')));
+        hoverable(bar, () => ['L' + l.layer + ' ' + (l.module || ''), side + ': ' + (backend || 'absent') + ' \u00b7 ' + shown, ...l.input_changes, l.fallback_explanation || '']);
       });
     });
     s.appendChild(el('h3', null, 'Per layer'));
