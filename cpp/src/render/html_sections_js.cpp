@@ -395,7 +395,8 @@ const char* const kDashboardSectionsJs = R"attnprof_js(
     return out;
   };
 
-  const roofOr = (key, draw, title) => (run) => (run[key] ? draw(run) : why(section(key, title), run.why[key]));
+  // A core section drawn when the run has its data, else its one-line reason.
+  const drawnOrWhy = (key, draw, title) => (run) => (run[key] ? draw(run) : why(section(key, title), run.why[key]));
 )attnprof_js";
 
 const char* const kDashboardPageJs = R"attnprof_js(
@@ -405,11 +406,11 @@ const char* const kDashboardPageJs = R"attnprof_js(
     'activation-map': mapSection,
     'model-graph': treeSection,
     'roofline': rooflineSection,
-    'memory': roofOr('memory', memorySection, 'Memory per layer and per head'),
+    'memory': drawnOrWhy('memory', memorySection, 'Memory per layer and per head'),
     'scaling': scalingSection,
     'heads': headsSection,
-    'advice': roofOr('advice', adviceSection, 'Backend advice'),
-    'ranks': roofOr('ranks', ranksSection, 'Ranks'),
+    'advice': drawnOrWhy('advice', adviceSection, 'Backend advice'),
+    'ranks': drawnOrWhy('ranks', ranksSection, 'Ranks'),
     'whatif': whatifSection,
     'findings': findingsSection,
   };
