@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from test_dashboard_cdp import DOM_FACTS, Browser, cudnn_report, eager_report
+from test_dashboard_cdp import DOM_FACTS, Browser, cudnn_report, eager_report, keep_screenshot
 
 from attnprof import _core
 
@@ -27,14 +25,6 @@ def render(tmp_path: Path, reports: list[dict], labels: list[str] | None = None,
     out = tmp_path / name
     out.write_text(page, encoding="utf-8")
     return out
-
-
-def keep_screenshot(path: Path):
-    """ATTNPROF_SCREENSHOT_DIR=dir keeps the screenshots for a person to look at."""
-    target = os.environ.get("ATTNPROF_SCREENSHOT_DIR")
-    if target:
-        Path(target).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(target) / path.name)
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +88,8 @@ def full_report() -> dict:
                                 "time_us": [20, 70, 280, 1100], "peak_bytes": [1 << 28, 1 << 29, 1 << 30, 2 << 30],
                                 "time_fit": {"growth": "quadratic"}, "memory_fit": {"growth": "linear"}}]}
     r["heads"] = {"heads": [{"layer": l, "head": h, "entropy": (l * 8 + h) / 32, "block_coverage_90": h / 8,
-                             "kind": "dense"} for l in range(4) for h in range(8)]}
+                             "kind": "dense"} for l in range(4) for h in range(8)],
+                  "candidates": [{"layer": 2, "head": 5, "action": "prune", "reason": "output share 0.01"}]}
     r["advice"] = {"rows": [{"shape": "B=4 H=32 S=2048 D=128 bf16", "fastest_backend": "flash",
                              "heuristic_backend": "cudnn", "gain": 1.1,
                              "code": "with sdpa_kernel(SDPBackend.FLASH_ATTENTION): ..."}]}
@@ -116,15 +107,26 @@ def test_dashboard_draws_every_optional_section_present_in_the_report(browser, t
         assert section in facts["sections"]
     assert "runs" not in facts["sections"]  # one Report: no multi-run view
     assert "Layer 3 runs eager attention" in facts["bodyText"]
-    assert "eager OOM > 6100" in facts["svgText"]
+    assert "eager OOM above S = 6100" in facts["svgText"]
+    # The pruning candidate is outlined and lettered in each heat map (entropy, sink mass, coverage).
+    marked = browser.evaluate("[...document.querySelectorAll('rect.heat.candidate')].map(r => r.dataset.layer + '/' + r.dataset.head)")
+    assert marked == ["2/5"] * 3
     shot = tmp_path / "dashboard_all_sections.png"
     browser.screenshot(shot)
     keep_screenshot(shot)
 
 
-def test_dashboard_without_optional_data_shows_only_core_sections(browser, tmp_path):
+ALL_SECTIONS = ["summary", "activation-map", "model-graph", "roofline", "memory", "scaling", "heads", "advice",
+                "ranks", "whatif", "diff", "findings"]
+
+
+def test_dashboard_without_optional_data_says_in_one_line_why_each_section_is_empty(browser, tmp_path):
     facts = open_page(browser, render(tmp_path, [cudnn_report()]))
-    assert facts["sections"] == ["summary", "activation-map", "model-graph", "findings"]
+    assert facts["sections"] == ALL_SECTIONS
+    for empty in ("roofline", "memory", "scaling", "heads", "advice", "ranks", "whatif", "diff"):
+        assert facts["why"][empty] and "\n" not in facts["why"][empty], empty
+    for drawn in ("summary", "activation-map", "model-graph"):
+        assert facts["why"][drawn] is None, drawn
 
 
 HOSTILE_KERNEL = "</script><script>window.pwned=true;document.title='pwned'</script>"
@@ -183,4 +185,34 @@ def test_hostile_names_in_a_real_trace_stay_inert_through_the_cli(browser, tmp_p
     shot = tmp_path / "dashboard_hostile.png"
     browser.screenshot(shot)
     keep_screenshot(shot)
+    assert browser.errors() == []
+
+
+def test_hostile_strings_stay_inert_in_every_section_view(browser, tmp_path):
+    """Every string of every optional section carries markup: the pages show it as text."""
+    r = copy.deepcopy(full_report())
+    r["calls"][0]["kernels"][0]["name"] = HOSTILE_KERNEL
+    r["calls"][0]["module"] = HOSTILE_MODULE
+    r["source"]["device_name"] = INJECT
+    for s in r["scaling"]["series"]:
+        s["backend"] += INJECT
+        s["oom_note"] = INJECT
+    r["scaling"]["budget_source"] = INJECT
+    r["heads"]["notes"] = [INJECT]
+    r["heads"]["sampling_note"] = INJECT
+    r["heads"]["candidates"] = [{"layer": 0, "head": 1, "action": "prune" + INJECT, "reason": INJECT}]
+    r["heads"]["sliding_window"] = [{"call_id": 0, "layer": 0, "backend": INJECT, "mask": INJECT, "mask_kind": INJECT,
+                                     "verdict": INJECT, "wasted_flops_share": 0.5}]
+    r["heads"]["heads"][0]["kind"] = INJECT
+    r["advice"]["rows"][0]["code"] = INJECT
+    r["whatif"] = {"model": INJECT, "window": 1024, "requests": 3, "mean_tokens": 100, "full_flops": 10,
+                   "window_flops": 5, "length_histogram": [[64, 3]]}
+    r["findings"][0]["title"] = INJECT
+    facts = open_page(browser, render(tmp_path, [r]))
+    for section in ("scaling", "heads", "advice", "whatif", "findings"):
+        assert section in facts["sections"] and facts["why"][section] is None, section
+    assert facts["pwned"] is False and "pwned" not in facts["title"]
+    assert facts["images"] == 0 and facts["scripts"] == 2
+    assert facts["bodyText"].count("<img src=x onerror=") >= 6  # shown as text: heads, advice, whatif, ...
+    assert browser.evaluate("window.pwned === true") is False
     assert browser.errors() == []

@@ -141,8 +141,17 @@ class Browser:
                 out.append(params["entry"].get("text", "")[:500])
         return out
 
-    def screenshot(self, path: Path):
-        data = self.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, session=True)
+    def screenshot(self, path: Path, selector: str | None = None, scale: float = 1.0):
+        """The whole page, or the element `selector` matches, at `scale` (0.5: half size)."""
+        params = {"format": "png", "captureBeyondViewport": True}
+        if selector is not None or scale != 1.0:
+            box = json.loads(self.evaluate(
+                "(() => { const e = " + (f"document.querySelector({json.dumps(selector)})" if selector else
+                                          "document.documentElement") +
+                "; const r = e.getBoundingClientRect(); return JSON.stringify({x: r.left + scrollX, "
+                "y: r.top + scrollY, width: Math.max(r.width, e.scrollWidth), height: Math.max(r.height, e.scrollHeight)}); })()"))
+            params["clip"] = dict(box, scale=scale)
+        data = self.call("Page.captureScreenshot", params, session=True)
         path.write_bytes(base64.b64decode(data["data"]))
 
     def close(self):
@@ -165,10 +174,20 @@ class Browser:
         self.close()
 
 
+def keep_screenshot(path: Path):
+    """ATTNPROF_SCREENSHOT_DIR=dir keeps the screenshots for a person to look at."""
+    target = os.environ.get("ATTNPROF_SCREENSHOT_DIR")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(target) / path.name)
+
+
 # Facts about the drawn dashboard, read from the DOM.
 DOM_FACTS = """JSON.stringify({
   title: document.title,
   sections: [...document.querySelectorAll('section[data-section]')].map(s => s.id),
+  why: Object.fromEntries([...document.querySelectorAll('section[data-section]')].map(
+    s => [s.id, s.querySelector('p.why') ? s.querySelector('p.why').textContent : null])),
   cells: [...document.querySelectorAll('#activation-map-svg rect.cell')].map(r => ({
     layer: Number(r.dataset.layer), component: r.dataset.component, cls: r.dataset.class,
     fill: r.getAttribute('fill')})),

@@ -20,7 +20,15 @@ def test_demo_writes_trace_sidecar_reports_and_dashboard_for_each_run(tmp_path, 
         assert [layer["module"] for layer in report["layers"]] == layers
         assert {c["source"] for c in report["calls"]} == {"trace+capture"}
         assert (d / "report.md").read_text().strip()
-    assert (tmp_path / "dashboard.html").exists()
+    page = (tmp_path / "dashboard.html").read_text()
+    start = page.index('id="attnprof-data">') + len('id="attnprof-data">')
+    runs = json.loads(page[start:page.index("</script>", start)])["runs"]
+    # The CPU sweep's run: measured points per backend and length, and the captured heads.
+    sweep = next(r for r in runs if r["label"] == "llama-sweep")
+    # On CPU, sdpa's series is the backend PyTorch picked there: its flash kernel.
+    assert sorted(s["backend"] for s in sweep["scaling"]["series"]) == ["cpu_flash", "eager"]
+    assert all(s["lengths"] == list(demo.SWEEP_LENGTHS) for s in sweep["scaling"]["series"])
+    assert sweep["heads"]["layers"] == 2 and sweep["heads"]["heads"] == 4  # the tiny LLaMA's 2 x 4 heads
     printed = capsys.readouterr()
     assert "=== gpt2-sdpa" in printed.out and "=== llama-sdpa" in printed.out
     # One progress display: a line per run (stderr is not a terminal here), no other bar.

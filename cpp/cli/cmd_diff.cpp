@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "attnprof/dashboard.h"
 #include "attnprof/diff.h"
 #include "attnprof/io.h"
 #include "command.h"
@@ -15,7 +16,7 @@ struct DiffCommandOptions {
   std::vector<std::string> extra_baseline, extra_candidate;
   double max_fused_drop = 5;
   std::string max_time_increase = "10%", max_memory_increase = "10%";
-  std::string config_path, markdown_path, json_path, repo;
+  std::string config_path, markdown_path, json_path, html_path, repo;
   std::string torch_version, cudnn_version, arch;
   bool time_given = false, memory_given = false, fused_given = false;
 };
@@ -68,6 +69,10 @@ int run_diff(const DiffCommandOptions& o) {
   if (!o.json_path.empty()) {
     if (Status s = write_file_atomic(o.json_path, diff_to_json(*result)); !s) fail("diff", s.error());
   }
+  if (!o.html_path.empty()) {
+    const DashboardOptions view{.labels = {}, .sections = {"diff"}, .diff_json = diff_to_json(*result, false)};
+    if (Status s = write_file_atomic(o.html_path, render_html({}, view)); !s) fail("diff", s.error());
+  }
   std::fputs(diff_to_text(*result).c_str(), stdout);
   return result->regression() ? kExitRegression : kExitOk;
 }
@@ -92,6 +97,7 @@ void setup_diff(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--md", o->markdown_path, "write a Markdown summary (pull-request comment) to FILE");
   cmd->add_option("--json", o->json_path, "write the machine-readable verdict to FILE (docs/diff.md)");
+  cmd->add_option("--html", o->html_path, "write the per-layer changes and causes as a self-contained HTML page");
   cmd->add_option("--baseline-run", o->extra_baseline,
                   "another run of the baseline (repeatable): runs and steps give the noise estimate")
       ->allow_extra_args(false)  // one file per flag: never swallow the positionals

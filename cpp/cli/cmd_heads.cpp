@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "attnprof/analyze.h"
+#include "attnprof/dashboard.h"
 #include "attnprof/heads.h"
 #include "attnprof/ingest.h"
 #include "attnprof/io.h"
@@ -22,6 +23,7 @@ struct HeadsCliOptions {
   std::string path;
   std::string json_path;
   std::string markdown_path;
+  std::string html_path;
   HeadOptions heads;
   int64_t window = 0;  // sliding window the user knows (traces do not record it)
 };
@@ -61,6 +63,10 @@ int run_heads(const HeadsCliOptions& o) {
     if (Status s = write_file_atomic(o.json_path, report_to_json(report)); !s) fail("heads", s.error());
   if (!o.markdown_path.empty())
     if (Status s = write_file_atomic(o.markdown_path, render_markdown(report)); !s) fail("heads", s.error());
+  if (!o.html_path.empty()) {
+    const DashboardOptions view{.labels = {}, .sections = {"heads"}, .diff_json = ""};
+    if (Status s = write_file_atomic(o.html_path, render_html({report}, view)); !s) fail("heads", s.error());
+  }
   std::fputs(render_text(report).c_str(), stdout);
   return kExitOk;
 }
@@ -74,6 +80,7 @@ void setup_heads(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--json", o->json_path, "write the Report (heads section) as JSON");
   cmd->add_option("--md", o->markdown_path, "write the Report as Markdown");
+  cmd->add_option("--html", o->html_path, "write the head heat maps and window verdicts as a self-contained HTML page");
   cmd->add_option("--block-size", o->heads.block_size, "block size of the coverage statistics: 64 or 128")
       ->check(CLI::IsMember({64, 128}));
   cmd->add_option("--sink-tokens", o->heads.sink_tokens, "first tokens counted as attention sinks")

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "attnprof/cost_render.h"
+#include "attnprof/dashboard.h"
 #include "attnprof/io.h"
 #include "attnprof/predict.h"
 #include "attnprof/report_json.h"
@@ -25,6 +26,7 @@ struct PredictCliOptions {
   std::vector<int64_t> lengths = {512, 1024, 2048, 4096, 8192, 16384, 32768};
   bool use_cache = false;
   std::string json_path;
+  std::string html_path;
 };
 
 Result<ModelConfig> load_model(const PredictCliOptions& o) {
@@ -62,6 +64,10 @@ int run_predict(const PredictCliOptions& o) {
   const Report report = prediction_report(*model, options, *prediction);
   if (!o.json_path.empty())
     if (Status s = write_file_atomic(o.json_path, report_to_json(report)); !s) fail("predict", s.error());
+  if (!o.html_path.empty()) {
+    const DashboardOptions view{.labels = {}, .sections = {"scaling"}, .diff_json = ""};
+    if (Status s = write_file_atomic(o.html_path, render_html({report}, view)); !s) fail("predict", s.error());
+  }
   std::fputs(fmt::format("{}: {} parameters, weights {}\n", model->name, parameter_count(*model),
                          format_bytes(static_cast<double>(prediction->rows.empty() ? 0 : prediction->rows[0].weights_bytes)))
                  .c_str(),
@@ -85,6 +91,7 @@ void setup_predict(CLI::App& app) {
   cmd->add_option("--lengths", o->lengths, "sequence lengths")->delimiter(',');
   cmd->add_flag("--use-cache", o->use_cache, "count the KV cache the pass keeps (generation prefill)");
   cmd->add_option("--json", o->json_path, "write the Report as JSON");
+  cmd->add_option("--html", o->html_path, "write memory and time against S as a self-contained HTML page");
   cmd->callback([o, model, config] {
     if (model->count() + config->count() == 0)
       fail("predict", make_error(ErrorCode::kInvalidArgument, "give --model NAME or --config config.json"));

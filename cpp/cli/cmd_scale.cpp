@@ -5,6 +5,7 @@
 
 #include "attnprof/analyze.h"
 #include "attnprof/cost_render.h"
+#include "attnprof/dashboard.h"
 #include "attnprof/io.h"
 #include "attnprof/report_json.h"
 #include "attnprof/scaling.h"
@@ -20,6 +21,7 @@ struct ScaleOptions {
   std::string alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF to simulate
   std::string json_path;
   std::string markdown_path;
+  std::string html_path;
 };
 
 int run_scale(const ScaleOptions& o) {
@@ -29,6 +31,10 @@ int run_scale(const ScaleOptions& o) {
     if (Status s = write_file_atomic(o.json_path, report_to_json(*report)); !s) fail("scale", s.error());
   if (!o.markdown_path.empty())
     if (Status s = write_file_atomic(o.markdown_path, render_cost_markdown(*report)); !s) fail("scale", s.error());
+  if (!o.html_path.empty()) {
+    const DashboardOptions view{.labels = {}, .sections = {"scaling", "advice"}, .diff_json = ""};
+    if (Status s = write_file_atomic(o.html_path, render_html({*report}, view)); !s) fail("scale", s.error());
+  }
   std::fputs(render_cost_text(*report).c_str(), stdout);
   return kExitOk;
 }
@@ -47,6 +53,7 @@ void setup_scale(CLI::App& app) {
                   "PYTORCH_CUDA_ALLOC_CONF of the run to simulate, e.g. expandable_segments:True");
   cmd->add_option("--json", o->json_path, "write the Report (scaling + advice sections) as JSON");
   cmd->add_option("--markdown", o->markdown_path, "write the tables as Markdown");
+  cmd->add_option("--html", o->html_path, "write the scaling charts and backend advice as a self-contained HTML page");
   cmd->callback([o] { exit_with(run_scale(*o)); });
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "attnprof/cost_render.h"
+#include "attnprof/dashboard.h"
 #include "attnprof/io.h"
 #include "attnprof/predict.h"
 #include "attnprof/report_json.h"
@@ -22,6 +23,7 @@ struct WhatIfOptions {
   int64_t global_tokens = 0;
   std::string dtype = "bf16";
   std::string json_path;
+  std::string html_path;
 };
 
 int run_whatif(const WhatIfOptions& o) {
@@ -49,6 +51,11 @@ int run_whatif(const WhatIfOptions& o) {
   report.whatif = what_if(model, *bins, o.window, o.global_tokens, o.dtype);
   if (!o.json_path.empty())
     if (Status s = write_file_atomic(o.json_path, report_to_json(report)); !s) fail("whatif", s.error());
+  if (!o.html_path.empty()) {
+    DashboardOptions view{.labels = {}, .sections = {"whatif"}, .diff_json = "", .request_lengths = {}};
+    for (const LengthBin& bin : *bins) view.request_lengths.emplace_back(bin.tokens, bin.count);
+    if (Status s = write_file_atomic(o.html_path, render_html({report}, view)); !s) fail("whatif", s.error());
+  }
   std::fputs(render_cost_text(report).c_str(), stdout);
   return kExitOk;
 }
@@ -67,6 +74,7 @@ void setup_whatif(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--dtype", o->dtype, "KV cache dtype: bf16, fp16, fp32, fp8");
   cmd->add_option("--json", o->json_path, "write the Report (whatif section) as JSON");
+  cmd->add_option("--html", o->html_path, "write the length distribution and the savings as a self-contained HTML page");
   cmd->callback([o] {
     if (o->model.empty() && o->config_path.empty())
       fail("whatif", make_error(ErrorCode::kInvalidArgument, "give --model NAME or --config config.json"));

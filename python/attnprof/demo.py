@@ -166,6 +166,33 @@ def _fixture_dashboard(out_dir: str) -> None:
     _screenshot(html)
 
 
+SWEEP_LENGTHS = (64, 128, 256)
+
+
+def sweep_demo(device: torch.device, out_dir: str) -> str:
+    """The tiny LLaMA swept over S with eager and sdpa attention on this machine
+    (attnprof.sweep: fits, OOM threshold for the device's memory, backend advice), and its
+    heads captured at the longest S: the Report behind the dashboard's scaling and heads
+    sections. The weights are random, so the heads section says they look untrained."""
+    import contextlib
+    import io
+    from . import heads
+    from .sweep import sweep
+    llama = next(m for m in _models() if m.name == "llama")
+    model = llama.build("sdpa").to(device).eval()
+
+    def make_inputs(length: int) -> dict:
+        ids = torch.randint(0, 1000, (BATCH, length), generator=torch.Generator().manual_seed(0))
+        return {"input_ids": ids.to(device)}
+
+    with contextlib.redirect_stderr(io.StringIO()):  # the demo's one progress display stays the only one
+        report = sweep(model, make_inputs, SWEEP_LENGTHS, backends=("eager", "sdpa"), out_dir=out_dir,
+                       memory_cap=None if device.type == "cuda" else "16GiB")
+    with torch.no_grad(), heads.HeadCapture() as cap:
+        model(**make_inputs(SWEEP_LENGTHS[-1]))
+    return heads.attach(report.to_json(), cap)
+
+
 def trainer_demo(out_dir: str) -> dict[int, dict]:
     """A tiny LLaMA trained on CPU under transformers.Trainer with AttentionProfilerCallback:
     one warm-up step (torch's profiler advises one), then two profiled steps, each with its
@@ -195,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--attn", default="eager,sdpa")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--quiet", action="store_true", help="no per-run report on stdout")
+    parser.add_argument("--sweep", action=argparse.BooleanOptionalAction, default=True,
+                        help="also sweep the tiny LLaMA over S (eager, sdpa) and capture its heads: the "
+                             "dashboard's scaling and heads sections (writes OUT/sweep/)")
     parser.add_argument("--trainer", action=argparse.BooleanOptionalAction, default=True,
                         help="also train a tiny LLaMA under transformers.Trainer with AttentionProfilerCallback: "
                              "a warm-up step and two profiled steps (CPU; writes OUT/trainer/attnprof/)")
@@ -226,6 +256,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n=== {run}: {model.what}, {attn}, {device.type} ===\n{_core.render(report_json, 'text')}",
                   flush=True)
     progress.clear()
+    if args.sweep:
+        sys.stderr.write(f"attnprof demo: scaling sweep (S = {', '.join(map(str, SWEEP_LENGTHS))}) and heads of llama\n")
+        reports.append(sweep_demo(device, os.path.join(args.out, "sweep")))
+        labels.append("llama-sweep")
     if hasattr(_core, "render_html"):
         _core.write_file_atomic(os.path.join(args.out, "dashboard.html"), _core.render_html(reports, labels))
         _screenshot(os.path.join(args.out, "dashboard.html"))

@@ -7,8 +7,10 @@
 // inject markup or script. Invalid UTF-8 is replaced by U+FFFD.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "attnprof/report.h"
@@ -34,6 +36,20 @@ const std::vector<std::string>& activation_map_components();
 // `labels` names the runs (defaults to the Reports' first source file).
 std::string render_html(const std::vector<Report>& reports,
                         const std::vector<std::string>& labels = {});
+
+// The dashboard's sections, by their <section id>, in page order. A command draws the ones
+// it produces; `analyze` draws every one, and one with nothing to show says why in a line.
+std::span<const char* const> dashboard_sections();
+
+struct DashboardOptions {
+  std::vector<std::string> labels;    // run names (default: each Report's first source file)
+  std::vector<std::string> sections;  // ids from dashboard_sections(); empty = all of them
+  std::string diff_json;              // `attnprof diff`'s verdict (diff_to_json, docs/diff.md), "" = none
+  // `attnprof whatif`'s request lengths as read (tokens, requests): the what-if section
+  // draws their distribution against the window (the Report keeps only the totals).
+  std::vector<std::pair<int64_t, double>> request_lengths;
+};
+std::string render_html(const std::vector<Report>& reports, const DashboardOptions& options);
 
 // HTML text escaping (&, <, >, ", ') after replacing invalid UTF-8 by U+FFFD.
 std::string html_escape(std::string_view text);

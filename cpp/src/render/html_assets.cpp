@@ -53,6 +53,20 @@ ol.findings { padding-left: 20px; }
 .sev-medium .sev { background: #e8952f; color: #fff; }
 .gain { margin-left: 8px; color: #2e9d4f; font-weight: 600; }
 code { font: 12px ui-monospace, Menlo, Consolas, monospace; }
+.card h3 { margin: 12px 0 4px; font-size: 14px; }
+.why { font-style: italic; }
+.warn { color: #d64541; }
+.maps { display: flex; flex-wrap: wrap; gap: 8px 24px; }
+.swatch.dashed { height: 3px; }
+svg .grid { stroke: #eef0f3; }
+svg .mark-lbl { font-size: 11px; }
+svg .toggle { cursor: pointer; fill: var(--muted); font-size: 12px; }
+svg .on-color { fill: #fff; }
+svg .cell-mark { fill: #fff; font-size: 10px; font-weight: 700; pointer-events: none; }
+svg .roof-lbl, svg .bw-lbl { font-size: 11px; }
+.verdict { display: inline-block; margin: 4px 0 8px; padding: 2px 10px; border-radius: 4px; font-weight: 600; color: #fff; }
+.verdict.regression { background: #d64541; }
+.verdict.ok { background: #2e9d4f; }
 )attnprof_css";
 
 const char* const kDashboardJs = R"attnprof_js(
@@ -64,7 +78,7 @@ const char* const kDashboardJs = R"attnprof_js(
   const t0 = performance.now();
   const DATA = JSON.parse(document.getElementById('attnprof-data').textContent);
   const SVGNS = 'http://www.w3.org/2000/svg';
-  const COLORS = { fused: '#2e9d4f', fallback: '#e8952f', eager: '#d64541', absent: '#e9ecef', '': '#adb5bd' };
+  const COLORS = { fused: '#2e9d4f', fallback: '#e8952f', eager: '#d64541', absent: '#e9ecef', unknown: '#b8c0cc', '': '#adb5bd' };
   const SERIES = ['#3b6fd8', '#d64541', '#2e9d4f', '#8e44ad', '#e8952f', '#16a2b8', '#6c757d'];
   const COMPONENT_LABEL = { qk: 'QK\u1d40', mask: 'mask', softmax: 'softmax', dropout: 'dropout', av: 'AV', fused: 'fused' };
 
@@ -136,7 +150,8 @@ const char* const kDashboardJs = R"attnprof_js(
   const legend = () => {
     const d = el('div', { class: 'legend' });
     for (const [cls, label] of [['fused', 'fused kernel'], ['fallback', 'fallback (unfused SDPA math)'],
-                                ['eager', 'eager (model code)'], ['absent', 'no kernel']]) {
+                                ['eager', 'eager (model code)'], ['absent', 'no kernel'],
+                                ['unknown', 'device time unknown (kernels not recorded, e.g. graph capture)']]) {
       const item = d.appendChild(el('span', { class: 'legend-item' }));
       item.appendChild(swatch(cls));
       item.appendChild(document.createTextNode(label));
@@ -216,22 +231,6 @@ const char* const kDashboardJs = R"attnprof_js(
     return wrap;
   };
 
-  // Heatmap layers x heads; value in [0,1] mapped to a blue ramp.
-  const heatmap = (h, key, title, describe) => {
-    const cw = Math.max(10, Math.min(28, Math.floor(640 / Math.max(1, h.heads)))), ch = 16, L = 50, T = 18;
-    const s = svg('svg', { class: 'chart heatmap', width: L + h.heads * cw + 10, height: T + h.layers * ch + 6, 'data-chart': key });
-    s.appendChild(svg('text', { x: L, y: 12, class: 'lbl' }, title + ' (rows: layers, columns: heads)'));
-    for (let l = 0; l < h.layers; l++) s.appendChild(svg('text', { x: L - 6, y: T + l * ch + 12, 'text-anchor': 'end', class: 'tick' }, 'L' + l));
-    for (const c of h.cells) {
-      const v = Math.max(0, Math.min(1, c[key]));
-      const light = 95 - 60 * v;
-      const r = s.appendChild(svg('rect', { x: L + c.head * cw, y: T + c.layer * ch, width: cw - 1, height: ch - 1,
-        fill: 'hsl(215,70%,' + light + '%)', class: 'heat', 'data-layer': c.layer, 'data-head': c.head }));
-      hoverable(r, () => describe(c));
-    }
-    return s;
-  };
-
   // --- sections -----------------------------------------------------------------------------
   const summarySection = (run) => {
     const sm = run.summary;
@@ -242,11 +241,14 @@ const char* const kDashboardJs = R"attnprof_js(
       k.appendChild(el('div', { class: 'kpi-v' }, value));
       k.appendChild(el('div', { class: 'kpi-l' }, label));
     };
+    // No call with a recorded device time: the time shares are unknown, not 0%.
+    const allUnknown = sm.calls > 0 && sm.unknown_time_calls === sm.calls;
     kpi('attention calls', sm.calls);
     kpi('fused calls', sm.fused_calls + ' / ' + sm.calls);
-    kpi('fused share of attention time', pct(sm.fused_time_fraction));
-    kpi(sm.has_gpu ? 'attention device time' : 'attention CPU time', fmtUs(sm.attention_us));
-    if (sm.has_gpu) kpi('attention share of GPU time', pct(sm.attention_share));
+    kpi('fused share of attention time', allUnknown ? 'unknown' : pct(sm.fused_time_fraction));
+    kpi(sm.has_gpu ? 'attention device time' : 'attention CPU time', allUnknown ? 'unknown' : fmtUs(sm.attention_us));
+    if (sm.unknown_time_calls > 0) kpi('calls with unknown device time (not in the times)', sm.unknown_time_calls + ' / ' + sm.calls);
+    if (sm.has_gpu) kpi('attention share of GPU time', allUnknown ? 'unknown' : pct(sm.attention_share));
     kpi('peak memory', fmtBytes(sm.peak_bytes));
     if (run.files.length) s.appendChild(el('p', { class: 'files' }, 'sources: ' + run.files.join(', ')));
     for (const a of run.assumptions) s.appendChild(el('p', { class: 'note' }, 'assumed: ' + a));
@@ -258,7 +260,7 @@ const char* const kDashboardJs = R"attnprof_js(
     const c = run.calls.find((x) => x.id === id);
     if (!c) return [];
     const lines = ['call ' + c.id + ': ' + c.backend + (c.library ? ' (' + c.library + ')' : '') + ' ' + c.direction,
-                   '  ' + c.shape + ' \u00b7 ' + fmtUs(c.us) + (c.tflops > 0 ? ' \u00b7 ' + (c.tflops_upper_bound ? '\u2264 ' : '') + c.tflops.toFixed(1) + ' TFLOP/s' : '')];
+                   '  ' + c.shape + ' \u00b7 ' + (c.unknown ? 'device time unknown' : fmtUs(c.us)) + (c.tflops > 0 ? ' \u00b7 ' + (c.tflops_upper_bound ? '\u2264 ' : '') + c.tflops.toFixed(1) + ' TFLOP/s' : '')];
     if (c.backend_op || c.op) lines.push('  op: ' + (c.backend_op || c.op));
     for (const w of c.why) lines.push('  ' + w);
     return lines;
@@ -266,7 +268,8 @@ const char* const kDashboardJs = R"attnprof_js(
 
   const cellLines = (run, row, cell) => {
     const lines = ['L' + row.layer + ' ' + COMPONENT_LABEL[cell.component] + (row.module ? '  ' + row.module : ''),
-                   cell.cls === 'absent' ? 'no kernel in this component' : cell.cls + ' \u00b7 ' + fmtUs(cell.us)];
+                   cell.cls === 'absent' ? 'no kernel in this component'
+                     : cell.cls === 'unknown' ? 'device time unknown: the kernels were not recorded' : cell.cls + ' \u00b7 ' + fmtUs(cell.us)];
     for (const k of cell.kernels) lines.push('  ' + k.name + '  \u00d7' + k.count + '  ' + fmtUs(k.us));
     const ids = cell.calls.length ? cell.calls : row.cells.flatMap((c) => c.calls).filter((v, i, a) => a.indexOf(v) === i);
     for (const id of ids.slice(0, 4)) lines.push(...callLines(run, id));
@@ -298,39 +301,10 @@ const char* const kDashboardJs = R"attnprof_js(
         r.addEventListener('click', () => { detail.textContent = cellLines(run, row, cell).join('\n'); });
         if (cell.us > 0 && ch >= 18) m.appendChild(svg('text', { x: L + j * cw + cw / 2, y: y + ch * 0.7, 'text-anchor': 'middle', class: 'cell-t' }, fmtUs(cell.us)));
       });
-      m.appendChild(svg('text', { x: L + comps.length * cw + 8, y: y + ch * 0.7, class: 'val' }, fmtUs(row.us) + ' ' + row.backends.join('/')));
+      m.appendChild(svg('text', { x: L + comps.length * cw + 8, y: y + ch * 0.7, class: 'val' }, (row.us === null ? 'unknown' : fmtUs(row.us)) + ' ' + row.backends.join('/')));
     });
     s.appendChild(m);
     s.appendChild(detail);
-    return s;
-  };
-
-  const treeSection = (run) => {
-    const s = section('model-graph', 'Model graph', 'Module tree from the attention calls\u2019 module paths; attention modules coloured by backend, with their share of attention time.');
-    if (!run.tree.length) {
-      s.appendChild(el('p', { class: 'note' }, 'The trace has no module paths (profile with with_stack=True and with_modules=True, or use attnprof.profile).'));
-      return s;
-    }
-    const rowH = 20;
-    const t = svg('svg', { id: 'model-graph-svg', class: 'chart', width: 900, height: run.tree.length * rowH + 8 });
-    run.tree.forEach((n, i) => {
-      const x = 8 + n.depth * 18, y = i * rowH + 4;
-      if (n.depth > 0) t.appendChild(svg('line', { x1: x - 10, x2: x - 2, y1: y + 9, y2: y + 9, class: 'axis' }));
-      const g = t.appendChild(svg('g', { class: n.attention ? 'node attention' : 'node', 'data-path': n.path, 'data-class': n.cls }));
-      if (n.attention) g.appendChild(svg('rect', { x, y, width: 12, height: 14, rx: 2, fill: COLORS[n.cls] }));
-      g.appendChild(svg('text', { x: x + (n.attention ? 18 : 0), y: y + 12, class: n.attention ? 'lbl strong' : 'lbl' }, n.name));
-      g.appendChild(svg('text', { x: 600, y: y + 12, class: 'val' }, pct(n.share) + ' \u00b7 ' + fmtUs(n.us) + (n.attention ? ' \u00b7 ' + n.cls : '')));
-      hoverable(g, () => [n.path, (n.attention ? 'attention module, ' + n.calls + ' call(s), ' : '') + n.cls, pct(n.share) + ' of attention time (' + fmtUs(n.us) + ')']);
-    });
-    s.appendChild(t);
-    return s;
-  };
-
-  const rooflineSection = (run) => {
-    const s = section('roofline', 'Roofline per layer', 'Achieved attention TFLOP/s per layer as a fraction of the GPU peak for the call\u2019s dtype.');
-    s.appendChild(barChart(run.roofline.map((r) => ({ label: 'L' + r.layer, value: r.peak_fraction,
-      lines: ['L' + r.layer, r.achieved_tflops.toFixed(1) + ' TFLOP/s achieved', (r.peak_tflops > 0 ? r.peak_tflops.toFixed(0) + ' TFLOP/s peak' : 'peak unknown')] })),
-      pct, { name: 'roofline', max: 1, limit: 1 }));
     return s;
   };
 
@@ -341,32 +315,6 @@ const char* const kDashboardJs = R"attnprof_js(
       fmtBytes, { name: 'memory' }));
     s.appendChild(table(['layer', 'peak', 'per query head', 'per KV head', 'disproportionate'],
       run.memory.map((r) => ['L' + r.layer, fmtBytes(r.peak_bytes), fmtBytes(r.bytes_per_q_head), fmtBytes(r.bytes_per_kv_head), r.disproportionate ? 'yes' : ''])));
-    return s;
-  };
-
-  const scalingSection = (run) => {
-    const sc = run.scaling;
-    const s = section('scaling', 'Scaling with sequence length', 'Measured time and peak memory per backend; the dashed line is the memory budget (' + (sc.budget_source || 'unknown source') + ').');
-    const color = (i) => SERIES[i % SERIES.length];
-    s.appendChild(lineChart({ name: 'scaling-time', xLabel: 'sequence length', fmtY: fmtUs,
-      series: sc.series.map((se, i) => ({ name: se.backend + ' (' + (se.time_growth || '?') + ')', xs: se.lengths, ys: se.time_us, color: color(i) })) }));
-    s.appendChild(lineChart({ name: 'scaling-memory', xLabel: 'sequence length', fmtY: fmtBytes,
-      hline: sc.budget_bytes > 0 ? { y: sc.budget_bytes, label: 'budget ' + fmtBytes(sc.budget_bytes) } : null,
-      vlines: sc.series.filter((se) => se.oom_tokens > 0).map((se) => ({ x: se.oom_tokens, label: se.backend + ' OOM > ' + se.oom_tokens, color: COLORS.eager })),
-      series: sc.series.map((se, i) => ({ name: se.backend + ' (' + (se.memory_growth || '?') + ')', xs: se.lengths, ys: se.peak_bytes, color: color(i) })) }));
-    s.appendChild(table(['backend', 'time growth', 'memory growth', 'largest S that fits'],
-      sc.series.map((se) => [se.backend, se.time_growth, se.memory_growth, se.oom_tokens > 0 ? String(se.oom_tokens) : 'n/a'])));
-    return s;
-  };
-
-  const headsSection = (run) => {
-    const h = run.heads;
-    const s = section('heads', 'Heads: utilisation and sparsity', h.note || 'Per-head attention statistics from sampled Q/K.');
-    const describe = (c) => ['L' + c.layer + ' head ' + c.head + ' \u00b7 ' + (c.kind || '?'), 'entropy ' + c.entropy.toFixed(3),
-      'blocks holding 90% of mass ' + pct(c.coverage90), 'sink mass ' + c.sink_mass.toFixed(3), 'max weight ' + c.max_weight.toFixed(3)];
-    s.appendChild(heatmap(h, 'entropy', 'normalised entropy', describe));
-    s.appendChild(heatmap(h, 'coverage90', 'block coverage for 90% of mass (block ' + h.block_size + ')', describe));
-    for (const n of h.notes) s.appendChild(el('p', { class: 'note' }, n));
     return s;
   };
 
@@ -414,7 +362,7 @@ const char* const kDashboardJs = R"attnprof_js(
       });
     });
     s.appendChild(table(['run', 'calls', 'fused share', 'attention time', 'vs baseline', 'peak memory'],
-      cmp.runs.map((r) => [r.label, String(r.calls), pct(r.fused_time_fraction), fmtUs(r.attention_us), ratio(r.attention_us, base.attention_us), fmtBytes(r.peak_bytes)])));
+      cmp.runs.map((r) => [r.label, String(r.calls), pct(r.fused_time_fraction), (r.calls > 0 && r.unknown_time_calls === r.calls ? 'unknown' : fmtUs(r.attention_us)), ratio(r.attention_us, base.attention_us), fmtBytes(r.peak_bytes)])));
     s.appendChild(lineChart({ name: 'runs-layers', xLabel: 'layer', fmtY: fmtUs,
       series: cmp.runs.map((r, i) => ({ name: r.label, xs: r.layers.map((l) => l.layer), ys: r.layers.map((l) => l.us), color: SERIES[i % SERIES.length] })) }));
     const reg = section('regressions', 'Per-layer comparison', 'Attention time per layer against the baseline run; a backend class change is marked.');
@@ -425,7 +373,7 @@ const char* const kDashboardJs = R"attnprof_js(
         const b = base.layers[li];
         const direction = l.us !== null && b.us !== null && l.us < b.us ? 'better' : 'worse';
         const td = el('span', { class: l.cls !== b.cls && i > 0 ? 'changed ' + direction : '' },
-          fmtUs(l.us) + (i > 0 ? ' (' + ratio(l.us, b.us) + ')' : '') + (l.cls ? ' ' + l.cls : ''));
+          (l.unknown ? 'unknown' : fmtUs(l.us)) + (i > 0 ? ' (' + ratio(l.us, b.us) + ')' : '') + (l.cls ? ' ' + l.cls : ''));
         cells.push(td);
       });
       return cells;
@@ -434,31 +382,6 @@ const char* const kDashboardJs = R"attnprof_js(
     return [s, reg];
   };
 
-  // --- page ---------------------------------------------------------------------------------
-  const app = document.getElementById('app');
-  const runBox = el('div', { id: 'run' });
-  const showRun = (i) => {
-    const run = DATA.runs[i];
-    runBox.replaceChildren();
-    runBox.setAttribute('data-run', i);
-    runBox.appendChild(summarySection(run));
-    runBox.appendChild(mapSection(run));
-    runBox.appendChild(treeSection(run));
-    if (run.roofline) runBox.appendChild(rooflineSection(run));
-    if (run.memory) runBox.appendChild(memorySection(run));
-    if (run.scaling) runBox.appendChild(scalingSection(run));
-    if (run.heads) runBox.appendChild(headsSection(run));
-    if (run.advice) runBox.appendChild(adviceSection(run));
-    if (run.ranks) runBox.appendChild(ranksSection(run));
-    runBox.appendChild(findingsSection(run));
-  };
-  if (DATA.comparison) for (const s of runsSection(DATA.comparison, showRun)) app.appendChild(s);
-  app.appendChild(runBox);
-  if (DATA.runs.length) showRun(0);
-  else app.appendChild(el('p', { class: 'note' }, 'No report to show.'));
-  window.attnprofRenderMs = performance.now() - t0;
-  document.body.setAttribute('data-ready', '1');
-})();
 )attnprof_js";
 
 }  // namespace attnprof::render

@@ -3,5 +3,7 @@
 
 namespace attnprof::render {
 extern const char* const kDashboardCss;
-extern const char* const kDashboardJs;
+extern const char* const kDashboardJs;         // helpers and the core sections (html_assets.cpp)
+extern const char* const kDashboardSectionsJs; // roofline, scaling, heads, what-if, diff (html_sections_js.cpp)
+extern const char* const kDashboardPageJs;     // lays out the sections the page asks for (html_sections_js.cpp)
 }  // namespace attnprof::render

@@ -7,6 +7,7 @@
 
 #include "attnprof/dashboard.h"
 #include "render/html_assets.h"
+#include "render/html_sections.h"
 #include "render/html_view.h"
 
 namespace attnprof {
@@ -72,7 +73,19 @@ std::string default_label(const Report& r, size_t index) {
   return fmt::format("run {}", index + 1);
 }
 
+constexpr const char* kSections[] = {"summary", "activation-map", "model-graph", "roofline", "memory",
+                                     "scaling", "heads", "advice", "ranks", "whatif", "diff", "findings"};
+
+// The diff verdict as the page shows it; a text that is not JSON cannot come from diff_to_json.
+nlohmann::json diff_data(const std::string& diff_json) {
+  if (diff_json.empty()) return nullptr;
+  nlohmann::json diff = nlohmann::json::parse(diff_json, nullptr, false);
+  return diff.is_discarded() ? nlohmann::json(nullptr) : diff;
+}
+
 }  // namespace
+
+std::span<const char* const> dashboard_sections() { return kSections; }
 
 std::string sanitize_utf8(std::string_view text) {
   std::string out;
@@ -108,6 +121,13 @@ std::string html_escape(std::string_view text) {
 }
 
 std::string render_html(const std::vector<Report>& reports, const std::vector<std::string>& labels) {
+  DashboardOptions options;
+  options.labels = labels;
+  return render_html(reports, options);
+}
+
+std::string render_html(const std::vector<Report>& reports, const DashboardOptions& options) {
+  const std::vector<std::string>& labels = options.labels;
   std::vector<std::string> names;
   for (size_t i = 0; i < reports.size(); ++i)
     names.push_back(i < labels.size() && !labels[i].empty() ? labels[i] : default_label(reports[i], i));
@@ -115,10 +135,19 @@ std::string render_html(const std::vector<Report>& reports, const std::vector<st
   nlohmann::json data = {{"components", activation_map_components()}, {"runs", nlohmann::json::array()}};
   for (size_t i = 0; i < reports.size(); ++i) data["runs"].push_back(render::run_view(reports[i], names[i]));
   if (reports.size() > 1) data["comparison"] = render::comparison_view(reports, names);
+  data["sections"] = options.sections.empty() ? std::vector<std::string>(kSections, std::end(kSections))
+                                              : options.sections;
+  data["diff"] = diff_data(options.diff_json);
+  for (size_t i = 0; i < reports.size(); ++i)
+    if (reports[i].whatif && !options.request_lengths.empty())
+      data["runs"][i]["whatif"]["histogram"] = render::length_histogram(options.request_lengths, reports[i].whatif->window);
+  data["diff_why"] = "attnprof diff BASELINE CANDIDATE --html FILE compares two runs: per-layer backend and time "
+                     "changes and the causes of a regression.";
 
   std::string title = "attnprof";
   if (reports.size() == 1) title += " \u2014 " + names.front();
   if (reports.size() > 1) title += fmt::format(" \u2014 {} runs", reports.size());
+  if (reports.empty() && !data["diff"].is_null()) title += " \u2014 diff";
   std::string subtitle = reports.empty() ? std::string() : reports.front().source.device_name;
   const std::string nonce = make_nonce();
 
@@ -136,7 +165,8 @@ std::string render_html(const std::vector<Report>& reports, const std::vector<st
           html_escape(subtitle.empty() ? "attention profile" : subtitle) + "</p></header>\n";
   page += "<main id=\"app\"><noscript>This dashboard draws its charts with JavaScript.</noscript></main>\n";
   page += "<script type=\"application/json\" id=\"attnprof-data\">" + script_safe_json(data) + "</script>\n";
-  page += "<script nonce=\"" + nonce + "\">" + std::string(render::kDashboardJs) + "</script>\n";
+  page += "<script nonce=\"" + nonce + "\">" + std::string(render::kDashboardJs) +
+          render::kDashboardSectionsJs + render::kDashboardPageJs + "</script>\n";
   page += "</body>\n</html>\n";
   return page;
 }

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "attnprof/dashboard.h"
+#include "render/html_sections.h"
 #include "render/report_facts.h"
 
 namespace attnprof {
@@ -95,7 +96,8 @@ json call_view(const Call& call) {
           {"backend_op", call.backend_op},
           {"direction", call.direction},
           {"shape", shape_text(call.shape)},
-          {"us", call.device_time_us},
+          {"us", call.device_time_unknown ? json(nullptr) : json(call.device_time_us)},
+          {"unknown", call.device_time_unknown},
           {"tflops", call.tflops},
           {"tflops_upper_bound", call.flops_upper_bound},
           {"kernels", std::move(kernels)},
@@ -156,15 +158,22 @@ json activation_map(const Report& report) {
   for (const auto& [layer, calls] : calls_by_layer(report)) {
     json cells = json::array();
     double us = 0;
+    int64_t unknown = 0;
     std::vector<std::string> backends;
     for (const Call* c : calls) {
       us += c->device_time_us;
+      unknown += c->device_time_unknown ? 1 : 0;
       if (std::find(backends.begin(), backends.end(), c->backend) == backends.end())
         backends.push_back(c->backend);
     }
     for (const std::string& comp : activation_map_components()) cells.push_back(map_cell(comp, calls));
+    // Calls whose kernels were not recorded (graph capture) have no time: unknown, not 0.
+    const bool all_unknown = unknown == static_cast<int64_t>(calls.size());
+    if (all_unknown)
+      for (json& cell : cells) cell["cls"] = "unknown";
     rows.push_back({{"layer", layer}, {"module", layer_module(report, layer, calls)},
-                    {"backends", backends}, {"us", us}, {"cells", std::move(cells)}});
+                    {"backends", backends}, {"us", all_unknown ? json(nullptr) : json(us)},
+                    {"unknown_calls", unknown}, {"cells", std::move(cells)}});
   }
   return rows;
 }
@@ -176,6 +185,8 @@ json module_tree(const Report& report) {
     std::string cls;
     bool attention = false;
     int64_t calls = 0;
+    int64_t timed_calls = 0;  // calls under the node whose device time is known
+    std::vector<int64_t> call_ids;
   };
   std::map<std::string, Node> nodes;  // sorted paths = depth-first order of the tree
   double total = 0;
@@ -187,10 +198,12 @@ json module_tree(const Report& report) {
       dot = path.find('.', dot);
       Node& n = nodes[path.substr(0, dot)];
       n.us += c.device_time_us;
+      n.timed_calls += c.device_time_unknown ? 0 : 1;
       n.cls = worse_class(n.cls, backend_class_of(c));
       if (dot == std::string::npos) {
         n.attention = true;
         ++n.calls;
+        n.call_ids.push_back(c.id);
         break;
       }
     }
@@ -224,25 +237,13 @@ json module_tree(const Report& report) {
   for (const std::string& p : paths) {
     const Node& n = nodes[p];
     const auto segs = segments(p);
+    const bool timed = n.timed_calls > 0;
     out.push_back({{"path", p}, {"name", segs.back()}, {"depth", segs.size() - 1},
-                   {"attention", n.attention}, {"cls", n.cls}, {"us", n.us}, {"calls", n.calls},
-                   {"share", total > 0 ? n.us / total : 0.0}});
+                   {"attention", n.attention}, {"cls", n.cls}, {"us", timed ? json(n.us) : json(nullptr)},
+                   {"calls", n.calls}, {"call_ids", n.call_ids},
+                   {"share", timed ? json(total > 0 ? n.us / total : 0.0) : json(nullptr)}});
   }
   return out;
-}
-
-json roofline_view(const Report& report) {
-  json rows = json::array();
-  for (const Layer& l : report.layers) {
-    if (!l.cost) continue;
-    double peak_tflops = 0;
-    for (int64_t id : l.call_ids)
-      for (const Call& c : report.calls)
-        if (c.id == id && c.cost) peak_tflops = std::max(peak_tflops, c.cost->peak_tflops);
-    rows.push_back({{"layer", l.index}, {"achieved_tflops", l.cost->achieved_tflops},
-                    {"peak_fraction", l.cost->peak_fraction}, {"peak_tflops", peak_tflops}});
-  }
-  return rows.empty() ? json(nullptr) : rows;
 }
 
 json memory_view(const Report& report) {
@@ -255,34 +256,6 @@ json memory_view(const Report& report) {
                     {"disproportionate", l.cost->disproportionate}});
   }
   return rows.empty() ? json(nullptr) : rows;
-}
-
-json scaling_view(const Report& report) {
-  if (!report.scaling || report.scaling->series.empty()) return nullptr;
-  const ScalingSection& s = *report.scaling;
-  json series = json::array();
-  for (const ScalingSeries& ser : s.series)
-    series.push_back({{"backend", ser.backend}, {"lengths", ser.lengths}, {"time_us", ser.time_us},
-                      {"peak_bytes", ser.peak_bytes}, {"oom_tokens", ser.oom_threshold_tokens},
-                      {"time_growth", ser.time_fit.growth}, {"memory_growth", ser.memory_fit.growth}});
-  return {{"budget_bytes", s.memory_budget_bytes}, {"budget_source", s.budget_source},
-          {"baseline_bytes", s.baseline_bytes}, {"series", std::move(series)}};
-}
-
-json heads_view(const Report& report) {
-  if (!report.heads || report.heads->heads.empty()) return nullptr;
-  json cells = json::array();
-  int64_t layers = 0, heads = 0;
-  for (const HeadStats& h : report.heads->heads) {
-    layers = std::max(layers, h.layer + 1);
-    heads = std::max(heads, h.head + 1);
-    cells.push_back({{"layer", h.layer}, {"head", h.head}, {"entropy", h.entropy},
-                     {"coverage90", h.block_coverage_90}, {"sink_mass", h.sink_mass},
-                     {"max_weight", h.max_weight}, {"kind", h.kind}});
-  }
-  return {{"layers", layers}, {"heads", heads}, {"cells", std::move(cells)},
-          {"block_size", report.heads->block_size}, {"note", report.heads->sampling_note},
-          {"notes", report.heads->notes}};
 }
 
 json advice_view(const Report& report) {
@@ -318,7 +291,7 @@ json run_view(const Report& report, const std::string& label) {
   const Summary& s = report.summary;
   json calls = json::array();
   for (const Call& c : report.calls) calls.push_back(call_view(c));
-  return {{"label", label},
+  json run = {{"label", label},
           {"device", report.source.device_name},
           {"arch", report.source.arch},
           {"files", report.source.files},
@@ -329,17 +302,17 @@ json run_view(const Report& report, const std::string& label) {
            {{"calls", s.call_count}, {"fused_calls", s.fused_call_count},
             {"fused_time_fraction", s.fused_time_fraction}, {"attention_us", s.attention_device_time_us},
             {"gpu_us", s.gpu_time_us}, {"attention_share", s.attention_share}, {"has_gpu", s.has_gpu},
-            {"peak_bytes", report_peak_bytes(report)}}},
+            {"peak_bytes", report_peak_bytes(report)},
+            {"unknown_time_calls", s.unknown_time_call_count}}},
           {"map", activation_map(report)},
           {"calls", std::move(calls)},
           {"tree", module_tree(report)},
-          {"roofline", roofline_view(report)},
           {"memory", memory_view(report)},
-          {"scaling", scaling_view(report)},
-          {"heads", heads_view(report)},
           {"advice", advice_view(report)},
           {"ranks", ranks_view(report)},
           {"findings", findings_view(report)}};
+  add_section_views(run, report);
+  return run;
 }
 
 json comparison_view(const std::vector<Report>& reports, const std::vector<std::string>& labels) {
@@ -352,18 +325,20 @@ json comparison_view(const std::vector<Report>& reports, const std::vector<std::
     std::map<int64_t, double> layer_us;
     std::map<int64_t, std::string> layer_cls;
     for (const Call& c : r.calls) {
-      layer_us[c.layer] += c.device_time_us;
+      if (!c.device_time_unknown) layer_us[c.layer] += c.device_time_us;
       layer_cls[c.layer] = worse_class(layer_cls[c.layer], backend_class_of(c));
     }
     json layers = json::array();
     for (int64_t l : all_layers) {
       auto it = layer_us.find(l);
+      const bool ran = layer_cls.count(l) > 0;
       layers.push_back({{"layer", l}, {"us", it == layer_us.end() ? json(nullptr) : json(it->second)},
-                        {"cls", layer_cls[l]}});
+                        {"unknown", ran && it == layer_us.end()}, {"cls", layer_cls[l]}});
     }
     runs.push_back({{"label", labels[i]}, {"calls", r.summary.call_count},
                     {"fused_time_fraction", r.summary.fused_time_fraction},
                     {"attention_us", r.summary.attention_device_time_us},
+                    {"unknown_time_calls", r.summary.unknown_time_call_count},
                     {"peak_bytes", report_peak_bytes(r)}, {"layers", std::move(layers)}});
   }
   return {{"runs", std::move(runs)}, {"layers", all_layers}};

@@ -132,8 +132,10 @@ TEST(HtmlView, OptionalSectionsAppearOnlyWithTheirData) {
   Report r;
   r.calls.push_back(testing::eager_call(0, 0, "m.attn"));
   json view = render::run_view(r, "run");
-  for (const char* key : {"roofline", "memory", "scaling", "heads", "advice", "ranks"})
+  for (const char* key : {"roofline_calls", "memory", "scaling", "heads", "advice", "ranks", "whatif"}) {
     EXPECT_TRUE(view[key].is_null()) << key;
+    EXPECT_TRUE(view["why"].contains(key == std::string("roofline_calls") ? "roofline" : key)) << key;
+  }
   Layer l;
   l.index = 0;
   l.call_ids = {0};
@@ -158,7 +160,8 @@ TEST(HtmlView, OptionalSectionsAppearOnlyWithTheirData) {
   h.entropy = 0.5;
   r.heads->heads.push_back(h);
   view = render::run_view(r, "run");
-  EXPECT_EQ(view["roofline"].size(), 1u);
+  EXPECT_TRUE(view["roofline_calls"].is_null()) << "a CPU run has no GPU roofline";
+  for (const char* key : {"memory", "scaling", "heads"}) EXPECT_FALSE(view["why"].contains(key)) << key;
   EXPECT_EQ(view["memory"][0]["peak_bytes"], 1 << 20);
   EXPECT_EQ(view["scaling"]["series"][0]["oom_tokens"], 65536);
   EXPECT_EQ(view["heads"]["layers"], 2);
