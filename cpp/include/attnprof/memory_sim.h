@@ -48,9 +48,11 @@ struct AllocationSequence {
   // never spans two segments), leaving out ranges that grew Total Reserved or reuse blocks
   // allocated before the recording. Seeded as separate segments out of the free cache.
   std::vector<FreeRegion> free_regions;
-  // The recording grew its reserved memory for requests while free cache it never touched was
-  // there: that cache could not serve them (best fit would have), so it is held, not seeded.
+  // The recording grew its reserved memory for large-pool requests while free cache it never
+  // touched was there: that cache could not serve them (best fit would have), so it is held,
+  // not seeded. small_pool_grew: the same for a small-pool request (no small-pool seed).
   bool untouched_cache_unusable = false;
+  bool small_pool_grew = false;
   std::vector<AllocationStep> steps;
 };
 

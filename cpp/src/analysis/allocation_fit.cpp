@@ -160,7 +160,7 @@ HeldFree fit_held_free(std::span<const AllocationSequence* const> used) {
       AllocationSequence seeded = *seq;
       seeded.held_free = held_free;
       seeded.free_regions = best.regions;
-      seeded.untouched_cache_unusable = false;
+      seeded.untouched_cache_unusable = seeded.small_pool_grew = false;
       const PassSimulation sim = simulate_pass(seeded, warm);
       error += std::abs(static_cast<double>(sim.peak_reserved - recorded_peak_reserved(*seq)));
     }

@@ -114,7 +114,7 @@ struct PassRunner {
     free_bytes = free_bytes / kSmallSegment * kSmallSegment;
     if (free_bytes <= 0) return true;
     const bool unusable = seq.untouched_cache_unusable;
-    int64_t small = unusable ? 0 : std::min(free_bytes, small_pool_need(seq, config));
+    int64_t small = seq.small_pool_grew ? 0 : std::min(free_bytes, small_pool_need(seq, config));
     int64_t rest = free_bytes - small;
     std::vector<int64_t> segments;
     std::vector<size_t> regions;
@@ -240,7 +240,8 @@ Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report&
     const MemoryEvent& e = *events[i];
     const bool grew = e.total_reserved > previous_reserved;
     previous_reserved = e.total_reserved;
-    if (grew && e.bytes > 0) seq.untouched_cache_unusable = true;
+    if (grew && e.bytes > 0)
+      (allocator_round_size({}, e.bytes) <= kSmallRequest ? seq.small_pool_grew : seq.untouched_cache_unusable) = true;
     if (e.bytes == 0) continue;
     AllocationStep step;
     step.op = ops[i];
