@@ -64,11 +64,18 @@ SizePolynomial least_squares(std::span<const double> s, std::span<const double> 
 }
 
 // The lowest degree that reproduces every size (constant, linear, quadratic), else the
-// quadratic least-squares fit marked inexact.
+// quadratic least-squares fit marked inexact. With two lengths a line always passes through
+// both, so a size that grows exactly as S^2 between them (an attention score tensor: B*H*S*S)
+// is taken as c2*S^2 first: a line through two points of it is wrong at every other length.
 SizePolynomial fit_sizes(std::span<const double> s, std::span<const double> y) {
   const int max_terms = static_cast<int>(std::min<size_t>(3, s.size()));
   SizePolynomial p;
   for (int terms = 1; terms <= max_terms; ++terms) {
+    if (terms == 2 && max_terms == 2) {
+      SizePolynomial square;
+      square.c2 = y.back() / (s.back() * s.back());
+      if (reproduces(square, s, y)) return square;
+    }
     p = least_squares(s, y, terms);
     if (reproduces(p, s, y)) return p;
   }
