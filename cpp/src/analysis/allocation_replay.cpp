@@ -187,33 +187,34 @@ struct PassRunner {
   }
 };
 
-// One allocation's address range, as a block the allocator handed out.
+// An address range: a block the allocator handed out, or memory that was not free cache when
+// the recording began.
 struct AddressRange {
   uint64_t begin = 0, end = 0;
-  bool excluded = false;  // grew Total Reserved, or overlaps a block allocated before the recording
 };
 
 // The large-pool free blocks the recording began with, as far as its addresses show: every
 // large-pool allocation lies inside one free block of one segment, so allocations whose
 // ranges overlap (transitively) share a block; ranges that merely touch may be two segments
-// cudaMalloc placed side by side, so they stay apart. A range is left out when its event grew
-// Total Reserved (a new segment) or when it reuses memory a carried block held at the start.
-std::vector<FreeRegion> free_regions_seen(std::vector<AddressRange> ranges, const std::vector<AddressRange>& carried) {
+// cudaMalloc placed side by side, so they stay apart. A block is left out when it overlaps
+// memory that was not free at the start: a segment the recording created (from the address of
+// the allocation that grew Total Reserved, as long as the growth: a new segment's first block
+// is at its start) or a block allocated before the recording that it frees.
+std::vector<FreeRegion> free_regions_seen(std::vector<AddressRange> ranges, const std::vector<AddressRange>& not_free) {
   std::sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
   std::vector<AddressRange> merged;
   for (const AddressRange& r : ranges) {
     if (!merged.empty() && r.begin < merged.back().end) {
       merged.back().end = std::max(merged.back().end, r.end);
-      merged.back().excluded = merged.back().excluded || r.excluded;
     } else {
       merged.push_back(r);
     }
   }
   std::vector<FreeRegion> regions;
   for (const AddressRange& m : merged) {
-    const bool reuses_carried = std::any_of(carried.begin(), carried.end(),
-                                            [&](const auto& c) { return c.begin < m.end && m.begin < c.end; });
-    if (!m.excluded && !reuses_carried) regions.push_back({m.begin, static_cast<int64_t>(m.end - m.begin)});
+    const bool was_free = std::none_of(not_free.begin(), not_free.end(),
+                                       [&](const auto& n) { return n.begin < m.end && m.begin < n.end; });
+    if (was_free) regions.push_back({m.begin, static_cast<int64_t>(m.end - m.begin)});
   }
   return regions;
 }
@@ -234,14 +235,16 @@ Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report&
   const LayerClock layers(report);
   std::unordered_map<int64_t, int32_t> live;  // address -> step that allocated it
   int64_t carried_total = 0;
-  std::vector<AddressRange> large_ranges, carried_ranges;
+  std::vector<AddressRange> large_ranges, not_free;
   int64_t previous_reserved = events.front()->total_reserved;
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent& e = *events[i];
-    const bool grew = e.total_reserved > previous_reserved;
+    const int64_t growth = e.total_reserved - previous_reserved;
     previous_reserved = e.total_reserved;
-    if (grew && e.bytes > 0)
+    if (growth > 0 && e.bytes > 0) {
       (allocator_round_size({}, e.bytes) <= kSmallRequest ? seq.small_pool_grew : seq.untouched_cache_unusable) = true;
+      not_free.push_back({static_cast<uint64_t>(e.addr), static_cast<uint64_t>(e.addr + growth)});
+    }
     if (e.bytes == 0) continue;
     AllocationStep step;
     step.op = ops[i];
@@ -252,13 +255,13 @@ Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report&
       step.bytes = e.bytes;
       live[e.addr] = static_cast<int32_t>(seq.steps.size());
       if (const int64_t rounded = allocator_round_size({}, e.bytes); rounded > kSmallRequest)
-        large_ranges.push_back({static_cast<uint64_t>(e.addr), static_cast<uint64_t>(e.addr + rounded), grew});
+        large_ranges.push_back({static_cast<uint64_t>(e.addr), static_cast<uint64_t>(e.addr + rounded)});
     } else if (const auto it = live.find(e.addr); it != live.end()) {
       step.frees = it->second;
       live.erase(it);
     } else {
       seq.carried.push_back(-e.bytes);
-      carried_ranges.push_back({static_cast<uint64_t>(e.addr), static_cast<uint64_t>(e.addr - e.bytes)});
+      not_free.push_back({static_cast<uint64_t>(e.addr), static_cast<uint64_t>(e.addr - e.bytes)});
       carried_total += -e.bytes;
       step.frees = -static_cast<int32_t>(seq.carried.size());
     }
@@ -266,7 +269,7 @@ Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report&
   }
   seq.opaque_bytes = std::max<int64_t>(0, timeline.baseline() - carried_total);
   seq.initial_reserved = events.front()->total_reserved;
-  seq.free_regions = free_regions_seen(std::move(large_ranges), carried_ranges);
+  seq.free_regions = free_regions_seen(std::move(large_ranges), not_free);
   return seq;
 }
 

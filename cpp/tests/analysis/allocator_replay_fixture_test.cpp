@@ -158,11 +158,12 @@ TEST(AllocatorReplay, APassLargerThanTheSeededFreeCacheReservesNewSegments) {
 
 // Every large-pool allocation lies in one free block of one segment: allocations whose address
 // ranges overlap share a block, ranges that only touch may be two segments side by side.
-// Ranges that grew Total Reserved (a new segment) or reuse a block allocated before the
-// recording (live at its start) say nothing about the free cache it began with.
+// Ranges in a segment the recording created (from the address of the allocation that grew
+// Total Reserved, as long as the growth) or in a block allocated before the recording (live at
+// its start) say nothing about the free cache it began with.
 TEST(AllocatorReplay, FreeRegionsAreOverlappingAllocationRangesOfTheRecordedFreeCache) {
   constexpr int64_t base = int64_t{1} << 40;
-  const int64_t reserved = 4096 * MiB, grown = reserved + 40 * MiB;
+  const int64_t reserved = 4096 * MiB, grown = reserved + 20 * MiB;
   Trace trace;
   trace.path = "hand-made";
   int64_t ts = 0, allocated = 1024 * MiB;
@@ -171,12 +172,13 @@ TEST(AllocatorReplay, FreeRegionsAreOverlappingAllocationRangesOfTheRecordedFree
     trace.memory.push_back({.ts_ns = ++ts, .device_type = 1, .device_id = 0, .addr = base + offset, .bytes = bytes,
                             .total_allocated = allocated, .total_reserved = total_reserved});
   };
-  event(0, 64 * MiB, reserved);             // A: [0, 64)
+  event(0, 64 * MiB, reserved);         // A: [0, 64)
   event(0, -64 * MiB, reserved);
-  event(16 * MiB, 48 * MiB, reserved);      // overlaps A: one block [0, 64)
-  event(64 * MiB, 32 * MiB, reserved);      // touches it: [64, 96), its own region
-  event(100 * MiB, 1024, reserved);         // small pool: not a large-pool region
-  event(512 * MiB, 40 * MiB, grown);  // grew reserved memory: a new segment
+  event(16 * MiB, 48 * MiB, reserved);  // overlaps A: one block [0, 64)
+  event(64 * MiB, 32 * MiB, reserved);  // touches it: [64, 96), its own region
+  event(100 * MiB, 1024, reserved);     // small pool: not a large-pool region
+  event(512 * MiB, 5 * MiB, grown);     // grew reserved memory: a new 20 MiB segment
+  event(517 * MiB, 12 * MiB, grown);    // in the rest of that segment
   event(2048 * MiB, -20 * MiB, grown);  // frees a block from before the recording
   event(2048 * MiB, 16 * MiB, grown);   // reuses its memory
   auto seq = allocation_sequence(trace, Report{});
@@ -186,7 +188,7 @@ TEST(AllocatorReplay, FreeRegionsAreOverlappingAllocationRangesOfTheRecordedFree
   EXPECT_EQ(seq->free_regions[0].bytes, 64 * MiB);
   EXPECT_EQ(seq->free_regions[1].addr, static_cast<uint64_t>(base + 64 * MiB));
   EXPECT_EQ(seq->free_regions[1].bytes, 32 * MiB);
-  EXPECT_TRUE(seq->untouched_cache_unusable);  // the 40 MiB request found no free block
+  EXPECT_TRUE(seq->untouched_cache_unusable);  // the 5 MiB request found no free block
   EXPECT_FALSE(seq->small_pool_grew);
   ASSERT_EQ(seq->carried.size(), 1u);
   EXPECT_EQ(seq->carried[0], 20 * MiB);
