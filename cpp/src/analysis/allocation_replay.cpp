@@ -200,7 +200,8 @@ struct AddressRange {
 // memory that was not free at the start: a segment the recording created (from the address of
 // the allocation that grew Total Reserved, as long as the growth: a new segment's first block
 // is at its start) or a block allocated before the recording that it frees.
-std::vector<FreeRegion> free_regions_seen(std::vector<AddressRange> ranges, const std::vector<AddressRange>& not_free) {
+// Sorted by start, overlapping ranges merged into one.
+std::vector<AddressRange> merge_overlapping(std::vector<AddressRange> ranges) {
   std::sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
   std::vector<AddressRange> merged;
   for (const AddressRange& r : ranges) {
@@ -210,10 +211,17 @@ std::vector<FreeRegion> free_regions_seen(std::vector<AddressRange> ranges, cons
       merged.push_back(r);
     }
   }
+  return merged;
+}
+
+std::vector<FreeRegion> free_regions_seen(std::vector<AddressRange> ranges, std::vector<AddressRange> not_free) {
+  not_free = merge_overlapping(std::move(not_free));  // disjoint, sorted: one lookup per block
   std::vector<FreeRegion> regions;
-  for (const AddressRange& m : merged) {
-    const bool was_free = std::none_of(not_free.begin(), not_free.end(),
-                                       [&](const auto& n) { return n.begin < m.end && m.begin < n.end; });
+  for (const AddressRange& m : merge_overlapping(std::move(ranges))) {
+    // The first not-free range ending after m begins is the only one that can overlap it.
+    const auto n = std::upper_bound(not_free.begin(), not_free.end(), m.begin,
+                                    [](uint64_t addr, const AddressRange& r) { return addr < r.end; });
+    const bool was_free = n == not_free.end() || n->begin >= m.end;
     if (was_free) regions.push_back({m.begin, static_cast<int64_t>(m.end - m.begin)});
   }
   return regions;
@@ -269,7 +277,7 @@ Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report&
   }
   seq.opaque_bytes = std::max<int64_t>(0, timeline.baseline() - carried_total);
   seq.initial_reserved = events.front()->total_reserved;
-  seq.free_regions = free_regions_seen(std::move(large_ranges), not_free);
+  seq.free_regions = free_regions_seen(std::move(large_ranges), std::move(not_free));
   return seq;
 }
 
