@@ -71,12 +71,19 @@ class CachingAllocatorSim {
   void free(uint64_t handle);
   // torch.cuda.empty_cache(): releases every segment without a live block.
   void empty_cache();
+  // Reserved memory no request can be served from (free cache a recording shows its pass could
+  // not use, such as a CUDA-graph private pool's): counts against the cap, is never placed
+  // and never released.
+  void hold_unusable(int64_t bytes);
 
   int64_t reserved_bytes() const;   // torch.cuda.memory_reserved()
   int64_t allocated_bytes() const;  // torch.cuda.memory_allocated() (rounded block sizes)
   int64_t peak_reserved_bytes() const;
   int64_t peak_allocated_bytes() const;
   int64_t segment_count() const;
+  // Address of a live handle's block in the simulator's own address space (segments are
+  // placed at increasing addresses); -1 when the handle is not live.
+  int64_t address_of(uint64_t handle) const;
 
  private:
   struct State;

@@ -23,7 +23,14 @@ struct AllocationStep {
   std::string op;      // innermost CPU op around the event ("" when none)
   int64_t layer = -1;  // layer of the last attention call started before the event
   int64_t recorded_reserved = -1;  // Total Reserved after the event (traces only)
+  uint64_t addr = 0;               // the block's address (traces only)
   bool is_free() const { return bytes == 0; }
+};
+
+// An address range the recorded pass is seen allocating in (docs/cost.md, "Seeded free cache").
+struct FreeRegion {
+  uint64_t addr = 0;
+  int64_t bytes = 0;
 };
 
 struct AllocationSequence {
@@ -36,6 +43,16 @@ struct AllocationSequence {
   // Free cached memory that survives torch.cuda.empty_cache() (free space inside segments that
   // hold weights), seeded when the simulation is given no initial_reserved.
   int64_t held_free = 0;
+  // Large-pool free blocks the recording began with, as far as its addresses show them: the
+  // address ranges of the pass's large-pool allocations, merged where they overlap (one block
+  // never spans two segments), leaving out ranges that grew Total Reserved or reuse blocks
+  // allocated before the recording. Seeded as separate segments out of the free cache.
+  std::vector<FreeRegion> free_regions;
+  // The recording grew its reserved memory for large-pool requests while free cache it never
+  // touched was there: that cache could not serve them (best fit would have), so it is held,
+  // not seeded. small_pool_grew: the same for a small-pool request (no small-pool seed).
+  bool untouched_cache_unusable = false;
+  bool small_pool_grew = false;
   std::vector<AllocationStep> steps;
 };
 
@@ -71,8 +88,23 @@ struct PassSimulation {
 PassSimulation simulate_pass(const AllocationSequence& sequence, const SimulationOptions& options,
                              bool record_reserved = false);
 
+// How the replay starts: from the free cache the recording began with (its first Total
+// Reserved, laid out as free_regions shows), or from an empty cache after two warm-up passes
+// of the sequence (nothing taken from the recording's reserved memory).
+enum class ReplayStart { kRecordedFreeCache, kEmptyCache };
+
 // How well the replay reproduces the trace's own Total Reserved, per event.
-AllocatorReplay replay_check(const AllocationSequence& sequence, const AllocatorConfig& config);
+AllocatorReplay replay_check(const AllocationSequence& sequence, const AllocatorConfig& config,
+                             ReplayStart start = ReplayStart::kRecordedFreeCache);
+
+// Whether the replay, seeded with the recording's free cache, puts each large-pool allocation
+// where the allocator did: in the same seen free region, at the same offset inside it.
+struct PlacementCheck {
+  int64_t allocations = 0;   // large-pool allocations whose recorded address lies in a seen region
+  int64_t same_region = 0;   // simulated inside the same region
+  int64_t same_address = 0;  // ... at the same offset from the region's start
+};
+PlacementCheck placement_check(const AllocationSequence& sequence, const AllocatorConfig& config);
 
 // Sizes per step as c0 + c1*S + c2*S^2, fitted across sequences of one model at several S.
 struct SizePolynomial {
@@ -89,6 +121,9 @@ struct SequenceModel {
   std::vector<SizePolynomial> steps;  // per step (frees hold a zero polynomial)
   double exact_share = 1;             // share of allocation sizes fitted exactly
   int64_t held_free = 0;              // S-independent free cache, fitted to the recorded reserved
+  // The part of held_free whose layout the recordings show: the smallest fitted length's free
+  // regions that lie at the same addresses at every fitted length (same process, same segments).
+  std::vector<FreeRegion> held_free_regions;
 };
 
 // Needs two or more lengths whose sequences match step by step (same op, same frees);

@@ -64,11 +64,18 @@ SizePolynomial least_squares(std::span<const double> s, std::span<const double> 
 }
 
 // The lowest degree that reproduces every size (constant, linear, quadratic), else the
-// quadratic least-squares fit marked inexact.
+// quadratic least-squares fit marked inexact. With two lengths a line always passes through
+// both, so a size that grows exactly as S^2 between them (an attention score tensor: B*H*S*S)
+// is taken as c2*S^2 first: a line through two points of it is wrong at every other length.
 SizePolynomial fit_sizes(std::span<const double> s, std::span<const double> y) {
   const int max_terms = static_cast<int>(std::min<size_t>(3, s.size()));
   SizePolynomial p;
   for (int terms = 1; terms <= max_terms; ++terms) {
+    if (terms == 2 && max_terms == 2) {
+      SizePolynomial square;
+      square.c2 = y.back() / (s.back() * s.back());
+      if (reproduces(square, s, y)) return square;
+    }
     p = least_squares(s, y, terms);
     if (reproduces(p, s, y)) return p;
   }
@@ -107,36 +114,64 @@ int64_t recorded_peak_reserved(const AllocationSequence& seq) {
   return peak;
 }
 
+bool overlaps(const FreeRegion& a, const FreeRegion& b) {
+  return a.addr < b.addr + static_cast<uint64_t>(b.bytes) && b.addr < a.addr + static_cast<uint64_t>(a.bytes);
+}
+
+// Free regions of the shortest run that lie at the same addresses in every other fitted run:
+// in runs of one process, the free space inside segments that outlive every length (the
+// weights'), so S-independent; runs of different processes share none.
+std::vector<FreeRegion> regions_at_every_length(std::span<const AllocationSequence* const> used) {
+  std::vector<FreeRegion> common;
+  for (const FreeRegion& r : used.front()->free_regions)
+    if (std::all_of(used.begin() + 1, used.end(), [&](const AllocationSequence* seq) {
+          return std::any_of(seq->free_regions.begin(), seq->free_regions.end(),
+                             [&](const FreeRegion& o) { return overlaps(r, o); });
+        }))
+      common.push_back(r);
+  return common;
+}
+
+struct HeldFree {
+  int64_t bytes = 0;
+  std::vector<FreeRegion> regions;
+};
+
 // The free cache that empty_cache() cannot release (free space inside the weights' segments,
 // left by model init) is the same at every length; what the recordings also hold are the
-// segments the passes after empty_cache() created, which depend on S. So: the one amount that,
-// seeded before warm-up passes, best reproduces every recorded peak Total Reserved (least sum
-// of absolute differences over a grid from 0 to the smallest free cache a recording began with).
-int64_t fit_held_free(std::span<const AllocationSequence* const> used) {
+// segments the passes after empty_cache() created, which depend on S. So: the regions the
+// addresses show at every length, plus the one further amount that, seeded with them before
+// warm-up passes, best reproduces every recorded peak Total Reserved (least sum of absolute
+// differences over a grid from 0 to the smallest free cache a recording began with).
+HeldFree fit_held_free(std::span<const AllocationSequence* const> used) {
   constexpr int64_t kGranule = 2 * 1024 * 1024;
   constexpr int64_t kGridPoints = 128;
   int64_t ceiling = std::numeric_limits<int64_t>::max();
   for (const auto* seq : used) {
-    if (seq->initial_reserved <= 0) return 0;
+    if (seq->initial_reserved <= 0) return {};
     int64_t held = seq->opaque_bytes;
     for (int64_t c : seq->carried) held += c;
     ceiling = std::min(ceiling, seq->initial_reserved - held);
   }
-  if (ceiling <= 0) return 0;
+  if (ceiling <= 0) return {};
+  HeldFree best{.regions = regions_at_every_length(used)};
+  int64_t in_regions = 0;
+  for (const FreeRegion& r : best.regions) in_regions += allocator_segment_size(allocator_round_size({}, r.bytes));
   const int64_t step = std::max(kGranule, ceiling / kGridPoints / kGranule * kGranule);
   SimulationOptions warm;
   warm.warmup_passes = 2;
-  int64_t best = 0;
   double best_error = std::numeric_limits<double>::infinity();
-  for (int64_t held_free = 0; held_free <= ceiling; held_free += step) {
+  for (int64_t held_free = in_regions; held_free <= std::max(ceiling, in_regions); held_free += step) {
     double error = 0;
     for (const auto* seq : used) {
       AllocationSequence seeded = *seq;
       seeded.held_free = held_free;
+      seeded.free_regions = best.regions;
+      seeded.untouched_cache_unusable = seeded.small_pool_grew = false;
       const PassSimulation sim = simulate_pass(seeded, warm);
       error += std::abs(static_cast<double>(sim.peak_reserved - recorded_peak_reserved(*seq)));
     }
-    if (error < best_error) best_error = error, best = held_free;
+    if (error < best_error) best_error = error, best.bytes = held_free;
   }
   return best;
 }
@@ -185,7 +220,9 @@ Result<SequenceModel> fit_allocation_sequences(std::span<const AllocationSequenc
     exact += model.steps.back().exact ? 1 : 0;
   }
   model.exact_share = allocations > 0 ? static_cast<double>(exact) / static_cast<double>(allocations) : 1;
-  model.held_free = fit_held_free(used);
+  HeldFree held = fit_held_free(used);
+  model.held_free = held.bytes;
+  model.held_free_regions = std::move(held.regions);
   return model;
 }
 
@@ -195,6 +232,7 @@ AllocationSequence synthesize_sequence(const SequenceModel& model, int64_t lengt
   seq.length = length;
   seq.opaque_bytes = model.opaque.at(length);
   seq.held_free = model.held_free;
+  seq.free_regions = model.held_free_regions;
   for (const auto& p : model.carried) seq.carried.push_back(std::max<int64_t>(1, p.at(length)));
   seq.steps.reserve(model.shape.steps.size());
   for (size_t i = 0; i < model.shape.steps.size(); ++i) {

@@ -91,6 +91,9 @@ struct PassRunner {
   const AllocationSequence& seq;
   CachingAllocatorSim sim;
   std::vector<bool> carried_live;
+  std::vector<std::pair<size_t, int64_t>> seeded_regions;  // (index in free_regions, simulated address)
+  std::vector<int64_t> placed;                             // simulated address per step, when tracked
+  bool track_addresses = false;
 
   PassRunner(const AllocationSequence& s, const SimulationOptions& o)
       : seq(s), sim(o.config, o.limit_bytes), carried_live(s.carried.size(), false) {}
@@ -102,27 +105,54 @@ struct PassRunner {
     return seed_free_cache(free_cache, o.config);
   }
   // Free cached memory the process held before the pass, as free segments: the small-pool
-  // part the pass can use (small_pool_need) in 2 MiB segments, the rest as one large-pool
-  // segment (the most reusable layout: one block, split per request). Created by allocating
-  // and freeing blocks that fill whole segments, so the allocator's own rules place them.
+  // part the pass can use (small_pool_need) in 2 MiB segments, then the free regions the
+  // addresses show, each its own segment (largest first, while the free cache holds them),
+  // then the rest as one large-pool segment (the most reusable layout: one block, split per
+  // request), or held unusable when the recording shows the pass could not use it. Created by
+  // allocating and freeing blocks that fill whole segments, so the allocator's rules place them.
   bool seed_free_cache(int64_t free_bytes, const AllocatorConfig& config) {
     free_bytes = free_bytes / kSmallSegment * kSmallSegment;
     if (free_bytes <= 0) return true;
-    int64_t small = std::min(free_bytes, small_pool_need(seq, config));
-    int64_t large = free_bytes - small;
-    if (large < kLargeSegmentMin) small += large, large = 0;  // a smaller large segment does not exist
+    const bool unusable = seq.untouched_cache_unusable;
+    int64_t small = seq.small_pool_grew ? 0 : std::min(free_bytes, small_pool_need(seq, config));
+    int64_t rest = free_bytes - small;
+    std::vector<int64_t> segments;
+    std::vector<size_t> regions;
+    for (size_t k : regions_largest_first()) {
+      const int64_t segment = allocator_segment_size(allocator_round_size(config, seq.free_regions[k].bytes));
+      if (segment > rest) continue;
+      segments.push_back(segment);
+      regions.push_back(k);
+      rest -= segment;
+    }
+    if (unusable) {
+      sim.hold_unusable(rest);
+      rest = 0;
+    } else if (rest < kLargeSegmentMin) {  // a smaller large segment does not exist
+      small += rest;
+      rest = 0;
+    }
+    if (rest > 0) segments.push_back(rest);
     std::vector<uint64_t> seeded;
     for (int64_t b = 0; b < small; b += kSmallSegment)
       for (int half = 0; half < 2; ++half) {
         seeded.push_back(kSeedBase + seeded.size());
         if (!sim.malloc(seeded.back(), kSmallRequest)) return false;
       }
-    if (large > 0) {
+    for (size_t j = 0; j < segments.size(); ++j) {
       seeded.push_back(kSeedBase + seeded.size());
-      if (!sim.malloc(seeded.back(), large)) return false;
+      if (!sim.malloc(seeded.back(), segments[j])) return false;
+      if (j < regions.size()) seeded_regions.emplace_back(regions[j], sim.address_of(seeded.back()));
     }
     for (uint64_t h : seeded) sim.free(h);
     return true;
+  }
+  std::vector<size_t> regions_largest_first() const {
+    std::vector<size_t> order(seq.free_regions.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return seq.free_regions[a].bytes > seq.free_regions[b].bytes; });
+    return order;
   }
   bool restore_carried() {
     for (size_t k = 0; k < seq.carried.size(); ++k)
@@ -138,6 +168,7 @@ struct PassRunner {
       const AllocationStep& step = seq.steps[i];
       if (!step.is_free()) {
         if (!sim.malloc(step_handle(pass, i), step.bytes)) return static_cast<int64_t>(i);
+        if (track_addresses) placed[i] = sim.address_of(step_handle(pass, i));
       } else if (step.frees >= 0) {
         sim.free(step_handle(pass, static_cast<size_t>(step.frees)));
       } else {
@@ -156,6 +187,46 @@ struct PassRunner {
   }
 };
 
+// An address range: a block the allocator handed out, or memory that was not free cache when
+// the recording began.
+struct AddressRange {
+  uint64_t begin = 0, end = 0;
+};
+
+// The large-pool free blocks the recording began with, as far as its addresses show: every
+// large-pool allocation lies inside one free block of one segment, so allocations whose
+// ranges overlap (transitively) share a block; ranges that merely touch may be two segments
+// cudaMalloc placed side by side, so they stay apart. A block is left out when it overlaps
+// memory that was not free at the start: a segment the recording created (from the address of
+// the allocation that grew Total Reserved, as long as the growth: a new segment's first block
+// is at its start) or a block allocated before the recording that it frees.
+// Sorted by start, overlapping ranges merged into one.
+std::vector<AddressRange> merge_overlapping(std::vector<AddressRange> ranges) {
+  std::sort(ranges.begin(), ranges.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
+  std::vector<AddressRange> merged;
+  for (const AddressRange& r : ranges) {
+    if (!merged.empty() && r.begin < merged.back().end) {
+      merged.back().end = std::max(merged.back().end, r.end);
+    } else {
+      merged.push_back(r);
+    }
+  }
+  return merged;
+}
+
+std::vector<FreeRegion> free_regions_seen(std::vector<AddressRange> ranges, std::vector<AddressRange> not_free) {
+  not_free = merge_overlapping(std::move(not_free));  // disjoint, sorted: one lookup per block
+  std::vector<FreeRegion> regions;
+  for (const AddressRange& m : merge_overlapping(std::move(ranges))) {
+    // The first not-free range ending after m begins is the only one that can overlap it.
+    const auto n = std::upper_bound(not_free.begin(), not_free.end(), m.begin,
+                                    [](uint64_t addr, const AddressRange& r) { return addr < r.end; });
+    const bool was_free = n == not_free.end() || n->begin >= m.end;
+    if (was_free) regions.push_back({m.begin, static_cast<int64_t>(m.end - m.begin)});
+  }
+  return regions;
+}
+
 }  // namespace
 
 Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report& report) {
@@ -172,21 +243,33 @@ Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report&
   const LayerClock layers(report);
   std::unordered_map<int64_t, int32_t> live;  // address -> step that allocated it
   int64_t carried_total = 0;
+  std::vector<AddressRange> large_ranges, not_free;
+  int64_t previous_reserved = events.front()->total_reserved;
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent& e = *events[i];
+    const int64_t growth = e.total_reserved - previous_reserved;
+    previous_reserved = e.total_reserved;
+    if (growth > 0 && e.bytes > 0) {
+      (allocator_round_size({}, e.bytes) <= kSmallRequest ? seq.small_pool_grew : seq.untouched_cache_unusable) = true;
+      not_free.push_back({static_cast<uint64_t>(e.addr), static_cast<uint64_t>(e.addr + growth)});
+    }
     if (e.bytes == 0) continue;
     AllocationStep step;
     step.op = ops[i];
     step.layer = layers.at(e.ts_ns);
     step.recorded_reserved = e.total_reserved;
+    step.addr = static_cast<uint64_t>(e.addr);
     if (e.bytes > 0) {
       step.bytes = e.bytes;
       live[e.addr] = static_cast<int32_t>(seq.steps.size());
+      if (const int64_t rounded = allocator_round_size({}, e.bytes); rounded > kSmallRequest)
+        large_ranges.push_back({static_cast<uint64_t>(e.addr), static_cast<uint64_t>(e.addr + rounded)});
     } else if (const auto it = live.find(e.addr); it != live.end()) {
       step.frees = it->second;
       live.erase(it);
     } else {
       seq.carried.push_back(-e.bytes);
+      not_free.push_back({static_cast<uint64_t>(e.addr), static_cast<uint64_t>(e.addr - e.bytes)});
       carried_total += -e.bytes;
       step.frees = -static_cast<int32_t>(seq.carried.size());
     }
@@ -194,6 +277,7 @@ Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report&
   }
   seq.opaque_bytes = std::max<int64_t>(0, timeline.baseline() - carried_total);
   seq.initial_reserved = events.front()->total_reserved;
+  seq.free_regions = free_regions_seen(std::move(large_ranges), std::move(not_free));
   return seq;
 }
 
@@ -227,38 +311,96 @@ PassSimulation simulate_pass(const AllocationSequence& seq, const SimulationOpti
   return result;
 }
 
-AllocatorReplay replay_check(const AllocationSequence& seq, const AllocatorConfig& config) {
+AllocatorReplay replay_check(const AllocationSequence& recorded, const AllocatorConfig& config, ReplayStart start) {
   AllocatorReplay replay;
-  replay.file = seq.file;
+  replay.file = recorded.file;
   // The recording began with the segments of model init and earlier passes already reserved:
-  // seeded as free cache, they hold what warm-up passes would have created. Without a recorded
-  // Total Reserved, two warm-up passes of the sequence leave the cache in its steady state.
+  // seeded as free cache, they hold what warm-up passes would have created. From an empty
+  // cache (or without a recorded Total Reserved), two warm-up passes of the sequence leave the
+  // cache in its steady state.
+  const bool seeded = start == ReplayStart::kRecordedFreeCache && recorded.initial_reserved > 0;
+  AllocationSequence seq = recorded;
+  if (!seeded) {
+    seq.held_free = 0;
+    seq.free_regions.clear();
+  }
   SimulationOptions options;
   options.config = config;
-  options.initial_reserved = seq.initial_reserved;
-  options.warmup_passes = seq.initial_reserved > 0 ? 0 : 2;
+  options.initial_reserved = seeded ? seq.initial_reserved : 0;
+  options.warmup_passes = seeded ? 0 : 2;
   const PassSimulation sim = simulate_pass(seq, options, /*record_reserved=*/true);
   int64_t within = 0;
   for (size_t i = 0; i < seq.steps.size() && i < sim.reserved_after.size(); ++i) {
-    const int64_t recorded = seq.steps[i].recorded_reserved;
-    if (recorded < 0) continue;
+    const int64_t recorded_reserved = seq.steps[i].recorded_reserved;
+    if (recorded_reserved < 0) continue;
     ++replay.events;
-    const int64_t diff = std::llabs(sim.reserved_after[i] - recorded);
+    const int64_t diff = std::llabs(sim.reserved_after[i] - recorded_reserved);
     replay.largest_difference_bytes = std::max(replay.largest_difference_bytes, diff);
     if (diff <= kAgreementTolerance) ++within;
-    replay.recorded_peak_reserved_bytes = std::max(replay.recorded_peak_reserved_bytes, recorded);
+    replay.recorded_peak_reserved_bytes = std::max(replay.recorded_peak_reserved_bytes, recorded_reserved);
   }
   replay.simulated_peak_reserved_bytes = sim.peak_reserved;
   replay.within_2mib_share = replay.events > 0 ? static_cast<double>(within) / static_cast<double>(replay.events) : 0;
   replay.cannot_know = fmt::format(
       "the recording began mid-run: the {:.1f} MiB allocated before it and kept (weights, inputs) are replayed as one "
       "block and the {} blocks allocated before it that it frees as blocks of their size; the free cache it began "
-      "with ({:.1f} MiB reserved in all at the first event) is seeded as one large free block plus the small-pool "
-      "space the pass needs, because how it was really laid out in segments (free space inside weight segments, "
-      "segments left split by earlier passes), other streams and memory outside PyTorch are not in the trace",
+      "with ({:.1f} MiB reserved in all at the first event) is {}, because how it was really laid out in segments "
+      "beyond the ranges the pass allocates in (free space inside weight segments, segments left split by earlier "
+      "passes), other streams and memory outside PyTorch are not in the trace",
       static_cast<double>(seq.opaque_bytes) / (1024.0 * 1024.0), seq.carried.size(),
-      static_cast<double>(seq.initial_reserved) / (1024.0 * 1024.0));
+      static_cast<double>(recorded.initial_reserved) / (1024.0 * 1024.0),
+      seeded ? fmt::format("seeded as the {} free regions its addresses show, the small-pool space the pass needs "
+                           "and the rest as {}",
+                           seq.free_regions.size(),
+                           seq.untouched_cache_unusable ? "memory the pass cannot use (it grew its reserved memory "
+                                                          "instead)"
+                                                        : "one large free block")
+             : "not used: the replay starts from an empty cache and two warm-up passes");
   return replay;
+}
+
+namespace {
+
+// Index of the region holding addr, or -1.
+int64_t region_holding(const std::vector<std::pair<uint64_t, int64_t>>& regions, uint64_t addr) {
+  for (size_t k = 0; k < regions.size(); ++k)
+    if (addr >= regions[k].first && addr < regions[k].first + static_cast<uint64_t>(regions[k].second))
+      return static_cast<int64_t>(k);
+  return -1;
+}
+
+}  // namespace
+
+PlacementCheck placement_check(const AllocationSequence& seq, const AllocatorConfig& config) {
+  PlacementCheck check;
+  if (seq.initial_reserved <= 0) return check;
+  SimulationOptions options;
+  options.config = config;
+  options.initial_reserved = seq.initial_reserved;
+  PassRunner runner(seq, options);
+  if (!runner.setup(options)) return check;
+  runner.track_addresses = true;
+  runner.placed.assign(seq.steps.size(), -1);
+  runner.run(0, nullptr);
+  // The same regions twice, as (start, size): where the trace put them, where the simulator did.
+  std::vector<std::pair<uint64_t, int64_t>> recorded, simulated;
+  for (const auto& [k, sim_addr] : runner.seeded_regions) {
+    recorded.emplace_back(seq.free_regions[k].addr, seq.free_regions[k].bytes);
+    simulated.emplace_back(static_cast<uint64_t>(sim_addr), seq.free_regions[k].bytes);
+  }
+  for (size_t i = 0; i < seq.steps.size(); ++i) {
+    const AllocationStep& step = seq.steps[i];
+    if (step.is_free() || allocator_round_size(config, step.bytes) <= kSmallRequest) continue;
+    const int64_t real = region_holding(recorded, step.addr);
+    if (real < 0) continue;
+    ++check.allocations;
+    if (runner.placed[i] < 0 || region_holding(simulated, static_cast<uint64_t>(runner.placed[i])) != real) continue;
+    ++check.same_region;
+    const auto k = static_cast<size_t>(real);
+    if (static_cast<uint64_t>(runner.placed[i]) - simulated[k].first == step.addr - recorded[k].first)
+      ++check.same_address;
+  }
+  return check;
 }
 
 }  // namespace attnprof

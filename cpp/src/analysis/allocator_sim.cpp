@@ -353,11 +353,16 @@ void CachingAllocatorSim::free(uint64_t handle) {
 }
 
 void CachingAllocatorSim::empty_cache() { state_->release_cached(); }
+void CachingAllocatorSim::hold_unusable(int64_t bytes) { state_->grow_reserved(bytes); }
 
 int64_t CachingAllocatorSim::reserved_bytes() const { return state_->reserved; }
 int64_t CachingAllocatorSim::allocated_bytes() const { return state_->allocated; }
 int64_t CachingAllocatorSim::peak_reserved_bytes() const { return state_->peak_reserved; }
 int64_t CachingAllocatorSim::peak_allocated_bytes() const { return state_->peak_allocated; }
 int64_t CachingAllocatorSim::segment_count() const { return state_->segments; }
+int64_t CachingAllocatorSim::address_of(uint64_t handle) const {
+  const auto it = state_->live.find(handle);
+  return it == state_->live.end() ? -1 : state_->blocks[static_cast<size_t>(it->second)].addr;
+}
 
 }  // namespace attnprof

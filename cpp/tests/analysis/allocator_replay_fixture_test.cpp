@@ -4,8 +4,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
 
 #include "analysis/fixture_support.h"
 #include "attnprof/memory_sim.h"
@@ -54,37 +57,87 @@ bool recorded_reserved_is_constant(const AllocationSequence& seq) {
   return true;
 }
 
-// Measured agreement (docs/cost.md, "Replay check"), with the free cache the recording began
-// with seeded. 32 of the 33 recordings hold Total Reserved constant; on 30 of them the pass
-// never leaves the seeded space, so every event agrees (true by construction, not a test of
-// the dynamics). On the other two (forced math backend, TimeSformer training) the seeded layout
-// (one large free block) does not hold what the pass needs and the simulation grows above the
-// recording; the one recording whose reserved memory moves (13 changes) is not reproduced.
+// Measured per fixture (docs/cost.md, "Replay check"). Seeded with the free cache the
+// recording began with, laid out as its addresses show: every event within 2 MiB on the 32
+// recordings whose Total Reserved is constant, and on the one whose reserved memory grows (vLLM
+// piecewise capture) 1,111 of 1,114 events, the last request 20 MiB off (a 5.6 MiB request the
+// real allocator gave a new 20 MiB segment: it ran where the earlier blocks were not reusable).
+// From an empty cache after two warm-up passes no event of any fixture is within 2 MiB (the
+// free cache a recording inherits from model init and earlier passes is not in its events).
+// Placement: large-pool allocations the simulator puts in the same seen free region, and at
+// the same offset in it, as the allocator did.
+struct ReplayPin {
+  const char* trace;
+  int64_t events, within_2mib, largest_mib, cold_largest_mib, placed, same_region, same_address;
+};
+constexpr ReplayPin kReplayPins[] = {
+      {"bert_sdpa_fp16_b16_s512", 176, 176, 0, 26, 53, 6, 6},
+      {"bert_sdpa_fp16_b16_s512_padmask", 230, 230, 0, 14, 57, 24, 22},
+      {"gpt2_eager_fp16_b8_s1024", 284, 284, 0, 96, 105, 70, 50},
+      {"gpt2_sdpa_fp16_b8_s1024", 224, 224, 0, 16, 72, 1, 1},
+      {"llama7b4l_eager_bf16_b4_s1024", 462, 462, 0, 142, 175, 122, 62},
+      {"llama7b4l_eager_bf16_b4_s2048", 462, 462, 0, 2078, 176, 108, 53},
+      {"llama7b4l_eager_bf16_b4_s4096", 462, 462, 0, 130, 181, 175, 175},
+      {"llama7b4l_eager_bf16_b4_s512", 462, 462, 0, 58, 174, 52, 35},
+      {"llama7b4l_sdpa_bf16_b1_s2048_train", 1006, 1006, 0, 44, 381, 121, 120},
+      {"llama7b4l_sdpa_bf16_b4_s1024", 386, 386, 0, 74, 134, 67, 24},
+      {"llama7b4l_sdpa_bf16_b4_s1024_stack", 386, 386, 0, 74, 134, 67, 24},
+      {"llama7b4l_sdpa_bf16_b4_s2048", 386, 386, 0, 250, 134, 107, 107},
+      {"llama7b4l_sdpa_bf16_b4_s2048_force_cudnn_attention", 386, 386, 0, 250, 134, 107, 107},
+      {"llama7b4l_sdpa_bf16_b4_s2048_force_efficient_attention", 362, 362, 0, 250, 134, 107, 107},
+      {"llama7b4l_sdpa_bf16_b4_s2048_force_flash_attention", 386, 386, 0, 250, 134, 107, 107},
+      {"llama7b4l_sdpa_bf16_b4_s2048_force_math", 530, 530, 0, 78, 202, 142, 142},
+      {"llama7b4l_sdpa_bf16_b4_s2048_padmask", 434, 434, 0, 286, 141, 71, 42},
+      {"llama7b4l_sdpa_bf16_b4_s4096", 386, 386, 0, 126, 139, 139, 139},
+      {"llama7b4l_sdpa_bf16_b4_s512", 386, 386, 0, 154, 134, 124, 93},
+      {"llama7b4l_sdpa_fp32_b4_s2048", 320, 320, 0, 376, 116, 116, 116},
+      {"llama_hd256_gqa_sdpa_bf16_b4_s2048", 386, 386, 0, 68, 139, 35, 34},
+      {"llama_hd512_gqa_sdpa_bf16_b4_s2048", 370, 370, 0, 112, 145, 73, 71},
+      {"llama_hd96_gqa_sdpa_bf16_b4_s2048", 386, 386, 0, 60, 134, 63, 43},
+      {"llama_hd96_gqa_sdpa_bf16_b4_s2048_padmask", 450, 450, 0, 72, 148, 95, 68},
+      {"mistral_sw1024_sdpa_bf16_b2_s4096", 450, 450, 0, 164, 155, 40, 26},
+      {"vit_sdpa_bf16_b16_384", 170, 170, 0, 28, 53, 14, 10},
+      {"sglang_qwen3_8b_decode_graph_capture", 1014, 1014, 0, 318, 37, 37, 37},
+      {"vllm_gptoss_decode_full_graph_capture", 1184, 1184, 0, 1896, 36, 36, 36},
+      {"vllm_gptoss_piecewise_graph_capture", 1114, 1111, 20, 970, 0, 0, 0},
+      {"h100_Qwen_Qwen1", 2250, 2250, 0, 98, 870, 187, 131},
+      {"h100_facebook_timesformer-base-finetuned-k400__1016002", 1206, 1206, 0, 1784, 381, 348, 348},
+      {"h100_gaunernst_bert-small-uncased__1016001", 218, 218, 0, 4, 1, 1, 1},
+      {"mi300_gaunernst_bert-small-uncased__1016001", 234, 234, 0, 4, 27, 27, 27},
+};
+
 TEST(AllocatorReplay, ReplaysEveryFixtureWithMemoryEventsCloseToTheRecordedTotalReserved) {
   const auto paths = traces_with_device_memory_events();
-  ASSERT_EQ(paths.size(), 33u);
-  int constant = 0, agreeing = 0;
+  ASSERT_EQ(paths.size(), std::size(kReplayPins));
+  int constant = 0;
   for (const auto& path : paths) {
+    const std::string name = std::filesystem::path(path).filename().string();
+    const auto pin = std::find_if(std::begin(kReplayPins), std::end(kReplayPins),
+                                  [&](const ReplayPin& p) { return name.rfind(std::string(p.trace) + ".", 0) == 0; });
+    ASSERT_NE(pin, std::end(kReplayPins)) << name;
     const AllocationSequence seq = sequence_of(path);
     const AllocatorReplay r = replay_check(seq, {});
-    const double rel = static_cast<double>(r.largest_difference_bytes) / static_cast<double>(r.recorded_peak_reserved_bytes);
-    std::printf("%-72s events %4lld within 2 MiB %5.1f%%  largest diff %8.1f MiB (%4.1f%%)  recorded %9.1f MiB  "
-                "simulated %9.1f MiB\n",
-                std::filesystem::path(path).filename().c_str(), static_cast<long long>(r.events),
-                100 * r.within_2mib_share, static_cast<double>(r.largest_difference_bytes) / MiB, 100 * rel,
+    const AllocatorReplay cold = replay_check(seq, {}, ReplayStart::kEmptyCache);
+    const PlacementCheck placed = placement_check(seq, {});
+    std::printf("| %s | %lld | %.1f%% | %.1f MiB | %.1f | %.1f | %.1f%% | %.1f MiB | %lld | %lld | %lld |\n", pin->trace,
+                static_cast<long long>(r.events), 100 * r.within_2mib_share,
+                static_cast<double>(r.largest_difference_bytes) / MiB,
                 static_cast<double>(r.recorded_peak_reserved_bytes) / MiB,
-                static_cast<double>(r.simulated_peak_reserved_bytes) / MiB);
-    EXPECT_EQ(r.events, static_cast<int64_t>(seq.steps.size())) << path;
+                static_cast<double>(r.simulated_peak_reserved_bytes) / MiB, 100 * cold.within_2mib_share,
+                static_cast<double>(cold.largest_difference_bytes) / MiB, static_cast<long long>(placed.allocations),
+                static_cast<long long>(placed.same_region), static_cast<long long>(placed.same_address));
+    EXPECT_EQ(r.events, pin->events) << name;
+    EXPECT_EQ(std::llround(r.within_2mib_share * static_cast<double>(r.events)), pin->within_2mib) << name;
+    EXPECT_EQ(r.largest_difference_bytes / MiB, pin->largest_mib) << name;
+    EXPECT_EQ(cold.largest_difference_bytes / MiB, pin->cold_largest_mib) << name;
+    EXPECT_EQ(cold.within_2mib_share, 0.0) << name;
+    EXPECT_EQ(placed.allocations, pin->placed) << name;
+    EXPECT_EQ(placed.same_region, pin->same_region) << name;
+    EXPECT_EQ(placed.same_address, pin->same_address) << name;
     EXPECT_FALSE(r.cannot_know.empty());
-    EXPECT_LT(rel, 0.45) << path;
     constant += recorded_reserved_is_constant(seq) ? 1 : 0;
-    agreeing += r.within_2mib_share == 1.0 ? 1 : 0;
-    if (!recorded_reserved_is_constant(seq)) {
-      EXPECT_LT(r.within_2mib_share, 0.5) << path;
-    }
   }
   EXPECT_EQ(constant, 32);
-  EXPECT_EQ(agreeing, 30);
 }
 
 // The seeded free cache is a starting state, not an answer: a pass that needs more than it
@@ -103,6 +156,44 @@ TEST(AllocatorReplay, APassLargerThanTheSeededFreeCacheReservesNewSegments) {
   EXPECT_EQ(sim.peak_reserved, 80 * MiB);
 }
 
+// Every large-pool allocation lies in one free block of one segment: allocations whose address
+// ranges overlap share a block, ranges that only touch may be two segments side by side.
+// Ranges in a segment the recording created (from the address of the allocation that grew
+// Total Reserved, as long as the growth) or in a block allocated before the recording (live at
+// its start) say nothing about the free cache it began with.
+TEST(AllocatorReplay, FreeRegionsAreOverlappingAllocationRangesOfTheRecordedFreeCache) {
+  constexpr int64_t base = int64_t{1} << 40;
+  const int64_t reserved = 4096 * MiB, grown = reserved + 20 * MiB;
+  Trace trace;
+  trace.path = "hand-made";
+  int64_t ts = 0, allocated = 1024 * MiB;
+  const auto event = [&](int64_t offset, int64_t bytes, int64_t total_reserved) {
+    allocated += bytes;
+    trace.memory.push_back({.ts_ns = ++ts, .device_type = 1, .device_id = 0, .addr = base + offset, .bytes = bytes,
+                            .total_allocated = allocated, .total_reserved = total_reserved});
+  };
+  event(0, 64 * MiB, reserved);         // A: [0, 64)
+  event(0, -64 * MiB, reserved);
+  event(16 * MiB, 48 * MiB, reserved);  // overlaps A: one block [0, 64)
+  event(64 * MiB, 32 * MiB, reserved);  // touches it: [64, 96), its own region
+  event(100 * MiB, 1024, reserved);     // small pool: not a large-pool region
+  event(512 * MiB, 5 * MiB, grown);     // grew reserved memory: a new 20 MiB segment
+  event(517 * MiB, 12 * MiB, grown);    // in the rest of that segment
+  event(2048 * MiB, -20 * MiB, grown);  // frees a block from before the recording
+  event(2048 * MiB, 16 * MiB, grown);   // reuses its memory
+  auto seq = allocation_sequence(trace, Report{});
+  ASSERT_TRUE(seq.ok()) << seq.error().message;
+  ASSERT_EQ(seq->free_regions.size(), 2u);
+  EXPECT_EQ(seq->free_regions[0].addr, static_cast<uint64_t>(base));
+  EXPECT_EQ(seq->free_regions[0].bytes, 64 * MiB);
+  EXPECT_EQ(seq->free_regions[1].addr, static_cast<uint64_t>(base + 64 * MiB));
+  EXPECT_EQ(seq->free_regions[1].bytes, 32 * MiB);
+  EXPECT_TRUE(seq->untouched_cache_unusable);  // the 5 MiB request found no free block
+  EXPECT_FALSE(seq->small_pool_grew);
+  ASSERT_EQ(seq->carried.size(), 1u);
+  EXPECT_EQ(seq->carried[0], 20 * MiB);
+}
+
 TEST(AllocatorReplay, CpuTracesSayTheirAllocatorIsNotTheCachingAllocator) {
   auto trace = load_trace(std::string(ATTNPROF_FIXTURES_DIR) + "/hta/cpu_only_rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
   ASSERT_TRUE(trace.ok());
@@ -111,33 +202,76 @@ TEST(AllocatorReplay, CpuTracesSayTheirAllocatorIsNotTheCachingAllocator) {
   EXPECT_NE(seq.error().message.find("caching allocator"), std::string::npos);
 }
 
-double holdout_error(const std::string& attn) {
+double holdout_error(const std::string& attn, std::vector<int64_t> fitted = {512, 1024, 2048}, int64_t target_length = 4096) {
   std::vector<AllocationSequence> shorter;
-  for (int64_t s : {512, 1024, 2048})
+  for (int64_t s : fitted)
     shorter.push_back(sequence_of(h200_trace(fmt::format("llama7b4l_{}_bf16_b4_s{}", attn, s)), s));
   auto model = fit_allocation_sequences(shorter);
   EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
   if (!model.ok()) return 1;
-  const AllocationSequence target = sequence_of(h200_trace(fmt::format("llama7b4l_{}_bf16_b4_s4096", attn)), 4096);
+  const AllocationSequence target =
+      sequence_of(h200_trace(fmt::format("llama7b4l_{}_bf16_b4_s{}", attn, target_length)), target_length);
   int64_t recorded = 0;
   for (const auto& step : target.steps) recorded = std::max(recorded, step.recorded_reserved);
   SimulationOptions options;
   options.warmup_passes = 2;
-  const PassSimulation sim = simulate_pass(synthesize_sequence(*model, 4096), options);
-  std::printf("%s: predicted %.1f MiB recorded %.1f MiB exact share %.3f held free cache %.1f MiB\n", attn.c_str(),
-              static_cast<double>(sim.peak_reserved) / MiB, static_cast<double>(recorded) / MiB, model->exact_share,
-              static_cast<double>(model->held_free) / MiB);
+  const PassSimulation sim = simulate_pass(synthesize_sequence(*model, target_length), options);
+  int64_t in_regions = 0;
+  for (const FreeRegion& r : model->held_free_regions) in_regions += r.bytes;
+  std::printf("%s from %zu lengths to S=%lld: predicted %.1f MiB recorded %.1f MiB exact share %.3f held free cache %.1f MiB (%zu regions, %.1f MiB)\n",
+              attn.c_str(), fitted.size(), static_cast<long long>(target_length), static_cast<double>(sim.peak_reserved) / MiB, static_cast<double>(recorded) / MiB,
+              model->exact_share, static_cast<double>(model->held_free) / MiB, model->held_free_regions.size(),
+              static_cast<double>(in_regions) / MiB);
   return static_cast<double>(sim.peak_reserved) / static_cast<double>(recorded) - 1;
 }
 
 // Sequences fitted from S = 512, 1024, 2048 (every size reproduced exactly) and synthesised
-// at 4096, with the S-independent free cache fitted at those lengths (388 MiB SDPA, 200 MiB
-// eager), predict the recorded peak Total Reserved of the 4096 trace: eager 0.51% low, SDPA
-// 3.3% low (target 2%; without the free cache it was 2.8% low: the free cache is reused by the
-// pass and lowers the prediction, so it does not explain the SDPA gap; docs/cost.md).
+// at 4096, with the S-independent free cache fitted at those lengths (468 MiB for both series,
+// which share the model's weight segments, laid out as the free regions found at the same
+// addresses at every fitted length), predict the recorded peak Total Reserved of the 4096
+// trace: eager 27,928 vs 27,930 MiB, SDPA 4,480 vs 4,482 MiB. With the same amount seeded as
+// one free block SDPA was 3.3% low: the layout, not the amount, decides (docs/cost.md).
 TEST(AllocatorExtrapolation, PredictsThePeakReservedOfTheS4096RunFromShorterRuns) {
-  EXPECT_NEAR(holdout_error("eager"), 0.0, 0.02);
-  EXPECT_NEAR(holdout_error("sdpa"), 0.0, 0.035);
+  EXPECT_NEAR(holdout_error("eager"), 0.0, 0.001);
+  EXPECT_NEAR(holdout_error("sdpa"), 0.0, 0.001);
+}
+
+// The S-independent free regions are the weights' segments' free space: the same ranges in
+// both series (one process, one model), found at every fitted length.
+TEST(AllocatorExtrapolation, HeldFreeRegionsAreTheSameAddressesInEverySeriesOfOneProcess) {
+  std::vector<SequenceModel> models;
+  for (const char* attn : {"sdpa", "eager"}) {
+    std::vector<AllocationSequence> runs;
+    for (int64_t s : {512, 1024, 2048})
+      runs.push_back(sequence_of(h200_trace(fmt::format("llama7b4l_{}_bf16_b4_s{}", attn, s)), s));
+    auto model = fit_allocation_sequences(runs);
+    ASSERT_TRUE(model.ok());
+    ASSERT_FALSE(model->held_free_regions.empty()) << attn;
+    models.push_back(*model);
+  }
+  EXPECT_EQ(models[0].held_free, models[1].held_free);
+  for (const FreeRegion& r : models[0].held_free_regions)
+    EXPECT_TRUE(std::any_of(models[1].held_free_regions.begin(), models[1].held_free_regions.end(),
+                            [&](const FreeRegion& o) {
+                              return o.addr < r.addr + static_cast<uint64_t>(r.bytes) &&
+                                     r.addr < o.addr + static_cast<uint64_t>(o.bytes);
+                            }))
+        << std::hex << r.addr;
+}
+
+// Two lengths are enough where the sizes are determined by them (a size growing exactly as
+// S^2 between two lengths is fitted as c2*S^2): SDPA from 512+1024 -0.04% at 4096, from
+// 1024+2048 +0.80% at 4096, from 512+1024 -0.14% at 2048; eager from 512+1024 -0.01% at 4096,
+// from 1024+2048 +1.79% at 4096. The eager S=2048 recording itself holds 2,020 MiB more than
+// its pass needs in the simulated steady state (its own cold replay is 2,078 MiB low too), so
+// no fit predicts it: -18.8% from 512+1024 (docs/cost.md).
+TEST(AllocatorExtrapolation, TwoShorterLengthsPredictTheLongerRunsToo) {
+  EXPECT_NEAR(holdout_error("sdpa", {512, 1024}, 4096), 0.0, 0.001);
+  EXPECT_NEAR(holdout_error("sdpa", {1024, 2048}, 4096), 0.0, 0.01);
+  EXPECT_NEAR(holdout_error("sdpa", {512, 1024}, 2048), 0.0, 0.002);
+  EXPECT_NEAR(holdout_error("eager", {512, 1024}, 4096), 0.0, 0.001);
+  EXPECT_NEAR(holdout_error("eager", {1024, 2048}, 4096), 0.0, 0.02);
+  EXPECT_NEAR(holdout_error("eager", {512, 1024}, 2048), -0.188, 0.002);
 }
 
 TEST(AllocatorExtrapolation, FitsEveryAllocationSizeOfTheLlamaSweepsExactly) {
