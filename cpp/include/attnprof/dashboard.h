@@ -34,6 +34,8 @@ const std::vector<std::string>& activation_map_components();
 // `labels` names the runs (defaults to the Reports' first source file).
 std::string render_html(const std::vector<Report>& reports,
                         const std::vector<std::string>& labels = {});
+struct ReportView;  // report_view.h: the same page from views already computed
+std::string render_html(const std::vector<ReportView>& views, const std::vector<std::string>& labels = {});
 
 // HTML text escaping (&, <, >, ", ') after replacing invalid UTF-8 by U+FFFD.
 std::string html_escape(std::string_view text);

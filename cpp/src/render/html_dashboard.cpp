@@ -7,6 +7,7 @@
 
 #include "attnprof/dashboard.h"
 #include "render/html_assets.h"
+#include "attnprof/report_view.h"
 #include "render/html_view.h"
 
 namespace attnprof {
@@ -108,18 +109,24 @@ std::string html_escape(std::string_view text) {
 }
 
 std::string render_html(const std::vector<Report>& reports, const std::vector<std::string>& labels) {
+  std::vector<ReportView> views;
+  for (const Report& r : reports) views.push_back(make_report_view(r));
+  return render_html(views, labels);
+}
+
+std::string render_html(const std::vector<ReportView>& views, const std::vector<std::string>& labels) {
   std::vector<std::string> names;
-  for (size_t i = 0; i < reports.size(); ++i)
-    names.push_back(i < labels.size() && !labels[i].empty() ? labels[i] : default_label(reports[i], i));
+  for (size_t i = 0; i < views.size(); ++i)
+    names.push_back(i < labels.size() && !labels[i].empty() ? labels[i] : default_label(*views[i].report, i));
 
   nlohmann::json data = {{"components", activation_map_components()}, {"runs", nlohmann::json::array()}};
-  for (size_t i = 0; i < reports.size(); ++i) data["runs"].push_back(render::run_view(reports[i], names[i]));
-  if (reports.size() > 1) data["comparison"] = render::comparison_view(reports, names);
+  for (size_t i = 0; i < views.size(); ++i) data["runs"].push_back(render::run_view(views[i], names[i]));
+  if (views.size() > 1) data["comparison"] = render::comparison_view(views, names);
 
   std::string title = "attnprof";
-  if (reports.size() == 1) title += " \u2014 " + names.front();
-  if (reports.size() > 1) title += fmt::format(" \u2014 {} runs", reports.size());
-  std::string subtitle = reports.empty() ? std::string() : reports.front().source.device_name;
+  if (views.size() == 1) title += " \u2014 " + names.front();
+  if (views.size() > 1) title += fmt::format(" \u2014 {} runs", views.size());
+  std::string subtitle = views.empty() ? std::string() : views.front().report->source.device_name;
   const std::string nonce = make_nonce();
 
   std::string page;

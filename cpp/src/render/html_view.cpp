@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "attnprof/dashboard.h"
-#include "render/report_facts.h"
+#include "attnprof/report_view.h"
 
 namespace attnprof {
 
@@ -28,18 +28,6 @@ namespace render {
 namespace {
 
 using nlohmann::json;
-
-// Severity order when one cell or module mixes calls: the slowest kind is what to show.
-int class_rank(std::string_view cls) {
-  if (cls == backend_class::kEager) return 2;
-  if (cls == backend_class::kFallback) return 1;
-  return 0;
-}
-
-std::string worse_class(const std::string& a, const std::string& b) {
-  if (a.empty()) return b;
-  return class_rank(b) > class_rank(a) ? b : a;
-}
 
 std::string shape_text(const Shape& s) {
   std::string text = fmt::format("B={} Hq={} Hkv={} Sq={} Skv={} D={}", s.B, s.Hq, s.Hkv, s.Sq, s.Skv, s.D);
@@ -75,12 +63,6 @@ std::vector<std::string> explanation_lines(const Call& call) {
   return lines;
 }
 
-std::string module_of(const Call& call) {
-  if (!call.module.empty()) return call.module;
-  if (call.capture && !call.capture->module_path.empty()) return call.capture->module_path;
-  return "";
-}
-
 json call_view(const Call& call) {
   json kernels = json::array();
   for (const KernelRef& k : call.kernels)
@@ -100,13 +82,6 @@ json call_view(const Call& call) {
           {"tflops_upper_bound", call.flops_upper_bound},
           {"kernels", std::move(kernels)},
           {"why", explanation_lines(call)}};
-}
-
-// Calls grouped by layer index, layers in ascending order.
-std::map<int64_t, std::vector<const Call*>> calls_by_layer(const Report& report) {
-  std::map<int64_t, std::vector<const Call*>> by_layer;
-  for (const Call& c : report.calls) by_layer[c.layer].push_back(&c);
-  return by_layer;
 }
 
 json map_cell(const std::string& comp, const std::vector<const Call*>& calls) {
@@ -133,7 +108,7 @@ json map_cell(const std::string& comp, const std::vector<const Call*>& calls) {
       time += c->device_time_us;
     }
     if (!contributes) continue;
-    cls = worse_class(cls, backend_class_of(*c));
+    cls = worse_backend_class(cls, backend_class_of(*c));
     call_ids.push_back(c->id);
   }
   json kernel_list = json::array();
@@ -143,28 +118,15 @@ json map_cell(const std::string& comp, const std::vector<const Call*>& calls) {
           {"kernels", std::move(kernel_list)}, {"calls", std::move(call_ids)}};
 }
 
-std::string layer_module(const Report& report, int64_t layer, const std::vector<const Call*>& calls) {
-  for (const Layer& l : report.layers)
-    if (l.index == layer && !l.module.empty()) return l.module;
-  for (const Call* c : calls)
-    if (!module_of(*c).empty()) return module_of(*c);
-  return "";
-}
-
-json activation_map(const Report& report) {
+// One row per Report layer (its time and backends are the Layer's), one cell per component.
+json activation_map(const ReportView& view) {
   json rows = json::array();
-  for (const auto& [layer, calls] : calls_by_layer(report)) {
+  for (const ActivationRow& row : view.layers) {
+    if (row.calls.empty()) continue;
     json cells = json::array();
-    double us = 0;
-    std::vector<std::string> backends;
-    for (const Call* c : calls) {
-      us += c->device_time_us;
-      if (std::find(backends.begin(), backends.end(), c->backend) == backends.end())
-        backends.push_back(c->backend);
-    }
-    for (const std::string& comp : activation_map_components()) cells.push_back(map_cell(comp, calls));
-    rows.push_back({{"layer", layer}, {"module", layer_module(report, layer, calls)},
-                    {"backends", backends}, {"us", us}, {"cells", std::move(cells)}});
+    for (const std::string& comp : activation_map_components()) cells.push_back(map_cell(comp, row.calls));
+    rows.push_back({{"layer", row.layer->index}, {"module", row.module}, {"backends", row.layer->backends},
+                    {"us", row.layer->device_time_us}, {"cells", std::move(cells)}});
   }
   return rows;
 }
@@ -187,7 +149,7 @@ json module_tree(const Report& report) {
       dot = path.find('.', dot);
       Node& n = nodes[path.substr(0, dot)];
       n.us += c.device_time_us;
-      n.cls = worse_class(n.cls, backend_class_of(c));
+      n.cls = worse_backend_class(n.cls, backend_class_of(c));
       if (dot == std::string::npos) {
         n.attention = true;
         ++n.calls;
@@ -314,7 +276,8 @@ json findings_view(const Report& report) {
 
 }  // namespace
 
-json run_view(const Report& report, const std::string& label) {
+json run_view(const ReportView& view, const std::string& label) {
+  const Report& report = *view.report;
   const Summary& s = report.summary;
   json calls = json::array();
   for (const Call& c : report.calls) calls.push_back(call_view(c));
@@ -329,8 +292,8 @@ json run_view(const Report& report, const std::string& label) {
            {{"calls", s.call_count}, {"fused_calls", s.fused_call_count},
             {"fused_time_fraction", s.fused_time_fraction}, {"attention_us", s.attention_device_time_us},
             {"gpu_us", s.gpu_time_us}, {"attention_share", s.attention_share}, {"has_gpu", s.has_gpu},
-            {"peak_bytes", report_peak_bytes(report)}}},
-          {"map", activation_map(report)},
+            {"peak_bytes", view.peak_bytes}}},
+          {"map", activation_map(view)},
           {"calls", std::move(calls)},
           {"tree", module_tree(report)},
           {"roofline", roofline_view(report)},
@@ -342,29 +305,31 @@ json run_view(const Report& report, const std::string& label) {
           {"findings", findings_view(report)}};
 }
 
-json comparison_view(const std::vector<Report>& reports, const std::vector<std::string>& labels) {
+json run_view(const Report& report, const std::string& label) { return run_view(make_report_view(report), label); }
+
+// Per-run totals and per-layer times and classes (the views' layers), against the first run.
+json comparison_view(const std::vector<ReportView>& views, const std::vector<std::string>& labels) {
   json runs = json::array();
   std::set<int64_t> all_layers;
-  for (const Report& r : reports)
-    for (const Call& c : r.calls) all_layers.insert(c.layer);
-  for (size_t i = 0; i < reports.size(); ++i) {
-    const Report& r = reports[i];
-    std::map<int64_t, double> layer_us;
-    std::map<int64_t, std::string> layer_cls;
-    for (const Call& c : r.calls) {
-      layer_us[c.layer] += c.device_time_us;
-      layer_cls[c.layer] = worse_class(layer_cls[c.layer], backend_class_of(c));
-    }
+  for (const ReportView& v : views)
+    for (const ActivationRow& row : v.layers)
+      if (!row.calls.empty()) all_layers.insert(row.layer->index);
+  for (size_t i = 0; i < views.size(); ++i) {
+    const Report& r = *views[i].report;
+    std::map<int64_t, const ActivationRow*> by_index;
+    for (const ActivationRow& row : views[i].layers)
+      if (!row.calls.empty()) by_index[row.layer->index] = &row;
     json layers = json::array();
     for (int64_t l : all_layers) {
-      auto it = layer_us.find(l);
-      layers.push_back({{"layer", l}, {"us", it == layer_us.end() ? json(nullptr) : json(it->second)},
-                        {"cls", layer_cls[l]}});
+      auto it = by_index.find(l);
+      const bool present = it != by_index.end();
+      layers.push_back({{"layer", l}, {"us", present ? json(it->second->layer->device_time_us) : json(nullptr)},
+                        {"cls", present ? it->second->cls : std::string()}});
     }
     runs.push_back({{"label", labels[i]}, {"calls", r.summary.call_count},
                     {"fused_time_fraction", r.summary.fused_time_fraction},
                     {"attention_us", r.summary.attention_device_time_us},
-                    {"peak_bytes", report_peak_bytes(r)}, {"layers", std::move(layers)}});
+                    {"peak_bytes", views[i].peak_bytes}, {"layers", std::move(layers)}});
   }
   return {{"runs", std::move(runs)}, {"layers", all_layers}};
 }
