@@ -77,7 +77,7 @@ TEST(ReportView, EveryFormatShowsTheLayersTimeAndTheOnePeak) {
   ASSERT_FALSE(r.layers.empty());
   r.layers[0].device_time_us = 12345.5;
   r.layers[0].backends = {backend::kCudnn, backend::kMath};
-  r.calls[1].cost->peak_bytes_during = 3 << 30;
+  r.calls[1].cost->peak_bytes_during = 3LL << 30;
   const ReportView v = make_report_view(r);
   EXPECT_EQ(v.peak_bytes, 3LL << 30);
 
