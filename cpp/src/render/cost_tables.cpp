@@ -22,10 +22,10 @@ std::string fit_text(const FitTerm& f, const char* unit) {
 
 std::vector<CostTable> layer_tables(const Report& r) {
   CostTable t{"Attention cost per layer (roofline and memory)",
-          {"layer", "backends", "TFLOP/s", "% peak", "peak during calls", "analytic", "per Q head", "per KV head (K+V)",
-           ""},
-          {},
-          {}};
+              {"layer", "backends", "TFLOP/s", "% peak", "peak during calls", "analytic", "per Q head", "per KV head (K+V)",
+               ""},
+              {},
+              {}};
   for (const auto& layer : r.layers) {
     if (!layer.cost) continue;
     const LayerCost& c = *layer.cost;
@@ -82,7 +82,7 @@ std::string oom_line(const ScalingSection& s, const ScalingSeries& series) {
 
 CostTable replay_table(const ScalingSection& s) {
   CostTable t{"Allocator replay against the recorded Total Reserved",
-          {"trace", "events", "within 2 MiB", "largest difference", "recorded peak", "simulated peak"}, {}, {}};
+              {"trace", "events", "within 2 MiB", "largest difference", "recorded peak", "simulated peak"}, {}, {}};
   for (const auto& r : s.replays)
     t.rows.push_back({r.file.substr(r.file.find_last_of('/') + 1), fmt::format("{}", r.events),
                       fmt::format("{:.1f}%", 100 * r.within_2mib_share),
@@ -101,9 +101,9 @@ std::vector<CostTable> scaling_tables(const ScalingSection& s) {
   for (const auto& series : s.series) {
     const bool whole_pass = series.forward_pass_time_us.size() == series.lengths.size() && !series.lengths.empty();
     CostTable t{fmt::format("Scaling with sequence length: {}", series.backend),
-            {"S", "attention time (us)", "peak activation", "memory residual"},
-            {},
-            {}};
+                {"S", "attention time (us)", "peak activation", "memory residual"},
+                {},
+                {}};
     if (whole_pass) t.header.insert(t.header.begin() + 2, "forward pass time (us)");
     for (size_t i = 0; i < series.lengths.size(); ++i) {
       const double residual =
@@ -141,10 +141,10 @@ CostTable advice_table(const AdviceSection& a) {
 
 CostTable whatif_table(const WhatIfSection& w) {
   CostTable t{fmt::format("What-if: {} requests (mean {:.0f} tokens), full attention vs window {}{}", w.requests,
-                      w.mean_tokens, w.window, w.global_tokens > 0 ? fmt::format(" + {} global", w.global_tokens) : ""),
-          {"", "full", "window", "saving"},
-          {},
-          {}};
+                          w.mean_tokens, w.window, w.global_tokens > 0 ? fmt::format(" + {} global", w.global_tokens) : ""),
+              {"", "full", "window", "saving"},
+              {},
+              {}};
   t.rows.push_back({"attention FLOPs", fmt::format("{:.4g}", w.full_flops), fmt::format("{:.4g}", w.window_flops),
                     fmt::format("{:.1f}%", 100 * w.flops_saving)});
   t.rows.push_back({"KV cache (sum)", format_bytes(w.full_kv_bytes), format_bytes(w.window_kv_bytes),

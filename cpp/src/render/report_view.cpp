@@ -66,8 +66,9 @@ auto group_key(const ExplanationRow& row) {
 std::vector<ExplanationGroup> group_explanations(const std::vector<ExplanationRow>& rows) {
   std::vector<ExplanationGroup> groups;
   for (const ExplanationRow& row : rows) {
+    const auto key = group_key(row);
     auto it = std::find_if(groups.begin(), groups.end(),
-                           [&](const ExplanationGroup& g) { return group_key(rows[g.first]) == group_key(row); });
+                           [&](const ExplanationGroup& g) { return group_key(rows[g.first]) == key; });
     if (it == groups.end()) it = groups.insert(groups.end(), ExplanationGroup{static_cast<size_t>(&row - rows.data()), {}});
     it->layers.push_back(row.call->layer);
   }
