@@ -1,13 +1,14 @@
 // The Python core API: trace (+ capture sidecar) -> Report JSON, Report JSON -> text/Markdown/
 // HTML, and the sidecar conventions the Python capture writes by. Reports cross the boundary as
 // their JSON text (AttentionReport keeps it); errors become ValueError with the core's message.
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "attnprof/analyze.h"
 #include "attnprof/capture.h"
-#include "attnprof/dashboard.h"
+#include "attnprof/formats.h"
 #include "attnprof/io.h"
-#include "attnprof/render.h"
 #include "attnprof/report_json.h"
 #include "binding.h"
 
@@ -36,12 +37,26 @@ std::string analyze_to_json(const std::string& trace_path, const std::string& si
   return report_to_json(*report, /*pretty=*/false);
 }
 
+// The Report as the registry's format `name` (formats.h); `path` picks it when `name` is "".
+const OutputFormat& format_named(const std::string& name, const std::string& path = "") {
+  auto format = name.empty() ? output_format_of_path(path) : find_output_format(name);
+  if (!format) throw nb::value_error(format.error().message.c_str());
+  return **format;
+}
+
 std::string render_as(const std::string& report_json, const std::string& format) {
-  if (format == "json") return report_to_json(report_of(report_json), /*pretty=*/true);
-  if (format == "text") return render_text(report_of(report_json));
-  if (format == "markdown") return render_markdown(report_of(report_json));
-  if (format == "html") return render_html({report_of(report_json)});
-  throw nb::value_error(("unknown report format '" + format + "' (json, text, markdown, html)").c_str());
+  const std::vector<Report> reports{report_of(report_json)};
+  const std::vector<ReportView> views = views_of(reports);
+  auto text = render_output(format_named(format), FormatInput{reports, views});
+  if (!text) throw nb::value_error(text.error().message.c_str());
+  return std::move(text).value();
+}
+
+void save_as(const std::string& report_json, const std::string& path, const std::string& format) {
+  const std::vector<Report> reports{report_of(report_json)};
+  const std::vector<ReportView> views = views_of(reports);
+  if (auto st = write_output(format_named(format, path), FormatInput{reports, views}, path); !st)
+    throw nb::value_error(st.error().message.c_str());
 }
 
 void write_atomic(const std::string& path, const std::string& content) {
@@ -54,14 +69,18 @@ void bind_analyze(nb::module_& m) {
         "Analyses a trace file (merging the capture sidecar given, or the one beside the trace); "
         "returns the Report as compact JSON.");
   m.def("render", &render_as, nb::arg("report_json"), nb::arg("format"),
-        "Renders a Report (JSON text) as 'json' (pretty), 'text', 'markdown' or 'html'.");
+        "Renders a Report (JSON text) in a format of the registry that is one text: 'json' (pretty), "
+        "'text', 'markdown', 'html'.");
+  m.def("save", &save_as, nb::arg("report_json"), nb::arg("path"), nb::arg("format") = "",
+        "Writes a Report in a registry format (json, text, markdown, html, chrome, tensorboard; \"\" = by the "
+        "path's extension), atomically (no partial file on failure).");
   m.def(
-      "save",
-      [](const std::string& report_json, const std::string& path, const std::string& format) {
-        write_atomic(path, render_as(report_json, format));
+      "formats", [] {
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const OutputFormat& f : output_formats()) out.emplace_back(f.name, f.extension);
+        return out;
       },
-      nb::arg("report_json"), nb::arg("path"), nb::arg("format"),
-      "Renders and writes atomically (no partial file on failure).");
+      "The registry's formats as (name, extension) pairs, in the CLI's writing order.");
   m.def("write_file_atomic", &write_atomic, nb::arg("path"), nb::arg("content"));
   m.def("sidecar_path_for", &sidecar_path_for, nb::arg("trace_path"),
         "Where the capture sidecar of a trace lives.");

@@ -8,7 +8,7 @@
 #include "attnprof/analyze.h"
 #include "attnprof/ingest.h"
 #include "attnprof/ranks.h"
-#include "attnprof/render.h"
+#include "attnprof/formats.h"
 #include "command.h"
 #include "outputs.h"
 
@@ -18,6 +18,7 @@ namespace {
 struct AnalyzeCommandOptions {
   std::vector<std::string> traces;
   OutputOptions outputs;
+  std::string stdout_format = "text";
   std::string torch_version, cudnn_version, arch;
   size_t threads = 0;
 };
@@ -74,11 +75,14 @@ int run_analyze(const AnalyzeCommandOptions& o) {
     if (!report) fail("analyze", report.error());
     reports.push_back(std::move(*report));
   }
-  if (Status s = write_outputs(o.outputs, reports); !s) fail("analyze", s.error());
-  for (size_t i = 0; i < reports.size(); ++i) {
-    if (i) std::fputs("\n", stdout);
-    std::fputs(render_text(reports[i]).c_str(), stdout);
-  }
+  const std::vector<ReportView> views = views_of(reports);  // once, for every output
+  const FormatInput input{reports, views};
+  if (Status s = write_outputs(o.outputs, input); !s) fail("analyze", s.error());
+  auto format = find_output_format(o.stdout_format);
+  if (!format) fail("analyze", format.error());
+  auto printed = render_output(**format, input);
+  if (!printed) fail("analyze", printed.error());
+  std::fputs(printed->c_str(), stdout);
   return kExitOk;
 }
 
@@ -90,6 +94,15 @@ void setup_analyze(CLI::App& app) {
       "its device time and whether it was fused; unfused calls first.");
   cmd->add_option("traces", o->traces, "trace files (.json or .json.gz) written by torch.profiler")->required();
   add_output_options(*cmd, o->outputs);
+  std::vector<std::string> printable;  // the formats that are one text (formats.h)
+  std::string names;
+  for (const OutputFormat& f : output_formats()) {
+    if (f.render == nullptr) continue;
+    printable.emplace_back(f.name);
+    names += (names.empty() ? "" : ", ") + std::string(f.name);
+  }
+  cmd->add_option("--format", o->stdout_format, "what to print on stdout (default text): " + names)
+      ->check(CLI::IsMember(printable));
   cmd->add_option("--torch", o->torch_version, "PyTorch version of the run, when the trace lacks it (e.g. 2.11)");
   cmd->add_option("--cudnn", o->cudnn_version, "cuDNN version of the run (e.g. 9.19)");
   cmd->add_option("--arch", o->arch, "GPU architecture when the trace lacks deviceProperties (sm90, gfx942, cpu)");

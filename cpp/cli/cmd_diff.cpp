@@ -71,7 +71,7 @@ int run_diff(const DiffCommandOptions& o) {
   }
   if (!o.html_path.empty()) {
     const DashboardOptions view{.labels = {}, .sections = {"diff"}, .diff_json = diff_to_json(*result, false)};
-    if (Status s = write_file_atomic(o.html_path, render_html({}, view)); !s) fail("diff", s.error());
+    if (Status s = write_file_atomic(o.html_path, render_html(std::vector<Report>{}, view)); !s) fail("diff", s.error());
   }
   std::fputs(diff_to_text(*result).c_str(), stdout);
   return result->regression() ? kExitRegression : kExitOk;

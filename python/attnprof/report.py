@@ -38,19 +38,30 @@ class AttentionReport:
     def show(self, file: TextIO | None = None) -> None:
         print(self.text(), file=file or sys.stdout)
 
+    def save(self, path: str | os.PathLike, fmt: str | None = None) -> None:
+        """Writes the report as ``fmt``, one of the C++ format registry's names (``formats()``:
+        json, text, markdown, html, chrome, tensorboard); by ``path``'s extension when None.
+        Written atomically: no partial file on failure (ValueError with the core's message)."""
+        _core.save(self._json, os.fspath(path), fmt or "")
+
     def save_json(self, path: str | os.PathLike) -> None:
-        _core.save(self._json, str(path), "json")
+        self.save(path, "json")
 
     def save_markdown(self, path: str | os.PathLike) -> None:
-        _core.save(self._json, str(path), "markdown")
+        self.save(path, "markdown")
 
     def save_html(self, path: str | os.PathLike) -> None:
-        _core.save(self._json, str(path), "html")
+        self.save(path, "html")
 
     def __repr__(self) -> str:
         s = self.summary
         return (f"<AttentionReport calls={s.get('call_count', 0)} layers={len(self.layers)} "
                 f"fused_time_fraction={s.get('fused_time_fraction', 0):.2f}>")
+
+
+def formats() -> list[tuple[str, str]]:
+    """The output formats AttentionReport.save writes, as (name, file extension) pairs."""
+    return list(_core.formats())
 
 
 def analyze_path(trace_path: str | os.PathLike, sidecar: str | os.PathLike | None = None,

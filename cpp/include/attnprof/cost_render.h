@@ -4,14 +4,21 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "attnprof/report.h"
 
 namespace attnprof {
 
+struct CostTable;  // report_view.h
+
 // Empty string when the report has none of the cost data.
 std::string render_cost_text(const Report& report);
 std::string render_cost_markdown(const Report& report);
+
+// The tables of a ReportView (ReportView::cost_tables).
+std::string render_cost_text(const std::vector<CostTable>& tables);
+std::string render_cost_markdown(const std::vector<CostTable>& tables);
 
 // "1.51 GiB", "812.0 MiB", "96 B"
 std::string format_bytes(double bytes);

@@ -36,6 +36,8 @@ const std::vector<std::string>& activation_map_components();
 // `labels` names the runs (defaults to the Reports' first source file).
 std::string render_html(const std::vector<Report>& reports,
                         const std::vector<std::string>& labels = {});
+struct ReportView;  // report_view.h: the same page from views already computed
+std::string render_html(const std::vector<ReportView>& views, const std::vector<std::string>& labels = {});
 
 // The dashboard's sections, by their <section id>, in page order. A command draws the ones
 // it produces; `analyze` draws every one, and one with nothing to show says why in a line.
@@ -50,6 +52,7 @@ struct DashboardOptions {
   std::vector<std::pair<int64_t, double>> request_lengths;
 };
 std::string render_html(const std::vector<Report>& reports, const DashboardOptions& options);
+std::string render_html(const std::vector<ReportView>& views, const DashboardOptions& options);
 
 // HTML text escaping (&, <, >, ", ') after replacing invalid UTF-8 by U+FFFD.
 std::string html_escape(std::string_view text);

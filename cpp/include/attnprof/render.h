@@ -17,11 +17,15 @@ struct TextOptions {
   size_t max_rows = 64;   // activation-map rows before "... N more layers"
 };
 
+struct ReportView;  // report_view.h
+
 // Terminal output: header, summary, unfused calls first, activation map, findings.
 std::string render_text(const Report& report, const TextOptions& options = {});
+std::string render_text(const ReportView& view, const TextOptions& options = {});
 
 // The same content as GitHub-flavoured Markdown (kernel names escaped).
 std::string render_markdown(const Report& report);
+std::string render_markdown(const ReportView& view);
 
 // "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<...>>(Params)" ->
 // "pytorch_flash::flash_fwd_kernel": no return type, template arguments or parameters.

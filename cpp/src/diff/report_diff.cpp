@@ -10,6 +10,7 @@
 #include "attnprof/diff.h"
 #include "diff/diff_format.h"
 #include "attnprof/layer_ranges.h"
+#include "attnprof/peak_memory.h"
 
 namespace attnprof {
 
@@ -44,8 +45,7 @@ using SampleMap = std::map<std::pair<size_t, int64_t>, Sample>;
 void add_call(Sample& s, const Call& call) {
   if (call.device_time_unknown) {
     ++s.unknown_time_calls;
-    if (call.cost && call.cost->peak_bytes_during >= 0)
-      s.peak_bytes = std::max(s.peak_bytes, call.cost->peak_bytes_during);
+    s.peak_bytes = std::max(s.peak_bytes, call_peak_bytes(call));
     return;
   }
   s.time_us += call.device_time_us;
@@ -55,8 +55,7 @@ void add_call(Sample& s, const Call& call) {
     s.fused_calls += 1;
   }
   s.flops += call.flops;
-  if (call.cost && call.cost->peak_bytes_during >= 0)
-    s.peak_bytes = std::max(s.peak_bytes, call.cost->peak_bytes_during);
+  s.peak_bytes = std::max(s.peak_bytes, call_peak_bytes(call));
 }
 
 struct SideSamples {
@@ -75,9 +74,10 @@ SideSamples collect_samples(const DiffSide& side) {
     }
     // The cost stage's per-layer peak is one number per run: use it where calls carry none.
     for (const Layer& layer : report.layers) {
-      if (!layer.cost || layer.cost->peak_bytes < 0) continue;
+      const int64_t layer_peak = layer_peak_bytes(layer);
+      if (layer_peak < 0) continue;
       for (auto& [key, sample] : out.per_layer[layer.index]) {
-        if (key.first == run && sample.peak_bytes < 0) sample.peak_bytes = layer.cost->peak_bytes;
+        if (key.first == run && sample.peak_bytes < 0) sample.peak_bytes = layer_peak;
       }
     }
   }

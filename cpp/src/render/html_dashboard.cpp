@@ -8,6 +8,7 @@
 #include "attnprof/dashboard.h"
 #include "render/html_assets.h"
 #include "render/html_sections.h"
+#include "attnprof/report_view.h"
 #include "render/html_view.h"
 
 namespace attnprof {
@@ -127,28 +128,41 @@ std::string render_html(const std::vector<Report>& reports, const std::vector<st
 }
 
 std::string render_html(const std::vector<Report>& reports, const DashboardOptions& options) {
+  std::vector<ReportView> views;
+  for (const Report& r : reports) views.push_back(make_report_view(r));
+  return render_html(views, options);
+}
+
+std::string render_html(const std::vector<ReportView>& views, const std::vector<std::string>& labels) {
+  DashboardOptions options;
+  options.labels = labels;
+  return render_html(views, options);
+}
+
+std::string render_html(const std::vector<ReportView>& views, const DashboardOptions& options) {
   const std::vector<std::string>& labels = options.labels;
   std::vector<std::string> names;
-  for (size_t i = 0; i < reports.size(); ++i)
-    names.push_back(i < labels.size() && !labels[i].empty() ? labels[i] : default_label(reports[i], i));
+  for (size_t i = 0; i < views.size(); ++i)
+    names.push_back(i < labels.size() && !labels[i].empty() ? labels[i] : default_label(*views[i].report, i));
 
   nlohmann::json data = {{"components", activation_map_components()}, {"runs", nlohmann::json::array()}};
-  for (size_t i = 0; i < reports.size(); ++i) data["runs"].push_back(render::run_view(reports[i], names[i]));
-  if (reports.size() > 1) data["comparison"] = render::comparison_view(reports, names);
+  for (size_t i = 0; i < views.size(); ++i) data["runs"].push_back(render::run_view(views[i], names[i]));
+  if (views.size() > 1) data["comparison"] = render::comparison_view(views, names);
   data["sections"] = options.sections.empty() ? std::vector<std::string>(kSections, std::end(kSections))
                                               : options.sections;
   data["diff"] = diff_data(options.diff_json);
-  for (size_t i = 0; i < reports.size(); ++i)
-    if (reports[i].whatif && !options.request_lengths.empty())
-      data["runs"][i]["whatif"]["histogram"] = render::length_histogram(options.request_lengths, reports[i].whatif->window);
+  for (size_t i = 0; i < views.size(); ++i)
+    if (views[i].report->whatif && !options.request_lengths.empty())
+      data["runs"][i]["whatif"]["histogram"] =
+          render::length_histogram(options.request_lengths, views[i].report->whatif->window);
   data["diff_why"] = "attnprof diff BASELINE CANDIDATE --html FILE compares two runs: per-layer backend and time "
                      "changes and the causes of a regression.";
 
   std::string title = "attnprof";
-  if (reports.size() == 1) title += " \u2014 " + names.front();
-  if (reports.size() > 1) title += fmt::format(" \u2014 {} runs", reports.size());
-  if (reports.empty() && !data["diff"].is_null()) title += " \u2014 diff";
-  std::string subtitle = reports.empty() ? std::string() : reports.front().source.device_name;
+  if (views.size() == 1) title += " \u2014 " + names.front();
+  if (views.size() > 1) title += fmt::format(" \u2014 {} runs", views.size());
+  if (views.empty() && !data["diff"].is_null()) title += " \u2014 diff";
+  std::string subtitle = views.empty() ? std::string() : views.front().report->source.device_name;
   const std::string nonce = make_nonce();
 
   std::string page;

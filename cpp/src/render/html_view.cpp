@@ -8,7 +8,7 @@
 
 #include "attnprof/dashboard.h"
 #include "render/html_sections.h"
-#include "render/report_facts.h"
+#include "attnprof/report_view.h"
 
 namespace attnprof {
 
@@ -29,18 +29,6 @@ namespace render {
 namespace {
 
 using nlohmann::json;
-
-// Severity order when one cell or module mixes calls: the slowest kind is what to show.
-int class_rank(std::string_view cls) {
-  if (cls == backend_class::kEager) return 2;
-  if (cls == backend_class::kFallback) return 1;
-  return 0;
-}
-
-std::string worse_class(const std::string& a, const std::string& b) {
-  if (a.empty()) return b;
-  return class_rank(b) > class_rank(a) ? b : a;
-}
 
 std::string shape_text(const Shape& s) {
   std::string text = fmt::format("B={} Hq={} Hkv={} Sq={} Skv={} D={}", s.B, s.Hq, s.Hkv, s.Sq, s.Skv, s.D);
@@ -76,12 +64,6 @@ std::vector<std::string> explanation_lines(const Call& call) {
   return lines;
 }
 
-std::string module_of(const Call& call) {
-  if (!call.module.empty()) return call.module;
-  if (call.capture && !call.capture->module_path.empty()) return call.capture->module_path;
-  return "";
-}
-
 json call_view(const Call& call) {
   json kernels = json::array();
   for (const KernelRef& k : call.kernels)
@@ -102,13 +84,6 @@ json call_view(const Call& call) {
           {"tflops_upper_bound", call.flops_upper_bound},
           {"kernels", std::move(kernels)},
           {"why", explanation_lines(call)}};
-}
-
-// Calls grouped by layer index, layers in ascending order.
-std::map<int64_t, std::vector<const Call*>> calls_by_layer(const Report& report) {
-  std::map<int64_t, std::vector<const Call*>> by_layer;
-  for (const Call& c : report.calls) by_layer[c.layer].push_back(&c);
-  return by_layer;
 }
 
 json map_cell(const std::string& comp, const std::vector<const Call*>& calls) {
@@ -135,7 +110,7 @@ json map_cell(const std::string& comp, const std::vector<const Call*>& calls) {
       time += c->device_time_us;
     }
     if (!contributes) continue;
-    cls = worse_class(cls, backend_class_of(*c));
+    cls = worse_backend_class(cls, backend_class_of(*c));
     call_ids.push_back(c->id);
   }
   json kernel_list = json::array();
@@ -145,34 +120,21 @@ json map_cell(const std::string& comp, const std::vector<const Call*>& calls) {
           {"kernels", std::move(kernel_list)}, {"calls", std::move(call_ids)}};
 }
 
-std::string layer_module(const Report& report, int64_t layer, const std::vector<const Call*>& calls) {
-  for (const Layer& l : report.layers)
-    if (l.index == layer && !l.module.empty()) return l.module;
-  for (const Call* c : calls)
-    if (!module_of(*c).empty()) return module_of(*c);
-  return "";
-}
-
-json activation_map(const Report& report) {
+// One row per Report layer (its time and backends are the Layer's), one cell per component.
+json activation_map(const ReportView& view) {
   json rows = json::array();
-  for (const auto& [layer, calls] : calls_by_layer(report)) {
+  for (const ActivationRow& row : view.layers) {
+    if (row.calls.empty()) continue;
     json cells = json::array();
-    double us = 0;
+    for (const std::string& comp : activation_map_components()) cells.push_back(map_cell(comp, row.calls));
     int64_t unknown = 0;
-    std::vector<std::string> backends;
-    for (const Call* c : calls) {
-      us += c->device_time_us;
-      unknown += c->device_time_unknown ? 1 : 0;
-      if (std::find(backends.begin(), backends.end(), c->backend) == backends.end())
-        backends.push_back(c->backend);
-    }
-    for (const std::string& comp : activation_map_components()) cells.push_back(map_cell(comp, calls));
+    for (const Call* c : row.calls) unknown += c->device_time_unknown ? 1 : 0;
     // Calls whose kernels were not recorded (graph capture) have no time: unknown, not 0.
-    const bool all_unknown = unknown == static_cast<int64_t>(calls.size());
+    const bool all_unknown = row.layer->device_time_unknown;
     if (all_unknown)
       for (json& cell : cells) cell["cls"] = "unknown";
-    rows.push_back({{"layer", layer}, {"module", layer_module(report, layer, calls)},
-                    {"backends", backends}, {"us", all_unknown ? json(nullptr) : json(us)},
+    rows.push_back({{"layer", row.layer->index}, {"module", row.module}, {"backends", row.layer->backends},
+                    {"us", all_unknown ? json(nullptr) : json(row.layer->device_time_us)},
                     {"unknown_calls", unknown}, {"cells", std::move(cells)}});
   }
   return rows;
@@ -199,7 +161,7 @@ json module_tree(const Report& report) {
       Node& n = nodes[path.substr(0, dot)];
       n.us += c.device_time_us;
       n.timed_calls += c.device_time_unknown ? 0 : 1;
-      n.cls = worse_class(n.cls, backend_class_of(c));
+      n.cls = worse_backend_class(n.cls, backend_class_of(c));
       if (dot == std::string::npos) {
         n.attention = true;
         ++n.calls;
@@ -287,7 +249,8 @@ json findings_view(const Report& report) {
 
 }  // namespace
 
-json run_view(const Report& report, const std::string& label) {
+json run_view(const ReportView& view, const std::string& label) {
+  const Report& report = *view.report;
   const Summary& s = report.summary;
   json calls = json::array();
   for (const Call& c : report.calls) calls.push_back(call_view(c));
@@ -302,9 +265,9 @@ json run_view(const Report& report, const std::string& label) {
            {{"calls", s.call_count}, {"fused_calls", s.fused_call_count},
             {"fused_time_fraction", s.fused_time_fraction}, {"attention_us", s.attention_device_time_us},
             {"gpu_us", s.gpu_time_us}, {"attention_share", s.attention_share}, {"has_gpu", s.has_gpu},
-            {"peak_bytes", report_peak_bytes(report)},
+            {"peak_bytes", view.peak_bytes},
             {"unknown_time_calls", s.unknown_time_call_count}}},
-          {"map", activation_map(report)},
+          {"map", activation_map(view)},
           {"calls", std::move(calls)},
           {"tree", module_tree(report)},
           {"memory", memory_view(report)},
@@ -315,31 +278,34 @@ json run_view(const Report& report, const std::string& label) {
   return run;
 }
 
-json comparison_view(const std::vector<Report>& reports, const std::vector<std::string>& labels) {
+json run_view(const Report& report, const std::string& label) { return run_view(make_report_view(report), label); }
+
+// Per-run totals and per-layer times and classes (the views' layers), against the first run.
+json comparison_view(const std::vector<ReportView>& views, const std::vector<std::string>& labels) {
   json runs = json::array();
   std::set<int64_t> all_layers;
-  for (const Report& r : reports)
-    for (const Call& c : r.calls) all_layers.insert(c.layer);
-  for (size_t i = 0; i < reports.size(); ++i) {
-    const Report& r = reports[i];
-    std::map<int64_t, double> layer_us;
-    std::map<int64_t, std::string> layer_cls;
-    for (const Call& c : r.calls) {
-      if (!c.device_time_unknown) layer_us[c.layer] += c.device_time_us;
-      layer_cls[c.layer] = worse_class(layer_cls[c.layer], backend_class_of(c));
-    }
+  for (const ReportView& v : views)
+    for (const ActivationRow& row : v.layers)
+      if (!row.calls.empty()) all_layers.insert(row.layer->index);
+  for (size_t i = 0; i < views.size(); ++i) {
+    const Report& r = *views[i].report;
+    std::map<int64_t, const ActivationRow*> by_index;
+    for (const ActivationRow& row : views[i].layers)
+      if (!row.calls.empty()) by_index[row.layer->index] = &row;
     json layers = json::array();
     for (int64_t l : all_layers) {
-      auto it = layer_us.find(l);
-      const bool ran = layer_cls.count(l) > 0;
-      layers.push_back({{"layer", l}, {"us", it == layer_us.end() ? json(nullptr) : json(it->second)},
-                        {"unknown", ran && it == layer_us.end()}, {"cls", layer_cls[l]}});
+      auto it = by_index.find(l);
+      const bool present = it != by_index.end();
+      const bool unknown = present && it->second->layer->device_time_unknown;
+      layers.push_back({{"layer", l},
+                        {"us", present && !unknown ? json(it->second->layer->device_time_us) : json(nullptr)},
+                        {"unknown", unknown}, {"cls", present ? it->second->cls : std::string()}});
     }
     runs.push_back({{"label", labels[i]}, {"calls", r.summary.call_count},
                     {"fused_time_fraction", r.summary.fused_time_fraction},
                     {"attention_us", r.summary.attention_device_time_us},
                     {"unknown_time_calls", r.summary.unknown_time_call_count},
-                    {"peak_bytes", report_peak_bytes(r)}, {"layers", std::move(layers)}});
+                    {"peak_bytes", views[i].peak_bytes}, {"layers", std::move(layers)}});
   }
   return {{"runs", std::move(runs)}, {"layers", all_layers}};
 }

@@ -7,14 +7,16 @@
 #include <vector>
 
 #include "attnprof/report.h"
+#include "attnprof/report_view.h"
 
 namespace attnprof::render {
 
 // One run: summary, activation map, module tree, optional sections present in the Report.
+nlohmann::json run_view(const ReportView& view, const std::string& label);
 nlohmann::json run_view(const Report& report, const std::string& label);
 
 // Several runs: per-run totals and per-layer times against the first run.
-nlohmann::json comparison_view(const std::vector<Report>& reports,
+nlohmann::json comparison_view(const std::vector<ReportView>& views,
                                const std::vector<std::string>& labels);
 
 }  // namespace attnprof::render

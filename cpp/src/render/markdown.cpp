@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "attnprof/attention.h"
 #include "attnprof/cost_render.h"
 #include "attnprof/render.h"
+#include "attnprof/report_view.h"
 
 namespace attnprof {
 namespace {
@@ -89,12 +89,13 @@ std::string unrecognised_markdown(const Report& r) {
 
 }  // namespace
 
-std::string render_markdown(const Report& r) {
+std::string render_markdown(const ReportView& v) {
+  const Report& r = *v.report;
   const Summary& s = r.summary;
   std::string out = "# attnprof report\n\n";
   for (const std::string& f : r.source.files) out += fmt::format("- {}: `{}`\n", source_file_kind(f), md_escape(f));
   out += fmt::format("- device: {}\n", md_escape(device_text(r.source, s.has_gpu)));
-  const std::string cost = render_cost_markdown(r);  // cost sections (cpp/src/render/cost_render.cpp)
+  const std::string cost = render_cost_markdown(v.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
   if (r.calls.empty())
     return out + (cost.empty() && !r.heads ? "\n**no attention found**\n" : "\n" + cost) + unrecognised_markdown(r) +
            heads_markdown(r);
@@ -112,15 +113,10 @@ std::string render_markdown(const Report& r) {
     out += fmt::format("- device time unknown for {} call(s): their attention kernels were not recorded (graph capture?)\n",
                        s.unknown_time_call_count);
 
-  std::vector<const Call*> unfused;
-  for (const Call& c : r.calls)
-    if (!c.fused) unfused.push_back(&c);
-  if (!unfused.empty()) {
-    std::stable_sort(unfused.begin(), unfused.end(),
-                     [](const Call* a, const Call* b) { return a->device_time_us > b->device_time_us; });
+  if (!v.unfused.empty()) {
     out += "\n## Unfused attention calls\n\n" +
            header_row({"layer", "step", "direction", "backend", "time (us)", "shape", "kernels"});
-    for (const Call* c : unfused)
+    for (const Call* c : v.unfused)
       out += row({std::to_string(c->layer), std::to_string(c->step), c->direction, c->backend,
                   time_or_unknown(c->device_time_unknown, us(c->device_time_us)),
                   md_escape(shape_text(c->shape)), md_escape(kernels_text(*c))});
@@ -128,10 +124,10 @@ std::string render_markdown(const Report& r) {
 
   out += "\n## Activation map\n\n" +
          header_row({"layer", "module", "backend", "library", "fused share", "calls", "time (us)", "shape", "kernels"});
-  for (const Layer& layer : r.layers) {
-    const Call* first_call = first_call_of(r.calls, layer);
-    if (first_call == nullptr) continue;
-    const Call& first = *first_call;
+  for (const ActivationRow& activation : v.layers) {
+    if (activation.first == nullptr) continue;
+    const Layer& layer = *activation.layer;
+    const Call& first = *activation.first;
     const std::string backends = backends_text(layer);
     out += row({std::to_string(layer.index), md_escape(layer.module.empty() ? "-" : layer.module), md_escape(backends),
                 md_escape(first.library),
@@ -142,18 +138,13 @@ std::string render_markdown(const Report& r) {
   out += unrecognised_markdown(r);
 
   // Why each backend ran (cpp/src/rules; docs/rules.md): one row per forward call with an explanation.
-  bool explained_header = false;
-  for (const Call& c : r.calls) {
-    if (!c.explanation || c.direction == "backward") continue;
+  if (!v.explanations.empty())
+    out += "\n## Why these backends\n\n" + header_row({"layer", "ran", "rules predict", "rejected", "fix", "expected gain"});
+  for (const ExplanationRow& why : v.explanations) {
+    const Call& c = *why.call;
     const Explanation& e = *c.explanation;
-    if (!explained_header) {
-      out += "\n## Why these backends\n\n" + header_row({"layer", "ran", "rules predict", "rejected", "fix", "expected gain"});
-      explained_header = true;
-    }
     std::string rejected;
-    for (const BackendVerdict& v : e.backends)
-      if (!v.eligible && !v.failed.empty() && v.backend != e.predicted_backend)
-        rejected += (rejected.empty() ? "" : "; ") + v.backend + ": " + v.failed.front().value;
+    for (const auto& [backend, value] : why.rejected) rejected += (rejected.empty() ? "" : "; ") + backend + ": " + value;
     std::string fix = e.fix;
     if (!e.consistency_note.empty()) fix = e.consistency_note + (fix.empty() ? "" : ". " + fix);
     out += row({std::to_string(c.layer), md_escape(c.backend), md_escape(e.predicted_backend), md_escape(rejected),
@@ -176,5 +167,7 @@ std::string render_markdown(const Report& r) {
   }
   return out;
 }
+
+std::string render_markdown(const Report& report) { return render_markdown(make_report_view(report)); }
 
 }  // namespace attnprof

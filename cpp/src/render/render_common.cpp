@@ -9,7 +9,6 @@
 #include "attnprof/heads.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/render.h"
-#include "render/report_facts.h"
 
 namespace attnprof {
 
@@ -104,15 +103,6 @@ std::vector<std::pair<std::string, std::string>> grouped_window_verdicts(
   for (WindowVerdictGroup& g : group_window_verdicts(verdicts))
     out.emplace_back(format_layer_ranges(std::move(g.layers)), g.first->verdict);
   return out;
-}
-
-int64_t render::report_peak_bytes(const Report& report) {
-  int64_t peak = -1;
-  for (const Layer& l : report.layers)
-    if (l.cost) peak = std::max(peak, l.cost->peak_bytes);
-  for (const Call& c : report.calls)
-    if (c.cost) peak = std::max(peak, c.cost->peak_bytes_during);
-  return peak;
 }
 
 }  // namespace attnprof

@@ -13,8 +13,8 @@
 
 #include "attnprof/io.h"
 #include "attnprof/overlay.h"
+#include "attnprof/peak_memory.h"
 #include "attnprof/tensorboard.h"
-#include "render/report_facts.h"
 #include "tensorboard_event.pb.h"
 
 namespace attnprof {
@@ -146,7 +146,7 @@ std::vector<std::pair<std::string, double>> tensorboard_scalars(const Report& re
     out.push_back({"attention/device_time_us", s.attention_device_time_us});
   }
   if (s.has_gpu) out.push_back({"attention/share_of_gpu_time", s.attention_share});
-  if (const int64_t peak = render::report_peak_bytes(report); peak >= 0)
+  if (const int64_t peak = report_peak_bytes(report); peak >= 0)
     out.push_back({"memory/peak_bytes", static_cast<double>(peak)});
   int64_t max_index = 0;
   for (const Layer& l : report.layers) max_index = std::max(max_index, l.index);

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "attnprof/attention.h"
 #include "attnprof/cost_render.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/render.h"
+#include "attnprof/report_view.h"
 
 namespace attnprof {
 namespace {
@@ -75,29 +75,24 @@ std::string unrecognised_text(const Report& r) {
          table({"kind", "name", "count", "time"}, rows);
 }
 
-std::string unfused_calls(const Report& r) {
-  std::vector<const Call*> unfused;
-  for (const Call& c : r.calls)
-    if (!c.fused) unfused.push_back(&c);
-  if (unfused.empty()) return "";
-  std::stable_sort(unfused.begin(), unfused.end(),
-                   [](const Call* a, const Call* b) { return a->device_time_us > b->device_time_us; });
+std::string unfused_calls(const ReportView& v) {
+  if (v.unfused.empty()) return "";
   std::vector<Row> rows;
-  for (const Call* c : unfused)
+  for (const Call* c : v.unfused)
     rows.push_back({std::to_string(c->layer), std::to_string(c->step), c->direction, c->backend,
                     time_or_unknown(c->device_time_unknown, time_text(c->device_time_us)), shape_text(c->shape),
                     kernels_text(*c)});
-  return fmt::format("\nUnfused attention calls ({}), slowest first:\n", unfused.size()) +
+  return fmt::format("\nUnfused attention calls ({}), slowest first:\n", v.unfused.size()) +
          table({"layer", "step", "dir", "backend", "time", "shape", "kernels"}, rows);
 }
 
-std::string activation_map(const Report& r, const TextOptions& options) {
+std::string activation_map(const ReportView& v, const TextOptions& options) {
   std::vector<Row> rows;
-  for (const Layer& layer : r.layers) {
+  for (const ActivationRow& row : v.layers) {
     if (rows.size() == options.max_rows) break;
-    const Call* first_call = first_call_of(r.calls, layer);
-    if (first_call == nullptr) continue;
-    const Call& first = *first_call;
+    if (row.first == nullptr) continue;
+    const Layer& layer = *row.layer;
+    const Call& first = *row.first;
     const std::string backends = backends_text(layer);
     std::string fused = layer.fused_time_fraction >= 0.999 ? "yes" : layer.fused_time_fraction <= 0.001 ? "NO" : percent(layer.fused_time_fraction);
     if (layer.device_time_unknown) fused = "unknown";
@@ -108,7 +103,7 @@ std::string activation_map(const Report& r, const TextOptions& options) {
   }
   std::string out = "\nActivation map (one row per attention layer):\n" +
                     table({"layer", "module", "backend", "library", "fused", "calls", "time", "shape", "kernels"}, rows);
-  if (r.layers.size() > rows.size()) out += fmt::format("  ... {} more layers\n", r.layers.size() - rows.size());
+  if (v.layers.size() > rows.size()) out += fmt::format("  ... {} more layers\n", v.layers.size() - rows.size());
   return out;
 }
 
@@ -147,36 +142,27 @@ std::string heads_text(const Report& r) {
   return out;
 }
 
+// One group of identical explanations as its line(s).
+std::string explanation_text(const ExplanationRow& row) {
+  const Call& c = *row.call;
+  const Explanation& e = *c.explanation;
+  std::string text = fmt::format("ran {}, rules predict {}", c.backend, e.predicted_backend);
+  for (const auto& [backend, value] : row.rejected) text += fmt::format("; {}: {}", backend, value);
+  if (!e.consistency_note.empty()) text += "\n      " + e.consistency_note;
+  if (!e.fix.empty()) text += "\n      fix: " + e.fix;
+  if (e.expected_speedup > 0)
+    text += fmt::format("\n      expected: ~{:.1f}x faster, ~{:.1f}x less activation memory ({})", e.expected_speedup,
+                        e.expected_memory_ratio, e.gain_basis);
+  return text;
+}
+
 // Why each backend ran, grouped by identical explanation (cpp/src/rules; docs/rules.md).
-std::string explanations(const Report& r) {
-  struct Group {
-    std::string text;
-    std::vector<int64_t> layers;
-  };
-  std::vector<Group> groups;
-  for (const Call& c : r.calls) {
-    if (!c.explanation || c.direction == "backward") continue;
-    const Explanation& e = *c.explanation;
-    std::string text = fmt::format("ran {}, rules predict {}", c.backend, e.predicted_backend);
-    for (const BackendVerdict& v : e.backends)
-      if (!v.eligible && !v.failed.empty() && v.backend != e.predicted_backend)
-        text += fmt::format("; {}: {}", v.backend, v.failed.front().value);
-    if (!e.consistency_note.empty()) text += "\n      " + e.consistency_note;
-    if (!e.fix.empty()) text += "\n      fix: " + e.fix;
-    if (e.expected_speedup > 0)
-      text += fmt::format("\n      expected: ~{:.1f}x faster, ~{:.1f}x less activation memory ({})", e.expected_speedup,
-                          e.expected_memory_ratio, e.gain_basis);
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.text == text; });
-    if (it == groups.end()) it = groups.insert(groups.end(), Group{text, {}});
-    it->layers.push_back(c.layer);
-  }
-  if (groups.empty()) return "";
+std::string explanations(const ReportView& v) {
+  if (v.explanation_groups.empty()) return "";
   std::string out = "\nWhy these backends (rules):\n";
-  for (const Group& g : groups) {
-    out += fmt::format("  {}: {}\n", format_layer_ranges(g.layers), g.text);
-  }
-  const auto& first = std::find_if(r.calls.begin(), r.calls.end(), [](const Call& c) { return c.explanation.has_value(); });
-  for (const std::string& a : first->explanation->assumptions) out += "  assumed: " + a + "\n";
+  for (const ExplanationGroup& g : v.explanation_groups)
+    out += fmt::format("  {}: {}\n", format_layer_ranges(g.layers), explanation_text(v.explanations[g.first]));
+  for (const std::string& a : v.assumptions) out += "  assumed: " + a + "\n";
   return out;
 }
 
@@ -189,22 +175,27 @@ std::string source_notes(const Report& r) {
 
 }  // namespace
 
-std::string render_text(const Report& report, const TextOptions& options) {
+std::string render_text(const ReportView& view, const TextOptions& options) {
+  const Report& report = *view.report;
   std::string out = header(report);
-  const std::string cost = render_cost_text(report);  // cost sections (cpp/src/render/cost_render.cpp)
+  const std::string cost = render_cost_text(view.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
   if (report.calls.empty())
     return out + (report.heads ? heads_text(report) : cost.empty() ? "no attention found\n" : "\n") + cost +
            unrecognised_text(report) + source_notes(report);
   out += summary(report);
-  out += unfused_calls(report);
-  out += activation_map(report, options);
+  out += unfused_calls(view);
+  out += activation_map(view, options);
   out += unrecognised_text(report);
   out += heads_text(report);
   out += cost.empty() ? "" : "\n" + cost;
-  out += explanations(report);
+  out += explanations(view);
   out += findings(report);
   out += source_notes(report);
   return out;
+}
+
+std::string render_text(const Report& report, const TextOptions& options) {
+  return render_text(make_report_view(report), options);
 }
 
 }  // namespace attnprof

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnprof/attention.h"
 #include "attnprof/dashboard.h"
 #include "attnprof/ingest.h"
 #include "render/html_view.h"
@@ -79,6 +80,7 @@ TEST(HtmlView, ActivationMapHasOneCellPerLayerAndComponent) {
   Report r = testing::report_from_trace_kernels(*trace, "cudnn", backend::kCudnn, 4);
   ASSERT_EQ(r.calls.size(), 4u) << "the cuDNN trace has one cuDNN attention kernel per layer";
   r.calls.push_back(testing::eager_call(4, 4, "model.layers.4.self_attn"));
+  r.layers = build_layers(r.calls);  // the map's rows are the Report's layers
   const json view = render::run_view(r, "run");
   ASSERT_EQ(view["map"].size(), 5u);
   for (const json& row : view["map"]) {
@@ -175,6 +177,8 @@ TEST(HtmlDashboard, SeveralReportsAddAComparisonAgainstTheFirst) {
   b.calls.push_back(testing::eager_call(0, 0, "m.attn"));
   b.calls[0].backend = backend::kFlash;
   b.calls[0].fused = true;
+  a.layers = build_layers(a.calls);  // the comparison's rows are the Reports' layers
+  b.layers = build_layers(b.calls);
   const json data = embedded_data(render_html({a, b}, {"before", "after"}));
   ASSERT_EQ(data["runs"].size(), 2u);
   const json& cmp = data["comparison"]["runs"];

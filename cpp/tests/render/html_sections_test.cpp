@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnprof/attention.h"
 #include "attnprof/dashboard.h"
 #include "attnprof/hw.h"
 #include "render/html_sections.h"
@@ -130,6 +131,7 @@ TEST(HtmlSections, UnknownDeviceTimeIsNullNeverZero) {
   r.calls.push_back(c);
   r.summary.call_count = 1;
   r.summary.unknown_time_call_count = 1;
+  r.layers = build_layers(r.calls);  // the map's rows are the Report's layers
   const json view = render::run_view(r, "run");
   EXPECT_TRUE(view["calls"][0]["us"].is_null());
   EXPECT_TRUE(view["map"][0]["us"].is_null());
@@ -145,11 +147,11 @@ TEST(HtmlSections, ACommandDrawsOnlyItsSectionsAndTheDiffVerdict) {
   DashboardOptions options;
   options.sections = {"diff"};
   options.diff_json = R"({"schema": "attnprof.diff/1", "pairs": [], "unmatched": []})";
-  json data = embedded_data(render_html({}, options));
+  json data = embedded_data(render_html(std::vector<Report>{}, options));
   EXPECT_EQ(data["sections"], json::array({"diff"}));
   EXPECT_EQ(data["diff"]["schema"], "attnprof.diff/1");
   options.diff_json = "not json";
-  EXPECT_TRUE(embedded_data(render_html({}, options))["diff"].is_null());
+  EXPECT_TRUE(embedded_data(render_html(std::vector<Report>{}, options))["diff"].is_null());
   data = embedded_data(render_html({h200_report()}));
   EXPECT_EQ(data["sections"].size(), dashboard_sections().size()) << "analyze: every section";
 }
