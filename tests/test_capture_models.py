@@ -254,6 +254,44 @@ def test_hand_written_naive_attention_is_named_by_its_module_range():
         assert "capture" not in c or c["capture"] is None
 
 
+def test_sdpa_imported_under_its_own_name_is_captured_and_given_back(tmp_path, monkeypatch):
+    # A model file that binds the function at import (`from torch.nn.functional import ...`)
+    # calls it without looking it up in torch.nn.functional.
+    (tmp_path / "own_sdpa_model.py").write_text(
+        "import torch\n"
+        "from torch.nn.functional import scaled_dot_product_attention\n"
+        "class Attend(torch.nn.Module):\n"
+        "    def forward(self, q):\n"
+        "        return scaled_dot_product_attention(q, q, q, is_causal=True)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import own_sdpa_model
+    model = own_sdpa_model.Attend()
+    q = torch.randn(B, HEADS, S, D)
+    with torch.no_grad():
+        _, prof, report = run_profiled(lambda: model(q))
+    assert [r["interface"] for r in prof.capture.records] == ["F.scaled_dot_product_attention"]
+    assert [c["capture"]["pytorch_choice"] for c in forward_calls(report)] == [sdp_choice(q, q, q, causal=True)]
+    assert own_sdpa_model.scaled_dot_product_attention is torch._C._nn.scaled_dot_product_attention
+    assert F.scaled_dot_product_attention is torch._C._nn.scaled_dot_product_attention
+
+
+def test_heads_and_sidecar_records_come_from_one_installed_capture():
+    model = build(tf.LlamaForCausalLM, tf.LlamaConfig(vocab_size=100, num_key_value_heads=2,
+                                                      attn_implementation="sdpa", **SMALL))
+    wrappers = []
+    model.model.layers[0].register_forward_pre_hook(
+        lambda *_: wrappers.append(F.scaled_dot_product_attention.__wrapped__))
+    with torch.no_grad(), attnprof.profile(activities=CPU, record_shapes=True, heads=True) as prof:
+        model(ids())
+    # one wrapper around torch's own function, not one per capture
+    assert wrappers == [torch._C._nn.scaled_dot_product_attention]
+    assert len(prof.capture.records) == LAYERS
+    assert len(prof.capture.calls) == LAYERS  # the same object holds the heads' Q/K/V copies
+    report = prof.attention_report()
+    assert [c["module"] for c in forward_calls(report)] == [f"model.layers.{i}.self_attn" for i in range(LAYERS)]
+    assert report.data["heads"]
+
+
 # ---- training and generation ----------------------------------------------------------------
 
 def test_training_step_pairs_each_forward_call_with_its_backward():

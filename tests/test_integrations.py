@@ -42,14 +42,17 @@ def modules_of(report) -> set[str]:
 
 # ---- transformers.Trainer --------------------------------------------------------------------
 
+TORCH_SDPA = torch.nn.functional.scaled_dot_product_attention
+
+
 class ForwardState:
-    """Records, per training step, whether a profiler and a TorchFunctionMode are live while the
-    model's forward runs (a forward pre-hook on the model)."""
+    """Records, per training step, whether a profiler and the capture's SDPA interception are
+    live while the model's forward runs (a forward pre-hook on the model)."""
 
     def __init__(self, model: torch.nn.Module) -> None:
-        self.seen: list[tuple[bool, int]] = []
+        self.seen: list[tuple[bool, bool]] = []
         model.register_forward_pre_hook(lambda *_: self.seen.append(
-            (torch.autograd._profiler_enabled(), len(torch.overrides._get_current_function_mode_stack()))))
+            (torch.autograd._profiler_enabled(), torch.nn.functional.scaled_dot_product_attention is not TORCH_SDPA)))
 
 
 def train(out: Path, profiled: bool):
@@ -121,8 +124,8 @@ def test_trainer_outputs_and_unprofiled_steps_are_unchanged(trainer_runs):
     # Step 1 (wait) runs with no profiler and no capture mode; the capture is on from the
     # warm-up step 2, the profiler records steps 3 and 4.
     assert len(forward_state.seen) == 4
-    assert forward_state.seen[0] == (False, 0)
-    assert all(modes >= 1 for _, modes in forward_state.seen[1:])
+    assert forward_state.seen[0] == (False, False)
+    assert all(intercepted for _, intercepted in forward_state.seen[1:])
     assert all(enabled for enabled, _ in forward_state.seen[2:])
 
 

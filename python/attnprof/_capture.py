@@ -1,13 +1,19 @@
-"""Live capture of attention calls inside the user's process.
+"""Live capture of attention calls inside the user's process: the one capture mode.
 
-What a trace cannot say, recorded while the model runs:
-- every call of ``F.scaled_dot_product_attention`` (a ``TorchFunctionMode``) and of the
-  transformers attention interface (``eager``, ``sdpa``, ``flex_attention``, ...), with its exact
-  arguments and the backend PyTorch really chooses (``torch._fused_sdp_choice``);
-- the nn.Module path of the layer that made it (global forward pre-hooks);
-- record_function ranges (``attnprof.call#N`` per call, ``attnprof.module <path>`` per
-  non-torch module) so the C++ core can match records to trace events by time
-  (cpp/include/attnprof/capture.h; sidecar format in docs/capture-sidecar.md).
+``CaptureMode`` installs everything that sees an attention call while the model runs, and
+removes it again:
+- ``F.scaled_dot_product_attention``, replaced by a wrapper for the capture (in
+  ``torch.nn.functional`` and in every loaded module that imported it under its own name), so
+  no TorchFunctionMode sits in front of every other torch function;
+- the transformers attention interface (``eager``, ``sdpa``, ``flex_attention``, ...), through
+  ``AttentionInterface.get_interface``, and ``GenerationMixin.generate`` (prefill / decode);
+- global forward pre-/post-hooks that keep the nn.Module stack.
+
+Its subclasses say what to do with a call: ``AttentionCapture`` (here) writes one record per
+call for the sidecar, with ``torch._fused_sdp_choice``, and the record_function ranges
+(``attnprof.call#N`` per call, ``attnprof.module <path>`` per non-torch module) by which the C++
+core matches records to trace events (cpp/include/attnprof/capture.h, docs/capture-sidecar.md);
+``attnprof.heads.HeadCapture`` copies Q/K/V. Both read masks with the one mask reader below.
 
 Profiling never changes or breaks the run: the intercepted function is always called with the
 caller's own arguments, and an error inside attnprof's bookkeeping is caught, reported once as
@@ -15,14 +21,15 @@ a warning, and the run continues.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import json
+import sys
 import threading
 import warnings
 from typing import Any, Callable
 
 import torch
-from torch.overrides import TorchFunctionMode
 
 from . import _core
 
@@ -30,7 +37,7 @@ SIDECAR_FORMAT = "attnprof-capture"
 CALL_PREFIX: str = _core.CALL_ANNOTATION_PREFIX
 MODULE_PREFIX: str = _core.MODULE_ANNOTATION_PREFIX
 
-_SDPA = torch._C._nn.scaled_dot_product_attention
+_SDPA_NAME = "scaled_dot_product_attention"
 _SDPA_ARG_NAMES = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
 _SDP_BACKEND_NAMES = {int(b): b.name for b in torch.nn.attention.SDPBackend.__members__.values()}
 
@@ -52,6 +59,30 @@ def _describe_tensor(t: Any) -> dict | None:
     return {"shape": list(t.shape), "stride": list(t.stride()), "dtype": _dtype_name(t.dtype),
             "requires_grad": bool(t.requires_grad)}
 
+
+# ---- trace ranges -------------------------------------------------------------------------------
+# record_function's own path costs about 20 us a range: the op packet resolves its overload in
+# Python, and the ops check their handle argument for __torch_function__ overrides. The
+# overloads' own C++ callables with those checks off (as record_function.__exit__ does for the
+# exit) leave the same user_annotation slice for about 4 us.
+_ENTER_RANGE = getattr(torch.ops.profiler._record_function_enter_new.default, "_op",
+                       torch.ops.profiler._record_function_enter_new.default)
+_EXIT_RANGE = getattr(torch.ops.profiler._record_function_exit._RecordFunction, "_op",
+                      torch.ops.profiler._record_function_exit._RecordFunction)
+_NO_TORCH_FUNCTION = torch._C.DisableTorchFunctionSubclass
+
+
+def _open_range(name: str) -> Any:
+    with _NO_TORCH_FUNCTION():
+        return _ENTER_RANGE(name, None)
+
+
+def _close_range(handle: Any) -> None:
+    with _NO_TORCH_FUNCTION():
+        _EXIT_RANGE(handle)
+
+
+# ---- mask reading (the sidecar's mask facts and the heads capture's mask structure) --------------
 
 def visible_keys(mask_values: torch.Tensor) -> torch.Tensor:
     """'Key visible' of SDPA mask values (bool: True = attend; float: above -inf-ish)."""
@@ -89,10 +120,13 @@ def tensor_mask_window(mask: torch.Tensor, sq: int, skv: int) -> int:
 
 
 def _visible_planes(mask: torch.Tensor, sq: int, skv: int) -> torch.Tensor:
-    """'Key visible' [batch, Sq, Skv] of a materialised mask, head 0 of every batch element."""
-    planes = mask.detach().reshape(-1, *mask.shape[-3:]) if mask.dim() >= 3 else mask.detach()[None, None]
-    planes = planes[:, 0] if mask.dim() >= 4 else planes.reshape(-1, sq, skv)
-    return visible_keys(planes)
+    """'Key visible' [batch, Sq, Skv] of head 0 of a materialised mask, broadcast as SDPA
+    broadcasts it (trailing dims [.., heads, Sq, Skv]; [B, 1, 1, Skv] padding masks expand)."""
+    visible = visible_keys(mask.detach())
+    while visible.dim() < 4:
+        visible = visible.unsqueeze(0)
+    visible = visible.reshape(-1, *visible.shape[-3:])[:, 0]
+    return visible.expand(visible.shape[0], sq, skv)
 
 
 def _same_segment(visible: torch.Tensor) -> torch.Tensor:
@@ -152,22 +186,26 @@ def _best_effort(read_window: Callable[..., Any], *args: Any, default: Any = 0) 
         return default
 
 
-def patch_attention_interface(wrap: Callable[[str, Callable], Callable]) -> Callable[[], None] | None:
-    """Routes every lookup of transformers' attention interface through ``wrap(implementation,
-    fn)`` (implementation "eager" when the model names none). Returns the undo, or None when
-    transformers is absent or has no AttentionInterface. Nested patches must be undone in
-    reverse order."""
-    try:
-        from transformers.modeling_utils import AttentionInterface
-    except Exception:  # noqa: BLE001
-        return None
-    original_get = AttentionInterface.get_interface
-
-    def get_interface(interface_self, attn_implementation, default):
-        return wrap(attn_implementation or "eager", original_get(interface_self, attn_implementation, default))
-
-    AttentionInterface.get_interface = get_interface
-    return lambda: setattr(AttentionInterface, "get_interface", original_get)
+def mask_structure(mask: Any, sq: int, skv: int, is_causal: bool) -> tuple[bool, list[int], int]:
+    """(causal, key_lengths, window) that reproduce a mask when it is causal, padding (keys
+    past each batch element's length masked) or a causal sliding window, for the heads
+    statistics; any other mask reads as full attention. A BlockMask is read from its mask_mod."""
+    if mask is None:
+        return is_causal, [], 0
+    if type(mask).__name__ == "BlockMask":
+        causal, window = _best_effort(block_mask_causal_window, mask, default=(False, 0))
+        return causal, [], window
+    visible = _visible_planes(mask, sq, skv).to("cpu")
+    future = torch.arange(skv)[None, :] > torch.arange(sq)[:, None] + (skv - sq)
+    causal = is_causal or (sq > 1 and not bool(visible[:, future].any()))
+    window = tensor_mask_window(mask, sq, skv) if causal else 0
+    if window:
+        return True, [], window
+    last = visible[:, -1, :]  # the last query row sees the most keys
+    lengths = last.sum(dim=-1).tolist()
+    prefix = all(bool(last[b, :int(n)].all()) for b, n in enumerate(lengths))
+    key_lengths = [int(n) for n in lengths] if prefix and any(int(n) < skv for n in lengths) else []
+    return causal, key_lengths, window
 
 
 class _MaskFacts:
@@ -250,18 +288,81 @@ class _ChoiceCache:
         return found
 
 
-class _SdpaMode(TorchFunctionMode):
-    """Sees every torch function; acts only on scaled_dot_product_attention."""
+# ---- the capture mode ---------------------------------------------------------------------------
 
-    def __init__(self, capture: "AttentionCapture") -> None:
-        super().__init__()
-        self._capture = capture
+class _SdpaHolders:
+    """Loaded modules that hold a function as their attribute ``scaled_dot_product_attention``:
+    torch.nn.functional and torch._C._nn, and every module that imported it under that name
+    (``from torch.nn.functional import scaled_dot_product_attention``), whose calls would
+    otherwise bypass a patch of torch.nn.functional alone. Each module is looked at once per
+    process (a look-up in each of a few thousand module dicts costs milliseconds, more than a
+    profiled pass may): later patches look only at modules imported since."""
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func is not _SDPA:
-            return func(*args, **kwargs)
-        return self._capture.sdpa_call(func, args, kwargs)
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+        self._holders: list[Any] = []
+
+    def of(self, function: Callable) -> list[Any]:
+        if len(sys.modules) != len(self._seen):  # else no module was imported since the last look
+            self._look_at_new_modules()
+        return [m for m in self._holders if getattr(m, _SDPA_NAME, None) is function]
+
+    def _look_at_new_modules(self) -> None:
+        for name, module in list(sys.modules.items()):
+            if name in self._seen:
+                continue
+            self._seen.add(name)
+            namespace = getattr(module, "__dict__", None)
+            if isinstance(namespace, dict) and _SDPA_NAME in namespace:
+                self._holders.append(module)
+
+
+_sdpa_holders = _SdpaHolders()
+
+
+def patch_sdpa(on_call: Callable[[Callable, tuple, dict], Any]) -> Callable[[], None]:
+    """Routes every call of F.scaled_dot_product_attention through ``on_call(original, args,
+    kwargs)``, which must call ``original(*args, **kwargs)`` and return its result. A function
+    replaced where callers look it up costs nothing for the other torch functions, where a
+    TorchFunctionMode costs every one of them a Python call (bench/capture_overhead.py,
+    docs/performance.md). A graph that torch.compile traces keeps torch's own function. Returns
+    the undo; nested patches must be undone in reverse order."""
+    original = torch.nn.functional.scaled_dot_product_attention
+    holders = _sdpa_holders.of(original)
+
+    @functools.wraps(original)
+    def scaled_dot_product_attention(*args, **kwargs):
+        if torch.compiler.is_compiling():
+            return original(*args, **kwargs)
+        return on_call(original, args, kwargs)
+
+    for module in holders:
+        setattr(module, _SDPA_NAME, scaled_dot_product_attention)
+
+    def undo() -> None:
+        for module in holders:
+            if getattr(module, _SDPA_NAME, None) is scaled_dot_product_attention:
+                setattr(module, _SDPA_NAME, original)
+
+    return undo
+
+
+def patch_attention_interface(wrap: Callable[[str, Callable], Callable]) -> Callable[[], None] | None:
+    """Routes every lookup of transformers' attention interface through ``wrap(implementation,
+    fn)`` (implementation "eager" when the model names none). Returns the undo, or None when
+    transformers is absent or has no AttentionInterface. Nested patches must be undone in
+    reverse order."""
+    try:
+        from transformers.modeling_utils import AttentionInterface
+    except Exception:  # noqa: BLE001
+        return None
+    original_get = AttentionInterface.get_interface
+
+    def get_interface(interface_self, attn_implementation, default):
+        return wrap(attn_implementation or "eager", original_get(interface_self, attn_implementation, default))
+
+    AttentionInterface.get_interface = get_interface
+    return lambda: setattr(AttentionInterface, "get_interface", original_get)
 
 
 class _ThreadState(threading.local):
@@ -272,33 +373,29 @@ class _ThreadState(threading.local):
         self.generate_depth = 0
 
 
-class AttentionCapture:
-    """Installs the hooks on enter, removes them on exit; collects one record per call."""
+class CaptureMode:
+    """Installs the interception on enter and removes it on exit; hands each attention call to
+    ``sdpa_call`` / ``interface_call``, which a subclass extends (doing its part, then
+    ``super()``) and which end by running the call exactly as the caller made it."""
 
-    def __init__(self, step_of: Callable[[], int] = lambda: 0) -> None:
-        self.records: list[dict] = []
+    def __init__(self) -> None:
         self.warnings: list[str] = []
-        self._step_of = step_of
-        self._choices = _ChoiceCache()
-        self._masks = _MaskFacts()
         self._local = _ThreadState()
         self._root_names: dict[int, dict[int, str]] = {}
         self._paths: dict[int, str] = {}
-        self._range_names: dict[int, str | None] = {}
+        self._range_names: dict[int, str | None] = {}  # filled by _range_name
         self._interface_wrappers: dict[tuple, Callable] = {}
-        self._mode: _SdpaMode | None = None
         self._undo: list[Callable[[], None]] = []
 
     # ---- install / remove ---------------------------------------------------------------
 
-    def __enter__(self) -> "AttentionCapture":
+    def __enter__(self) -> "CaptureMode":
         try:
             hooks = torch.nn.modules.module
             self._undo.append(hooks.register_module_forward_pre_hook(self._pre_forward).remove)
             self._undo.append(hooks.register_module_forward_hook(self._post_forward, always_call=True).remove)
             self._patch_transformers()
-            self._mode = _SdpaMode(self)
-            self._mode.__enter__()
+            self._undo.append(patch_sdpa(self.sdpa_call))
         except Exception as e:  # noqa: BLE001 - no capture this time, but the user's run goes on
             self._hook_failed("installing the hooks", e)
             self.__exit__(None, None, None)  # what was installed comes off again
@@ -306,13 +403,7 @@ class AttentionCapture:
 
     def __exit__(self, *exc) -> None:
         # Every hook comes off even when one removal fails: a hook left behind would run after
-        # the profile, in the user's code.
-        if self._mode is not None:
-            mode, self._mode = self._mode, None
-            try:
-                mode.__exit__(*exc)
-            except Exception as e:  # noqa: BLE001
-                self._hook_failed("removing the SDPA interception", e)
+        # the capture, in the user's code.
         while self._undo:
             try:
                 self._undo.pop()()
@@ -328,15 +419,15 @@ class AttentionCapture:
             from transformers.generation.utils import GenerationMixin
         except Exception:  # noqa: BLE001 - no generate(): every call's phase stays ""
             return
-        capture = self
+        local = self._local
         original_generate = GenerationMixin.generate
 
         def generate(model_self, *args, **kwargs):
-            capture._local.generate_depth += 1
+            local.generate_depth += 1
             try:
                 return original_generate(model_self, *args, **kwargs)
             finally:
-                capture._local.generate_depth -= 1
+                local.generate_depth -= 1
 
         generate.__wrapped__ = original_generate
         GenerationMixin.generate = generate
@@ -352,7 +443,40 @@ class AttentionCapture:
         if len(self.warnings) < 20:
             self.warnings.append(text)
 
-    # ---- module paths -----------------------------------------------------------------------
+    # ---- the calls (extended by subclasses) -------------------------------------------------
+
+    def sdpa_call(self, func: Callable, args: tuple, kwargs: dict) -> Any:
+        """One scaled_dot_product_attention call."""
+        return func(*args, **kwargs)
+
+    def interface_call(self, implementation: str, fn: Callable, module: Any, query: Any, key: Any, value: Any,
+                       attention_mask: Any, args: tuple, kwargs: dict) -> Any:
+        """One call of the transformers attention interface (``implementation``: "sdpa",
+        "eager", "flex_attention", ...)."""
+        return fn(module, query, key, value, attention_mask, *args, **kwargs)
+
+    def wrap_interface(self, implementation: str, fn: Callable) -> Callable:
+        key = (implementation, fn)
+        wrapper = self._interface_wrappers.get(key)
+        if wrapper is None:
+            wrapper = self._interface_wrappers[key] = self._make_interface_wrapper(implementation, fn)
+        return wrapper
+
+    def _make_interface_wrapper(self, implementation: str, fn: Callable) -> Callable:
+        call = self.interface_call
+
+        def attention_interface(module, query, key, value, attention_mask, *args, **kwargs):
+            return call(implementation, fn, module, query, key, value, attention_mask, args, kwargs)
+
+        attention_interface.__wrapped__ = fn
+        return attention_interface
+
+    # ---- module stack -----------------------------------------------------------------------
+
+    @property
+    def modules(self) -> list[torch.nn.Module]:
+        """This thread's nn.Module forward-call stack, outermost first."""
+        return self._local.modules
 
     def _path_of(self, module: torch.nn.Module) -> str:
         path = self._paths.get(id(module))
@@ -367,13 +491,9 @@ class AttentionCapture:
         return path
 
     def _range_name(self, module: torch.nn.Module) -> str | None:
-        """Modules defined outside torch get a trace range (torch's own layers cannot hold an
-        attention computation that attnprof does not already see as an op)."""
-        key = id(module)
-        if key not in self._range_names:
-            own = not type(module).__module__.startswith("torch.")
-            self._range_names[key] = MODULE_PREFIX + self._path_of(module) if own else None
-        return self._range_names[key]
+        """The trace range a module's forward runs in (None: none); a subclass that names one
+        keeps it in self._range_names, which the hook reads first (it runs for every module)."""
+        return None
 
     def _pre_forward(self, module, args) -> None:
         local = self._local
@@ -381,9 +501,11 @@ class AttentionCapture:
         handle = None
         try:
             if torch.autograd._profiler_enabled():
-                name = self._range_name(module)
+                name = self._range_names.get(id(module), False)
+                if name is False:
+                    name = self._range_name(module)
                 if name is not None:
-                    handle = torch.ops.profiler._record_function_enter_new(name, None)
+                    handle = _open_range(name)
         except Exception as e:  # noqa: BLE001 - never let bookkeeping reach the user
             self._hook_failed("module pre-hook", e)
         local.ranges.append(handle)
@@ -395,9 +517,37 @@ class AttentionCapture:
                 local.modules.pop()
                 handle = local.ranges.pop()
                 if handle is not None:
-                    torch.ops.profiler._record_function_exit._RecordFunction(handle)
+                    _close_range(handle)
         except Exception as e:  # noqa: BLE001
             self._hook_failed("module post-hook", e)
+
+    def _phase(self, query: Any) -> str:
+        if self._local.generate_depth == 0 or not isinstance(query, torch.Tensor) or query.dim() < 2:
+            return ""
+        return "decode" if query.shape[-2] == 1 else "prefill"
+
+
+class AttentionCapture(CaptureMode):
+    """One record per attention call (the sidecar), each call and each non-torch module's
+    forward inside its trace range; only while the profiler records."""
+
+    def __init__(self, step_of: Callable[[], int] = lambda: 0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.records: list[dict] = []
+        self._step_of = step_of
+        self._choices = _ChoiceCache()
+        self._masks = _MaskFacts()
+
+    def _range_name(self, module: torch.nn.Module) -> str | None:
+        """Modules defined outside torch get a trace range, which names the attention calls
+        that no interception sees (a hand-written matmul/softmax, a library's own kernel):
+        torch's own layers cannot hold an attention computation that attnprof does not already
+        see as an op."""
+        key = id(module)
+        if key not in self._range_names:
+            own = not type(module).__module__.startswith("torch.")
+            self._range_names[key] = MODULE_PREFIX + self._path_of(module) if own else None
+        return self._range_names[key]
 
     # ---- records --------------------------------------------------------------------------
 
@@ -420,13 +570,9 @@ class AttentionCapture:
             enable_gqa=bool(a["enable_gqa"]), grad_enabled=torch.is_grad_enabled(),
             phase=self._phase(q))
 
-    def _phase(self, query: Any) -> str:
-        if self._local.generate_depth == 0 or not isinstance(query, torch.Tensor) or query.dim() < 2:
-            return ""
-        return "decode" if query.shape[-2] == 1 else "prefill"
-
-    def sdpa_call(self, func, args: tuple, kwargs: dict):
-        """One scaled_dot_product_attention call: record, then run it exactly as called."""
+    def sdpa_call(self, func: Callable, args: tuple, kwargs: dict) -> Any:
+        """Records the call (or completes the transformers record it runs in), then runs it
+        exactly as called, inside its range."""
         handle = None
         try:
             if torch.autograd._profiler_enabled():
@@ -436,57 +582,54 @@ class AttentionCapture:
                     self._local.interface_record = None  # one SDPA call per interface call
                 else:
                     record = self._new_record("F.scaled_dot_product_attention", None)
-                    handle = torch.ops.profiler._record_function_enter_new(
-                        f"{CALL_PREFIX}{record['id']} {record['module']}", None)
+                    handle = _open_range(f"{CALL_PREFIX}{record['id']} {record['module']}")
                 self._fill_arguments(record, a)
                 record["pytorch_choice"] = self._choices.choice(a)
         except Exception as e:  # noqa: BLE001
             self._hook_failed("scaled_dot_product_attention", e)
         try:
-            return func(*args, **kwargs)
+            return super().sdpa_call(func, args, kwargs)
         finally:
             if handle is not None:
-                torch.ops.profiler._record_function_exit._RecordFunction(handle)
+                _close_range(handle)
 
-    def wrap_interface(self, implementation: str, fn: Callable) -> Callable:
-        key = (implementation, fn)
-        wrapper = self._interface_wrappers.get(key)
-        if wrapper is None:
-            wrapper = self._interface_wrappers[key] = self._make_interface_wrapper(implementation, fn)
-        return wrapper
-
-    def _make_interface_wrapper(self, implementation: str, fn: Callable) -> Callable:
-        capture = self
-        interface = "transformers." + implementation
-
-        def attention_interface(module, query, key, value, attention_mask, *args, **kwargs):
-            handle, record, local = None, None, capture._local
-            outer = local.interface_record
+    def interface_call(self, implementation: str, fn: Callable, module: Any, query: Any, key: Any, value: Any,
+                       attention_mask: Any, args: tuple, kwargs: dict) -> Any:
+        """Records the call inside its range. An SDPA call made inside completes the record
+        with its exact arguments; the record is first filled from the interface's own
+        arguments, except for the "sdpa" implementation, which always makes that call (filled
+        afterwards only when it did not: filling twice cost every layer a second mask look)."""
+        handle, record, local = None, None, self._local
+        outer = local.interface_record
+        interface_arguments = {
+            "query": query, "key": key, "value": value, "attn_mask": attention_mask,
+            "dropout_p": kwargs.get("dropout", 0.0) or 0.0, "is_causal": False,
+            "scale": kwargs.get("scaling"), "enable_gqa": False}
+        try:
+            if torch.autograd._profiler_enabled():
+                record = self._new_record("transformers." + implementation, module)
+                if implementation != "sdpa":
+                    self._complete_from_interface(record, interface_arguments)
+                record["_pending"] = True  # an inner SDPA call (if any) fills exact arguments
+                local.interface_record = record
+                handle = _open_range(f"{CALL_PREFIX}{record['id']} {record['module']}")
+        except Exception as e:  # noqa: BLE001
+            self._hook_failed("attention interface", e)
+        try:
+            return super().interface_call(implementation, fn, module, query, key, value, attention_mask, args, kwargs)
+        finally:
+            local.interface_record = outer
             try:
-                if torch.autograd._profiler_enabled():
-                    record = capture._new_record(interface, module)
-                    capture._fill_arguments(record, {
-                        "query": query, "key": key, "value": value, "attn_mask": attention_mask,
-                        "dropout_p": kwargs.get("dropout", 0.0) or 0.0, "is_causal": False,
-                        "scale": kwargs.get("scaling"), "enable_gqa": False})
-                    record["pytorch_choice"] = ""
-                    record["_pending"] = True  # the inner SDPA call (if any) fills exact arguments
-                    local.interface_record = record
-                    handle = torch.ops.profiler._record_function_enter_new(
-                        f"{CALL_PREFIX}{record['id']} {record['module']}", None)
+                if record is not None and record.pop("_pending", False) and implementation == "sdpa":
+                    self._complete_from_interface(record, interface_arguments)
             except Exception as e:  # noqa: BLE001
-                capture._hook_failed("attention interface", e)
-            try:
-                return fn(module, query, key, value, attention_mask, *args, **kwargs)
-            finally:
-                local.interface_record = outer
-                if record is not None:
-                    record.pop("_pending", None)
-                if handle is not None:
-                    torch.ops.profiler._record_function_exit._RecordFunction(handle)
+                self._hook_failed("attention interface", e)
+            if handle is not None:
+                _close_range(handle)
 
-        attention_interface.__wrapped__ = fn
-        return attention_interface
+    def _complete_from_interface(self, record: dict, a: dict) -> None:
+        self._fill_arguments(record, a)
+        record["pytorch_choice"] = ""
 
     # ---- sidecar ----------------------------------------------------------------------------
 

@@ -11,28 +11,26 @@ or, without the profiler::
     section = attnprof.heads.analyze(cap)          # the Report's heads section (dict)
     attnprof.heads.save_safetensors(cap, "qk.safetensors")   # for `attnprof heads FILE`
 
-Capture: every ``torch.nn.functional.scaled_dot_product_attention`` call (transformers'
-"sdpa" implementation, hand-written models) through a TorchFunctionMode, and every call of
-the other transformers attention implementations ("eager", "flex_attention", ...) through
-``AttentionInterface.get_interface``; the output projection is found on the calling attention
+Capture: ``HeadCapture`` extends attnprof's one capture mode (attnprof._capture.CaptureMode:
+the SDPA wrapper, the transformers attention interface, the module stack, the mask reader), so
+it sees every ``F.scaled_dot_product_attention`` call (transformers' "sdpa" implementation,
+hand-written models) and every call of the other transformers attention implementations
+("eager", "flex_attention", ...); the output projection is found on the calling attention
 module or its parents (o_proj / out_proj / output.dense). Hand-written eager attention
-(matmul + softmax outside transformers) and direct flex_attention calls are not captured. Only conversion happens here: statistics,
-classification and verdicts are computed in C++ (docs/heads.md).
+(matmul + softmax outside transformers) and direct flex_attention calls are not captured. Only
+conversion happens here: statistics, classification and verdicts are computed in C++
+(docs/heads.md).
 """
 from __future__ import annotations
 
 import json
-import threading
-import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
-from torch.overrides import TorchFunctionMode
 
 from . import _core
-from ._capture import (HookError, block_mask_causal_window, patch_attention_interface, tensor_mask_window,
-                       visible_keys)
+from ._capture import AttentionCapture, CaptureMode, _sdpa_arguments, mask_structure
 
 _OUTPUT_PROJECTIONS = ("o_proj", "out_proj", "output.dense", "attention.output.dense", "c_proj", "wo", "dense")
 
@@ -56,42 +54,6 @@ def _as_f32(t: torch.Tensor) -> torch.Tensor:
     return t.detach().to(device="cpu", dtype=torch.float32).contiguous()
 
 
-def _describe_mask(mask: torch.Tensor | None, sq: int, skv: int, is_causal: bool) -> tuple[bool, list[int], int]:
-    """(causal, key_lengths, window) that reproduce a [B|1, 1|H, Sq, Skv] mask when it is a
-    causal, padding or causal sliding-window mask; other masks fall back to full attention."""
-    if mask is None:
-        return is_causal, [], 0
-    vis = visible_keys(mask.detach())
-    while vis.dim() < 4:
-        vis = vis.unsqueeze(0)
-    vis = vis[:, 0].to("cpu")                   # [B, Sq, Skv]
-    if vis.shape[-2] != sq or vis.shape[-1] != skv:
-        vis = vis.expand(vis.shape[0], sq, skv)
-    off = skv - sq
-    idx_q = torch.arange(sq).unsqueeze(1) + off
-    idx_k = torch.arange(skv).unsqueeze(0)
-    future = idx_k > idx_q
-    causal = is_causal or (sq > 1 and not bool(vis[:, future].any()))
-    window = tensor_mask_window(mask, sq, skv) if causal else 0
-    if window:
-        return True, [], window
-    last = vis[:, -1, :]                        # the last query row sees the most keys
-    lengths = last.sum(dim=-1).tolist()
-    prefix = all(bool(last[b, :int(n)].all()) for b, n in enumerate(lengths))
-    key_lengths = [int(n) for n in lengths] if prefix and any(int(n) < skv for n in lengths) else []
-    return causal, key_lengths, window
-
-
-def _describe_block_mask(mask: Any) -> tuple[bool, list[int], int]:
-    """(causal, key_lengths, window) of a FlexAttention BlockMask: a causal sliding window,
-    plain causal, or (any other mask_mod) full attention."""
-    try:
-        causal, window = block_mask_causal_window(mask)
-    except Exception:  # noqa: BLE001 - a mask_mod that needs more than index tensors
-        causal, window = False, 0
-    return causal, [], window
-
-
 def _output_projection(modules: list[torch.nn.Module], width: int) -> torch.Tensor | None:
     """W_O of the innermost active attention module (or its parent), [hidden, Hq * Dv]."""
     for module in reversed(modules):
@@ -105,118 +67,70 @@ def _output_projection(modules: list[torch.nn.Module], width: int) -> torch.Tens
     return None
 
 
-class _SdpaHeadsMode(TorchFunctionMode):
-    def __init__(self, capture: "HeadCapture") -> None:
-        super().__init__()
-        self.capture = capture
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func is torch.nn.functional.scaled_dot_product_attention:
-            self.capture._safely(self.capture._record_sdpa, args, kwargs)
-        return func(*args, **kwargs)
-
-
-class HeadCapture:
+class HeadCapture(CaptureMode):
     """Context manager that records Q/K/V (and W_O) of attention calls, up to ``max_calls``."""
 
-    def __init__(self, max_calls: int = 256, with_values: bool = True) -> None:
+    def __init__(self, max_calls: int = 256, with_values: bool = True, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.calls: list[CapturedCall] = []
         self.max_calls = max_calls
         self.with_values = with_values
-        self._stack = threading.local()
-        self._mode = _SdpaHeadsMode(self)
-        self._undo: list[Any] = []  # callables that remove what __enter__ installed
-        self.failed = False         # a call could not be recorded (warned once)
 
-    def __enter__(self) -> "HeadCapture":
-        self._undo.append(torch.nn.modules.module.register_module_forward_pre_hook(self._push).remove)
-        self._undo.append(torch.nn.modules.module.register_module_forward_hook(self._pop).remove)
-        self._patch_transformers()
-        self._mode.__enter__()
-        return self
+    @property
+    def failed(self) -> bool:
+        """A call could not be recorded (warned once)."""
+        return bool(self.warnings)
 
-    def __exit__(self, *exc) -> None:
-        self._mode.__exit__(*exc)
-        while self._undo:
-            self._undo.pop()()
+    def sdpa_call(self, func: Callable, args: tuple, kwargs: dict) -> Any:
+        self._safely("heads: scaled_dot_product_attention", self._record_sdpa, args, kwargs)
+        return super().sdpa_call(func, args, kwargs)
 
-    def _patch_transformers(self) -> None:
-        """Wraps the transformers attention implementations that do not call SDPA (the SDPA
-        one is seen by the TorchFunctionMode)."""
-        capture = self
+    def interface_call(self, implementation: str, fn: Callable, module: Any, query: Any, key: Any, value: Any,
+                       attention_mask: Any, args: tuple, kwargs: dict) -> Any:
+        if implementation != "sdpa":  # the SDPA call inside the "sdpa" one is seen by sdpa_call
+            self._safely("heads: attention interface", self._record_interface, query, key, value, attention_mask,
+                         kwargs.get("scaling"))
+        return super().interface_call(implementation, fn, module, query, key, value, attention_mask, args, kwargs)
 
-        def wrap(implementation: str, fn: Any) -> Any:
-            if implementation == "sdpa":
-                return fn
-
-            def attention_interface(module, query, key, value, attention_mask, *args, **kwargs):
-                capture._safely(capture._record_interface, query, key, value, attention_mask, kwargs.get("scaling"))
-                return fn(module, query, key, value, attention_mask, *args, **kwargs)
-
-            attention_interface.__wrapped__ = fn
-            return attention_interface
-
-        undo = patch_attention_interface(wrap)
-        if undo is not None:
-            self._undo.append(undo)
-
-    def _safely(self, record: Any, *args: Any) -> None:
+    def _safely(self, where: str, record: Any, *args: Any) -> None:
         """Recording never breaks the run: a failure is warned about once and the call skipped."""
         try:
             record(*args)
         except Exception as e:  # noqa: BLE001
-            if not self.failed:
-                warnings.warn(f"attnprof.heads: capture failed ({type(e).__name__}: {e}); the run continues, "
-                              f"the heads report may miss some calls", HookError, stacklevel=3)
-            self.failed = True
-
-    def _modules(self) -> list[torch.nn.Module]:
-        if not hasattr(self._stack, "modules"):
-            self._stack.modules = []
-        return self._stack.modules
-
-    def _push(self, module, args) -> None:
-        self._modules().append(module)
-
-    def _pop(self, module, args, output) -> None:
-        stack = self._modules()
-        if stack and stack[-1] is module:
-            stack.pop()
+            self._hook_failed(where, e)
 
     def _record_sdpa(self, args: tuple, kwargs: dict) -> None:
-        names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
-        a = dict(zip(names, args))
-        a.update(kwargs)
+        a = _sdpa_arguments(args, kwargs)
         q, k = a["query"], a["key"]
         if len(self.calls) >= self.max_calls or q.dim() != 4 or k.dim() != 4:
             return
-        mask = _describe_mask(a.get("attn_mask"), q.shape[-2], k.shape[-2], bool(a.get("is_causal", False)))
-        self._record(q, k, a["value"], mask, a.get("scale"))
+        mask = mask_structure(a["attn_mask"], q.shape[-2], k.shape[-2], bool(a["is_causal"]))
+        self._record(q, k, a["value"], mask, a["scale"])
 
     def _record_interface(self, q: Any, k: Any, v: Any, mask: Any, scale: Any) -> None:
         """A transformers attention implementation's call ([B, H, S, D] tensors; the mask is
         a tensor (eager) or a BlockMask (flex_attention))."""
         if len(self.calls) >= self.max_calls or q.dim() != 4 or k.dim() != 4:
             return
-        sq, skv = q.shape[-2], k.shape[-2]
-        if type(mask).__name__ == "BlockMask":
-            described = _describe_block_mask(mask)
-        else:
-            described = _describe_mask(mask, sq, skv, False)
-        self._record(q, k, v, described, scale)
+        self._record(q, k, v, mask_structure(mask, q.shape[-2], k.shape[-2], False), scale)
 
     def _record(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                 mask: tuple[bool, list[int], int], scale: Any) -> None:
         causal, key_lengths, window = mask
         scale = scale or 0.0
-        w_o = _output_projection(self._modules(), q.shape[1] * v.shape[-1]) if self.with_values else None
+        modules = self.modules
+        w_o = _output_projection(modules, q.shape[1] * v.shape[-1]) if self.with_values else None
         self.calls.append(CapturedCall(
             layer=len(self.calls), q=_as_f32(q), k=_as_f32(k),
             v=_as_f32(v) if self.with_values else None,
             w_o=_as_f32(w_o) if w_o is not None else None,
             causal=causal, scale=float(scale), key_lengths=key_lengths, window=window,
-            module=type(self._modules()[-1]).__name__ if self._modules() else ""))
+            module=type(modules[-1]).__name__ if modules else ""))
+
+
+class CallsAndHeads(HeadCapture, AttentionCapture):
+    """``attnprof.profile(heads=True)``: the sidecar records and the Q/K/V copies from one
+    installation of the capture mode (one SDPA wrapper, one module stack)."""
 
 
 def _options(block_size: int = 64, sink_tokens: int = 4, special_tail: int = 0, windows: list[int] | None = None,

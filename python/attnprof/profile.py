@@ -36,24 +36,27 @@ class profile(torch.profiler.profile):  # noqa: N801 - same name and role as tor
     # ---- lifecycle --------------------------------------------------------------------------
 
     def start(self) -> None:
-        if self.attention_profile and self._capture is None:
-            self._capture = AttentionCapture(step_of=lambda: self.step_num)
-            self._capture.__enter__()
-        if self.heads and self._heads_capture is None:
-            from .heads import HeadCapture
-            self._heads_capture = HeadCapture()
-            self._heads_capture.__enter__()
+        if (self.attention_profile or self.heads) and self._capture is None and self._heads_capture is None:
+            capture = self._new_capture()
+            capture.__enter__()
+            self._capture = capture if self.attention_profile else None
+            self._heads_capture = capture if self.heads else None
         super().start()
+
+    def _new_capture(self) -> Any:
+        """One installation of the capture mode for everything asked (attnprof._capture)."""
+        if not self.heads:
+            return AttentionCapture(step_of=lambda: self.step_num)
+        from .heads import CallsAndHeads, HeadCapture
+        return CallsAndHeads(step_of=lambda: self.step_num) if self.attention_profile else HeadCapture()
 
     def stop(self) -> None:
         try:
             super().stop()
         finally:
-            # Reverse order of start(): both wrap transformers' get_interface.
-            if self._heads_capture is not None:
-                self._heads_capture.__exit__(None, None, None)
-            if self._capture is not None:
-                self._capture.__exit__(None, None, None)
+            capture = self._capture or self._heads_capture
+            if capture is not None:
+                capture.__exit__(None, None, None)
 
     def step(self) -> None:
         # A new step after an export starts a new cycle: its sidecar holds only its own calls.

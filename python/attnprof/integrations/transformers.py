@@ -53,7 +53,7 @@ class AttentionProfilerCallback(TrainerCallback):
       its default thresholds) finds this step worse than the first profiled step, else 0.0
       (from the second profiled step on).
 
-    The profiler, the capture hooks and the TorchFunctionMode exist only from the first
+    The profiler, the capture hooks and the SDPA wrapper exist only from the first
     warm-up step of a window to its last active step: the other steps run exactly as without
     the callback. ``profiler_kwargs`` go to ``attnprof.profile`` (``activities``,
     ``record_shapes``, ``profile_memory``, ``with_stack``, ``heads`` ...).
