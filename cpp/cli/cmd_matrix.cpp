@@ -127,7 +127,8 @@ const Registration kRegistration{41, [](CLI::App& app) {
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("matrix", "Which attention kernels run per GPU and dtype (from the rules)");
   cmd->add_option("--gpu", opts->gpus, "comma-separated GPU names (default: " + std::string(kDefaultGpus) + ")");
-  cmd->add_option("--dtype", opts->dtypes, "comma-separated dtypes (default fp16,bf16,fp32): " + rule_dtype_names());
+  cmd->add_option("--dtype", opts->dtypes,
+                  "comma-separated dtypes, any of " + rule_dtype_names() + " (default fp16,bf16,fp32)");
   cmd->add_option("--head-dim", opts->head_dim, "head dim of the probe input (default 128)");
   cmd->add_option("--seq-len", opts->seq_len, "sequence length of the probe input (default 2048)");
   cmd->add_option("--mask", opts->mask, "none, bool or float (default none)");
