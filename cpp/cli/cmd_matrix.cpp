@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "attnprof/explain_input.h"
 #include "attnprof/hw.h"
 #include "attnprof/io.h"
 #include "attnprof/rules.h"
@@ -24,6 +25,14 @@ struct Options {
   bool causal = true, grad = false, markdown = false;
   std::string out = "-";
 };
+
+// The dtypes the rules reason about, comma-separated (the vocabulary's rows).
+std::string rule_dtype_names() {
+  std::string names;
+  for (const DtypeWord& w : kDtypeWords)
+    if (w.rules) names += (names.empty() ? "" : ",") + std::string(w.name);
+  return names;
+}
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> parts;
@@ -53,23 +62,28 @@ void run(const Options& o) {
     fail("matrix", make_error(ErrorCode::kInvalidArgument, "--mask: expected none, bool or float"));
   if (o.head_dim <= 0 || o.seq_len <= 0)
     fail("matrix", make_error(ErrorCode::kInvalidArgument, "--head-dim and --seq-len must be positive"));
-  for (const auto& dt : split(o.dtypes))
-    if (dt != "fp16" && dt != "bf16" && dt != "fp32" && dt != "fp8_e4m3")
-      fail("matrix", make_error(ErrorCode::kInvalidArgument, "--dtype '" + dt + "': expected fp16, bf16, fp32, fp8_e4m3"));
+  std::vector<std::string> dtypes;
+  for (const auto& given : split(o.dtypes)) {
+    auto dt = rules::parse_dtype(given);  // the dtypes the rules reason about (vocabulary.h)
+    if (!dt) fail("matrix", make_error(ErrorCode::kInvalidArgument, "--dtype: " + dt.error().message));
+    dtypes.push_back(*dt);
+  }
 
   std::vector<std::string> header = {"GPU", "arch", "dtype", "SDPA picks"};
   for (Backend b : kColumns) header.push_back(rules::backend_name(b));
   std::vector<std::vector<std::string>> rows;
   for (const auto& gpu : split(o.gpus)) {
     const GpuSpec* spec = find_gpu_spec(gpu);
-    if (!spec) fail("matrix", make_error(ErrorCode::kInvalidArgument, "unknown GPU '" + gpu + "' (see docs/matrix.md)"));
+    if (!spec)
+      fail("matrix", make_error(ErrorCode::kInvalidArgument,
+                                fmt::format("unknown GPU '{}' (known: {})", gpu, gpu_spec_names())));
     auto device = rules::parse_arch(spec->arch);
     if (!device) fail("matrix", device.error());
     rules::Env env;
     env.torch = *torch;
     env.device = *device;
     env.cudnn = device->kind == rules::DeviceKind::kCuda ? *cudnn : rules::Version{};
-    for (const auto& dt : split(o.dtypes)) {
+    for (const auto& dt : dtypes) {
       rules::SdpaInput in;
       in.B = 1, in.Hq = in.Hkv = 32, in.Sq = in.Skv = o.seq_len, in.D = in.Dv = o.head_dim;
       in.dtype = dt;
@@ -113,7 +127,8 @@ const Registration kRegistration{41, [](CLI::App& app) {
   auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand("matrix", "Which attention kernels run per GPU and dtype (from the rules)");
   cmd->add_option("--gpu", opts->gpus, "comma-separated GPU names (default: " + std::string(kDefaultGpus) + ")");
-  cmd->add_option("--dtype", opts->dtypes, "comma-separated dtypes: fp16,bf16,fp32,fp8_e4m3");
+  cmd->add_option("--dtype", opts->dtypes,
+                  "comma-separated dtypes, any of " + rule_dtype_names() + " (default fp16,bf16,fp32)");
   cmd->add_option("--head-dim", opts->head_dim, "head dim of the probe input (default 128)");
   cmd->add_option("--seq-len", opts->seq_len, "sequence length of the probe input (default 2048)");
   cmd->add_option("--mask", opts->mask, "none, bool or float (default none)");

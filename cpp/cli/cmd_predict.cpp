@@ -54,7 +54,8 @@ int run_predict(const PredictCliOptions& o) {
   if (!o.gpu.empty()) {
     options.gpu = find_gpu_spec(o.gpu);
     if (options.gpu == nullptr)
-      fail("predict", make_error(ErrorCode::kInvalidArgument, fmt::format("unknown GPU '{}'", o.gpu)));
+      fail("predict", make_error(ErrorCode::kInvalidArgument,
+                                 fmt::format("unknown GPU '{}' (known: {})", o.gpu, gpu_spec_names())));
   }
   auto budget = choose_memory_budget(o.memory_cap, o.gpu, SourceInfo{});
   if (!budget) fail("predict", budget.error());

@@ -1,5 +1,7 @@
 // attnprof scale TRACE... : one trace per sequence length (and/or per forced backend) ->
 // time/memory fits per backend, OOM threshold for a budget, backend advice.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
 
@@ -42,8 +44,9 @@ int run_scale(const ScaleOptions& o) {
 void setup_scale(CLI::App& app) {
   auto o = std::make_shared<ScaleOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "scale", "Fit time(S) and memory(S) per backend from one trace per sequence length; OOM threshold; "
-               "backend advice from forced-backend traces (*_force_<backend>*)");
+      "scale", fmt::format("Fit time(S) and memory(S) per backend from one trace per sequence length; OOM threshold; "
+                           "backend advice from forced-backend traces (*{}<backend>*)",
+                           kForcedBackendMarker));
   cmd->add_option("traces", o->traces, "Kineto traces of the same model at different lengths/backends")
       ->required()
       ->check(CLI::ExistingFile);

@@ -25,10 +25,10 @@ import torch
 from . import _core
 from .report import AttentionReport
 
-# Backend names accepted by sweep(): the model's own attention implementations, and SDPA
-# backends forced with torch.nn.attention.sdpa_kernel.
-_SDPA_BACKENDS = {"flash": "FLASH_ATTENTION", "efficient": "EFFICIENT_ATTENTION",
-                  "cudnn": "CUDNN_ATTENTION", "math": "MATH"}
+# Backend names accepted by sweep(): the model's own attention implementations, and the SDPA
+# backends torch.nn.attention.sdpa_kernel can force on a GPU (the core's vocabulary: the
+# pinnable backends and their SDPBackend members).
+_SDPA_BACKENDS = {b["name"]: b["sdp_backend"] for b in _core.BACKENDS if b["pinnable"]}
 _IMPLEMENTATIONS = ("eager", "sdpa")
 
 
@@ -84,10 +84,10 @@ def _progress(done: int, total: int, label: str) -> None:
 
 
 def _trace_name(backend: str, length: int) -> str:
-    # "_force_" marks a forced SDPA backend: the core's advice treats the other runs as
-    # PyTorch's own pick (docs/cost.md, "Backend advice").
+    # The core's forced-backend marker in the name of a forced SDPA run: `attnprof scale`
+    # treats the other runs as PyTorch's own pick (docs/cost.md, "Backend advice").
     if backend in _SDPA_BACKENDS:
-        return f"sweep_sdpa_force_{backend}_s{length}.pt.trace.json"
+        return f"sweep_sdpa{_core.FORCED_BACKEND_MARKER}{backend}_s{length}.pt.trace.json"
     return f"sweep_{backend}_s{length}.pt.trace.json"
 
 
@@ -164,7 +164,7 @@ def sweep(model: torch.nn.Module, make_inputs: Callable[[int], Any], lengths: It
           backends: Iterable[str] = ("sdpa",), *, out_dir: str | os.PathLike | None = None,
           memory_cap: str | None = None, gpu: str | None = None, warmup: int = 1) -> AttentionReport:
     """Profile ``model(**make_inputs(S))`` for every S in ``lengths`` and every backend
-    ("eager", "sdpa", or a forced SDPA backend "flash", "efficient", "cudnn", "math"), one
+    ("eager", "sdpa", or a forced SDPA backend: "flash", "efficient", "cudnn", "math"), one
     trace per run in ``out_dir`` (a temporary folder when None), then return the Report with
     the scaling section (fits per backend, OOM threshold for ``memory_cap`` such as "24GiB" or
     the memory of ``gpu`` such as "A100-80GB", from a simulation of PyTorch's caching

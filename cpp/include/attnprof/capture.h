@@ -75,9 +75,17 @@ struct MergeStats {
   int64_t unmatched_captured = 0;    // captured calls seen in the trace without a report call
 };
 
-// Merges the sidecar into the Report built from `trace` (same run). Call before the rules so
-// their consistency check sees PyTorch's choice.
-MergeStats merge_capture(Report& report, const Trace& trace, const CaptureSidecar& sidecar);
+// What the live capture says about the run beside what it writes into the calls.
+struct CaptureSection {
+  MergeStats stats;
+  std::vector<std::pair<std::string, std::string>> versions;  // the sidecar's torch, transformers ("" left out)
+  std::vector<std::string> missing;  // for SourceInfo::missing: calls it could not attach, its own warnings
+};
+
+// Merges the sidecar into the calls (and layer names) extracted from `trace` (same run):
+// module paths, PyTorch's own choice, the exact arguments.
+CaptureSection merge_capture(std::vector<Call>& calls, std::vector<Layer>& layers, const Trace& trace,
+                             const CaptureSidecar& sidecar);
 
 // The sidecar of a trace: `explicit_path` (an error when it is missing or bad), or the file
 // beside the trace (sidecar_path_for; nullopt when there is none).

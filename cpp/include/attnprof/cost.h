@@ -51,9 +51,17 @@ struct PassMemory {
 };
 PassMemory pass_memory(const Trace& trace);
 
-// Fills Call::cost and Layer::cost (roofline against the spec of report.source.device_name,
-// memory during each call) and adds one finding per backend that states the fraction of peak
-// reached. Needs report.calls already extracted from `trace`.
-void add_cost_analysis(Report& report, const Trace& trace);
+// Roofline and memory of a run's attention: the cost of each call (against the spec of
+// source.device_name; memory during the call from `trace`'s [memory] events) and of each
+// layer, parallel to `calls` and `layers`; a finding for layers whose peak is out of
+// proportion and one per backend stating the fraction of peak reached. `has_gpu` false
+// (a CPU-only trace) prices the calls against the CPU row of the spec table.
+struct CostSection {
+  std::vector<CallCost> calls;
+  std::vector<LayerCost> layers;
+  std::vector<Finding> findings;
+};
+CostSection analyze_cost(const std::vector<Call>& calls, const std::vector<Layer>& layers, const SourceInfo& source,
+                         bool has_gpu, const Trace& trace);
 
 }  // namespace attnprof

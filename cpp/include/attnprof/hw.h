@@ -33,6 +33,11 @@ struct GpuSpec {
 // All known specs, in table order (the last one is the CPU entry).
 std::span<const GpuSpec> gpu_specs();
 
+// The canonical names of the table in table order, comma-separated, for the error of an
+// unknown --gpu: every row, or with `with_memory_only` the rows that have a datasheet memory
+// size (what a memory budget can use; not the CPU row).
+std::string gpu_spec_names(bool with_memory_only = false);
+
 // The spec whose pattern matches a device name as written in deviceProperties
 // ("NVIDIA H200", "NVIDIA A100-SXM4-80GB", "AMD Instinct MI300X") or given on the command
 // line ("H200", "a100-80gb", "RTX4090", "cpu"). nullptr when none matches.

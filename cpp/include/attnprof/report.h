@@ -21,18 +21,7 @@ inline constexpr const char* kReportSchemaVersion = "1.2";
 // Backends are kept as strings in the document; their spellings (backend::k*) and facts are
 // the vocabulary's (vocabulary.h).
 
-// Component of an attention call a kernel belongs to (for eager/math calls several kernels
-// make one call; a fused call has one "fused" component).
-namespace component {
-inline constexpr const char* kQK = "qk";            // Q @ K^T (bmm/matmul/gemm)
-inline constexpr const char* kScale = "scale";      // mul/div by sqrt(d)
-inline constexpr const char* kMask = "mask";        // add/masked_fill/where
-inline constexpr const char* kSoftmax = "softmax";
-inline constexpr const char* kDropout = "dropout";
-inline constexpr const char* kAV = "av";            // P @ V
-inline constexpr const char* kFused = "fused";      // one fused attention kernel
-inline constexpr const char* kOther = "other";      // copies, casts, layout changes
-}  // namespace component
+// Call components (component::k*) are the vocabulary's too.
 
 struct KernelRef {
   std::string name;

@@ -6,16 +6,17 @@
 
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "attnprof/error.h"
+#include "attnprof/report.h"
 #include "attnprof/sections/explanation.h"
 
 namespace attnprof {
-struct Report;
 }
 
 namespace attnprof::rules {
@@ -146,15 +147,29 @@ struct Gain {
 Gain expected_gain(std::string_view from_backend, std::string_view to_backend, int64_t seq_len,
                    std::string_view dtype);
 
-// Fills Call::explanation for every SDPA / eager call of the Report and adds one Finding per
-// distinct fallback cause (layers grouped). Versions/arch come from `env_hint`, else from
-// Report::source, else assumptions (listed in each Explanation::assumptions).
 struct ExplainOptions {
   std::string torch_version;  // "" = unknown
   std::string cudnn_version;
   std::string arch;
 };
-void explain_calls(Report& report, const ExplainOptions& options);
+
+// What the rules say about a run's calls: the Explanation of each SDPA / eager call (parallel
+// to the calls; nullopt for the calls no rule judges) and one Finding per distinct fallback
+// cause (layers grouped).
+struct ExplanationsSection {
+  std::vector<std::optional<Explanation>> calls;
+  std::vector<Finding> findings;
+};
+
+// Versions/arch come from `options`, else from `source`, else assumptions (listed in each
+// Explanation::assumptions); `has_gpu` picks the assumed arch (GPU default or cpu).
+ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceInfo& source, bool has_gpu,
+                                  const ExplainOptions& options);
+
+// `base` followed by `more`, where a finding of `more` with the same cause and layers as one
+// already there (the unfused-backend finding, say) is folded into it instead of repeating it:
+// its title and fix lead, the other's numbers follow.
+std::vector<Finding> merge_findings(std::vector<Finding> base, std::vector<Finding> more);
 
 // Explanation for one input (used by explain_calls and `attnprof explain`).
 Explanation explanation_from(const SdpaInput& input, const Env& env, const Decision& decision);

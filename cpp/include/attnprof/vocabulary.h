@@ -1,9 +1,11 @@
 // The words every stage shares, each defined once as a constexpr table: attention backends
 // (Report spelling, the torch SDPBackend member that selects it, its class), tensor dtypes
-// (Report spelling, the spellings traces and torch use, size, PyTorch's printed name) and the
-// ingest issue kinds (key, what the issue does to the numbers). Every former copy is a lookup
-// into these tables now; adding a backend is one row here plus its kernel catalog rows
-// (docs/architecture.md).
+// (Report spelling, the spellings traces and torch use, size, PyTorch's printed name, whether
+// the rules reason about it), call components and the ATen ops' roles in eager attention, the
+// ingest issue kinds (key, what the issue does to the numbers), the finding ids and the file
+// name of a forced-backend trace. Every former copy is a lookup into these tables now (the
+// Python side reads them through attnprof._core); adding a backend is one row here plus its
+// kernel catalog rows (docs/architecture.md).
 #pragma once
 
 #include <array>
@@ -30,6 +32,16 @@ inline constexpr const char* kXformers = "xformers";
 // What kind of work a backend does (docs/outputs.md, "Backend classes"): one fused kernel,
 // SDPA's unfused math fallback, or the model's own matmul + softmax.
 enum class BackendClass { kFused, kFallback, kEager };
+
+// Its spelling in outputs (the dashboard's backend_class::k*, Python's BACKENDS[i]["kind"]).
+constexpr std::string_view backend_class_name(BackendClass kind) {
+  switch (kind) {
+    case BackendClass::kFused: return "fused";
+    case BackendClass::kFallback: return "fallback";
+    case BackendClass::kEager: return "eager";
+  }
+  return "";
+}
 
 struct BackendWord {
   std::string_view name;         // backend::k*
@@ -87,18 +99,21 @@ struct DtypeWord {
   std::array<std::string_view, 2> torch;     // torch dtype names (live capture)
   std::string_view type_meta;                // how PyTorch prints it in dtype messages
   int bytes;
+  // The SDPA rules (cpp/src/rules) reason about it: what `attnprof explain --dtype` and
+  // `attnprof matrix --dtypes` accept.
+  bool rules;
 };
 
 // c10/core/ScalarType.h names; "fnuz" variants are the ROCm fp8 formats.
 inline constexpr std::array<DtypeWord, 6> kDtypeWords = {{
-    {"bf16", {"c10::BFloat16", ""}, {"bfloat16", ""}, "c10::BFloat16", 2},
-    {"fp16", {"c10::Half", ""}, {"float16", ""}, "c10::Half", 2},
-    {"fp32", {"float", ""}, {"float32", ""}, "float", 4},
-    {"fp64", {"double", ""}, {"float64", ""}, "double", 8},
+    {"bf16", {"c10::BFloat16", ""}, {"bfloat16", ""}, "c10::BFloat16", 2, true},
+    {"fp16", {"c10::Half", ""}, {"float16", ""}, "c10::Half", 2, true},
+    {"fp32", {"float", ""}, {"float32", ""}, "float", 4, true},
+    {"fp64", {"double", ""}, {"float64", ""}, "double", 8, true},
     {"fp8_e4m3", {"c10::Float8_e4m3fn", "c10::Float8_e4m3fnuz"}, {"float8_e4m3fn", "float8_e4m3fnuz"},
-     "c10::Float8_e4m3fn", 1},
+     "c10::Float8_e4m3fn", 1, true},
     {"fp8_e5m2", {"c10::Float8_e5m2", "c10::Float8_e5m2fnuz"}, {"float8_e5m2", "float8_e5m2fnuz"},
-     "c10::Float8_e5m2", 1},
+     "c10::Float8_e5m2", 1, false},
 }};
 
 // The row of a Report dtype spelling; nullptr when unknown.
@@ -116,6 +131,108 @@ constexpr std::string_view dtype_of_spelling(std::string_view spelling) {
       for (std::string_view s : *list)
         if (s == spelling) return w.name;
   return "";
+}
+
+// Component of an attention call a kernel belongs to (for eager/math calls several kernels
+// make one call; a fused call has one "fused" component): Report spellings
+// (KernelRef::component).
+namespace component {
+inline constexpr const char* kQK = "qk";            // Q @ K^T (bmm/matmul/gemm)
+inline constexpr const char* kScale = "scale";      // mul/div by sqrt(d)
+inline constexpr const char* kMask = "mask";        // add/masked_fill/where
+inline constexpr const char* kSoftmax = "softmax";
+inline constexpr const char* kDropout = "dropout";
+inline constexpr const char* kAV = "av";            // P @ V
+inline constexpr const char* kFused = "fused";      // one fused attention kernel
+inline constexpr const char* kOther = "other";      // copies, casts, layout changes
+}  // namespace component
+
+// Where an ATen op may sit in eager attention, Q @ K^T -> [scale] -> [mask] -> softmax ->
+// [dropout] -> P @ V (cpp/src/attention/eager_pattern.cpp), as bits: one op can be a score op
+// and a prob op (aten::mul scales the scores or applies a head mask).
+enum AtenOpRole : unsigned {
+  kRoleSoftmax = 1,  // the anchor
+  kRoleMatmul = 2,   // Q @ K^T before the softmax, P @ V after it
+  kRoleLayout = 4,   // only reshapes, casts or copies: allowed anywhere inside the pattern
+  kRoleScore = 8,    // between Q @ K^T and the softmax: scaling, masking, soft-capping
+  kRoleProb = 16,    // between the softmax and P @ V: dropout, head masks
+};
+
+struct AtenOpWord {
+  std::string_view name;       // "aten::softmax"
+  unsigned roles;              // AtenOpRole bits
+  std::string_view component;  // component:: its kernels count as ("gemm": qk or av, the matcher knows which)
+};
+
+inline constexpr std::string_view kGemmComponent = "gemm";
+
+// The ATen ops eager attention is made of, with their roles; any other op is component::kOther
+// and ends the pattern. aten::bernoulli_ (dropout's sampling, under native_dropout) counts as
+// dropout work but cannot stand between the softmax and P @ V by itself.
+inline constexpr AtenOpWord kAtenOpWords[] = {
+    {"aten::softmax", kRoleSoftmax, component::kSoftmax},
+    {"aten::_softmax", kRoleSoftmax, component::kSoftmax},
+    {"aten::_safe_softmax", kRoleSoftmax, component::kSoftmax},
+    {"aten::special_softmax", kRoleSoftmax, component::kSoftmax},
+    {"aten::_masked_softmax", kRoleSoftmax, component::kSoftmax},
+    {"aten::matmul", kRoleMatmul, kGemmComponent},
+    {"aten::bmm", kRoleMatmul, kGemmComponent},
+    {"aten::baddbmm", kRoleMatmul, kGemmComponent},
+    {"aten::einsum", kRoleMatmul, kGemmComponent},
+    {"aten::mm", kRoleMatmul, kGemmComponent},
+    {"aten::view", kRoleLayout, component::kOther},
+    {"aten::reshape", kRoleLayout, component::kOther},
+    {"aten::_unsafe_view", kRoleLayout, component::kOther},
+    {"aten::transpose", kRoleLayout, component::kOther},
+    {"aten::permute", kRoleLayout, component::kOther},
+    {"aten::expand", kRoleLayout, component::kOther},
+    {"aten::contiguous", kRoleLayout, component::kOther},
+    {"aten::clone", kRoleLayout, component::kOther},
+    {"aten::to", kRoleLayout, component::kOther},
+    {"aten::_to_copy", kRoleLayout, component::kOther},
+    {"aten::copy_", kRoleLayout, component::kOther},
+    {"aten::type_as", kRoleLayout, component::kOther},
+    {"aten::unsqueeze", kRoleLayout, component::kOther},
+    {"aten::squeeze", kRoleLayout, component::kOther},
+    {"aten::slice", kRoleLayout, component::kOther},
+    {"aten::select", kRoleLayout, component::kOther},
+    {"aten::as_strided", kRoleLayout, component::kOther},
+    {"aten::detach", kRoleLayout, component::kOther},
+    {"aten::empty", kRoleLayout, component::kOther},
+    {"aten::empty_like", kRoleLayout, component::kOther},
+    {"aten::lift_fresh", kRoleLayout, component::kOther},
+    {"aten::mul", kRoleScore | kRoleProb, component::kScale},
+    {"aten::mul_", kRoleScore, component::kScale},
+    {"aten::div", kRoleScore, component::kScale},
+    {"aten::div_", kRoleScore, component::kScale},
+    {"aten::add", kRoleScore, component::kMask},
+    {"aten::add_", kRoleScore, component::kMask},
+    {"aten::sub", kRoleScore, component::kMask},
+    {"aten::masked_fill", kRoleScore | kRoleProb, component::kMask},
+    {"aten::masked_fill_", kRoleScore, component::kMask},
+    {"aten::where", kRoleScore, component::kMask},
+    {"aten::tril", kRoleScore, component::kMask},
+    {"aten::triu", kRoleScore, component::kMask},
+    {"aten::ones", kRoleScore, component::kMask},
+    {"aten::zeros", kRoleScore, component::kMask},
+    {"aten::full", kRoleScore, component::kMask},
+    {"aten::scalar_tensor", kRoleScore, component::kMask},
+    {"aten::fill_", kRoleScore, component::kMask},
+    {"aten::tanh", kRoleScore, component::kOther},  // soft-capping (Gemma 2)
+    {"aten::bitwise_not", kRoleScore, component::kOther},
+    {"aten::logical_not", kRoleScore, component::kOther},
+    {"aten::__and__", kRoleScore, component::kOther},
+    {"aten::dropout", kRoleProb, component::kDropout},
+    {"aten::native_dropout", kRoleProb, component::kDropout},
+    {"aten::feature_dropout", kRoleProb, component::kDropout},
+    {"aten::bernoulli_", 0, component::kDropout},
+};
+
+// The row of an ATen op name; nullptr when it has no role in eager attention.
+constexpr const AtenOpWord* aten_op_word(std::string_view name) {
+  for (const AtenOpWord& w : kAtenOpWords)
+    if (w.name == name) return &w;
+  return nullptr;
 }
 
 struct IngestIssueWord {
@@ -152,5 +269,62 @@ constexpr const IngestIssueWord* ingest_issue_word(std::string_view kind) {
     if (w.kind == kind) return &w;
   return nullptr;
 }
+
+// Finding::rule ids, beside the ids of the SDPA rule table (cpp/src/rules/rule_table.cpp,
+// "sdpa.flash.dtype", ...) that name the failed check of a fallback finding. The findings
+// of extraction itself (unfused calls, no attention, all fused) carry no id.
+namespace finding {
+inline constexpr const char* kEagerAttention = "rules.eager_attention";
+inline constexpr const char* kForcedBackend = "rules.forced_backend";
+inline constexpr const char* kConsistency = "rules.consistency";
+inline constexpr const char* kRoofline = "cost.roofline";
+inline constexpr const char* kMemoryShare = "cost.memory_share";
+inline constexpr const char* kSlidingWindow = "heads.sliding_window";
+inline constexpr const char* kPaddingMask = "heads.padding_mask";
+inline constexpr const char* kCausalMask = "heads.causal_mask";
+inline constexpr const char* kBlockMask = "heads.block_mask";
+inline constexpr const char* kArbitraryMask = "heads.arbitrary_mask";
+inline constexpr const char* kBiasMask = "heads.bias_mask";
+inline constexpr const char* kFullMask = "heads.full_mask";
+inline constexpr const char* kMaskedWork = "heads.masked_work";
+inline constexpr const char* kRanksSlowest = "ranks.slowest";
+inline constexpr const char* kKeyLengthUnknown = "flops.key_length_unknown";
+}  // namespace finding
+
+struct FindingWord {
+  std::string_view id;     // finding::k*
+  std::string_view stage;  // the stage that emits it
+  std::string_view what;   // what it reports (docs/report-schema.md, "Finding ids")
+};
+
+inline constexpr std::array<FindingWord, 15> kFindingWords = {{
+    {finding::kEagerAttention, "rules", "eager attention (no SDPA call) and the backend SDPA would run"},
+    {finding::kForcedBackend, "rules", "sdpa_kernel([X]) forced a backend the rules rank below another"},
+    {finding::kConsistency, "rules", "the rules' prediction disagrees with the trace or the live capture"},
+    {finding::kRoofline, "analysis", "the share of the GPU's peak each backend's attention reaches"},
+    {finding::kMemoryShare, "analysis", "layers whose attention peak exceeds 1.5x the median layer's"},
+    {finding::kSlidingWindow, "heads", "a sliding-window mask whose masked scores the kernel still computes"},
+    {finding::kPaddingMask, "heads", "a padding mask whose padded keys the kernel still computes"},
+    {finding::kCausalMask, "heads", "a materialised causal mask instead of is_causal=True"},
+    {finding::kBlockMask, "heads", "a block-diagonal (document) mask computed in full"},
+    {finding::kArbitraryMask, "heads", "an arbitrary mask computed in full"},
+    {finding::kBiasMask, "heads", "a bias mask (ALiBi, position bias) added to materialised scores"},
+    {finding::kFullMask, "heads", "masked work of a FlexAttention call whose captured mask keeps every score (pattern full)"},
+    {finding::kMaskedWork, "heads", "masked scores of a mask of unknown kind that the kernel computes"},
+    {finding::kRanksSlowest, "pipeline", "the rank whose attention takes longest against the fastest"},
+    {finding::kKeyLengthUnknown, "attention", "serving calls whose FLOPs are unknown: the trace records no key length"},
+}};
+
+// The row of a finding id; nullptr for the rule table's ids and unknown ones.
+constexpr const FindingWord* finding_word(std::string_view id) {
+  for (const FindingWord& w : kFindingWords)
+    if (w.id == id) return &w;
+  return nullptr;
+}
+
+// A trace recorded with one SDPA backend forced (sdpa_kernel([X])) says so in its file name:
+// "<run>_force_<backend>..." (attnprof.sweep writes sweep_sdpa_force_flash_s512.pt.trace.json).
+// `attnprof scale` reads such a run as forced, the others as PyTorch's own pick.
+inline constexpr std::string_view kForcedBackendMarker = "_force_";
 
 }  // namespace attnprof

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,17 +47,18 @@ CallCost cost_of_call(const Call& call, const GpuSpec* spec, const analysis::Mem
   return cost;
 }
 
-LayerCost cost_of_layer(const Layer& layer, const std::vector<Call>& calls, const GpuSpec* spec) {
+LayerCost cost_of_layer(const Layer& layer, const std::vector<Call>& calls, const std::vector<CallCost>& call_costs,
+                        const GpuSpec* spec) {
   LayerCost cost;
   double flops = 0, seconds = 0, peak_tflops_sum = 0;
   for (int64_t id : layer.call_ids) {
     if (id < 0 || static_cast<size_t>(id) >= calls.size()) continue;
     const Call& call = calls[static_cast<size_t>(id)];
+    const CallCost& call_cost = call_costs[static_cast<size_t>(id)];
     flops += call_flops(call);
     seconds += call.device_time_us * 1e-6;
     if (spec != nullptr) peak_tflops_sum += peak_tflops(*spec, call.shape.dtype) * call.device_time_us * 1e-6;
-    if (call.cost && call.cost->peak_bytes_during >= 0)
-      cost.peak_bytes = std::max(cost.peak_bytes, call.cost->peak_bytes_during);
+    if (call_cost.peak_bytes_during >= 0) cost.peak_bytes = std::max(cost.peak_bytes, call_cost.peak_bytes_during);
   }
   if (seconds > 0) {
     cost.achieved_tflops = flops / seconds / 1e12;
@@ -72,63 +74,69 @@ LayerCost cost_of_layer(const Layer& layer, const std::vector<Call>& calls, cons
   return cost;
 }
 
-void flag_disproportionate_layers(Report& report) {
+// Marks the layers whose peak exceeds kDisproportionateFactor x the median layer's; their finding.
+std::optional<Finding> flag_disproportionate_layers(const std::vector<Layer>& layers, std::vector<LayerCost>& costs) {
   std::vector<int64_t> peaks;
-  for (const auto& layer : report.layers)
-    if (layer.cost && layer.cost->peak_bytes > 0) peaks.push_back(layer.cost->peak_bytes);
-  if (peaks.size() < 3) return;
+  for (const LayerCost& cost : costs)
+    if (cost.peak_bytes > 0) peaks.push_back(cost.peak_bytes);
+  if (peaks.size() < 3) return std::nullopt;
   std::nth_element(peaks.begin(), peaks.begin() + static_cast<std::ptrdiff_t>(peaks.size() / 2), peaks.end());
   const double median = static_cast<double>(peaks[peaks.size() / 2]);
-  Finding finding{"medium", "", "", "cost.memory_share", {}, 0};
-  for (auto& layer : report.layers) {
-    if (!layer.cost || static_cast<double>(layer.cost->peak_bytes) <= kDisproportionateFactor * median) continue;
-    layer.cost->disproportionate = true;
-    finding.layers.push_back(layer.index);
+  Finding finding{"medium", "", "", finding::kMemoryShare, {}, 0};
+  for (size_t i = 0; i < layers.size(); ++i) {
+    if (static_cast<double>(costs[i].peak_bytes) <= kDisproportionateFactor * median) continue;
+    costs[i].disproportionate = true;
+    finding.layers.push_back(layers[i].index);
   }
-  if (finding.layers.empty()) return;
+  if (finding.layers.empty()) return std::nullopt;
   finding.title = fmt::format("{} attention layer(s) allocate over {}x the median layer's peak",
                               finding.layers.size(), kDisproportionateFactor);
   finding.detail = fmt::format("Median layer peak during attention: {:.1f} MiB. Peak bytes come from the "
                                "trace's [memory] events inside each call's time span.",
                                median / (1 << 20));
-  report.findings.push_back(std::move(finding));
+  return finding;
 }
 
 // One line per backend: "cudnn attention reaches 61% of NVIDIA H200 bf16 peak (best layer 3: 63%)".
-void add_roofline_findings(Report& report) {
+std::vector<Finding> roofline_findings(const std::vector<Call>& calls, const std::vector<CallCost>& costs,
+                                       const std::string& device_name) {
   struct Sum {
     double flops = 0, peak_seconds = 0, seconds = 0;
     std::string dtype;
   };
   std::map<std::string, Sum> by_backend;
   std::map<std::string, std::pair<int64_t, double>> best_layer;  // backend -> (layer, fraction)
-  for (const auto& call : report.calls) {
-    if (!call.cost || call.cost->peak_tflops <= 0 || call.device_time_us <= 0) continue;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const Call& call = calls[i];
+    const CallCost& cost = costs[i];
+    if (cost.peak_tflops <= 0 || call.device_time_us <= 0) continue;
     if (call_flops(call) <= 0) continue;  // FLOPs unknown (no key length): no share of peak, not 0%
     Sum& sum = by_backend[call.backend];
     const double seconds = call.device_time_us * 1e-6;
     sum.flops += call_flops(call);
     sum.seconds += seconds;
-    sum.peak_seconds += call.cost->peak_tflops * 1e12 * seconds;
+    sum.peak_seconds += cost.peak_tflops * 1e12 * seconds;
     sum.dtype = call.shape.dtype;
     auto& best = best_layer.try_emplace(call.backend, -1, -1.0).first->second;
-    if (call.cost->peak_fraction > best.second) best = {call.layer, call.cost->peak_fraction};
+    if (cost.peak_fraction > best.second) best = {call.layer, cost.peak_fraction};
   }
+  std::vector<Finding> findings;
   for (const auto& [name, sum] : by_backend) {
     const double fraction = sum.flops / sum.peak_seconds;
     const auto& best = best_layer[name];
     Finding finding;
     finding.severity = "info";
-    finding.rule = "cost.roofline";
+    finding.rule = finding::kRoofline;
     finding.title = fmt::format("{} attention reaches {:.0f}% of {} {} peak (best layer {}: {:.0f}%)", name,
-                                100 * fraction, report.source.device_name, sum.dtype, best.first,
+                                100 * fraction, device_name, sum.dtype, best.first,
                                 100 * best.second);
     finding.detail = fmt::format("{:.1f} TFLOP/s achieved over {:.1f} us of attention kernels; FLOPs "
                                  "4*B*Hq*Sq*Skv*D (causal /2), peak from the GPU spec table (docs/cost.md).",
                                  sum.flops / sum.seconds / 1e12, sum.seconds * 1e6);
     if (best.first >= 0) finding.layers.push_back(best.first);
-    report.findings.push_back(std::move(finding));
+    findings.push_back(std::move(finding));
   }
+  return findings;
 }
 
 }  // namespace
@@ -145,13 +153,16 @@ PassMemory pass_memory(const Trace& trace) {
   return result;
 }
 
-void add_cost_analysis(Report& report, const Trace& trace) {
-  const GpuSpec* spec = spec_of(report.source, report.summary.has_gpu);
+CostSection analyze_cost(const std::vector<Call>& calls, const std::vector<Layer>& layers, const SourceInfo& source,
+                         bool has_gpu, const Trace& trace) {
+  CostSection section;
+  const GpuSpec* spec = spec_of(source, has_gpu);
   const analysis::MemoryTimeline memory(trace);
-  for (auto& call : report.calls) call.cost = cost_of_call(call, spec, memory);
-  for (auto& layer : report.layers) layer.cost = cost_of_layer(layer, report.calls, spec);
-  flag_disproportionate_layers(report);
-  add_roofline_findings(report);
+  for (const Call& call : calls) section.calls.push_back(cost_of_call(call, spec, memory));
+  for (const Layer& layer : layers) section.layers.push_back(cost_of_layer(layer, calls, section.calls, spec));
+  if (auto finding = flag_disproportionate_layers(layers, section.layers)) section.findings.push_back(std::move(*finding));
+  for (Finding& f : roofline_findings(calls, section.calls, source.device_name)) section.findings.push_back(std::move(f));
+  return section;
 }
 
 }  // namespace attnprof

@@ -32,7 +32,7 @@ std::string file_stem(const std::string& path) {
 }
 
 bool looks_forced(const std::string& path, const Report& report) {
-  if (file_stem(path).find("_force_") != std::string::npos) return true;
+  if (file_stem(path).find(kForcedBackendMarker) != std::string::npos) return true;
   for (const auto& call : report.calls)
     if (call.capture && !call.capture->pytorch_choice.empty() && call.capture->pytorch_choice != call.backend)
       return true;
@@ -187,8 +187,7 @@ Result<MemoryBudget> choose_memory_budget(const std::string& memory_cap, const s
     const GpuSpec* spec = find_gpu_spec(gpu);
     if (spec == nullptr || spec->memory_bytes == 0)
       return make_error(ErrorCode::kInvalidArgument,
-                        fmt::format("unknown GPU '{}' (known: A100-40GB, A100-80GB, H100-SXM, H100-PCIe, H200, "
-                                    "B200, L4, L40S, RTX4090, MI300X, MI325X, MI350X, MI355X)", gpu));
+                        fmt::format("unknown GPU '{}' (known: {})", gpu, gpu_spec_names(/*with_memory_only=*/true)));
     return MemoryBudget{spec->memory_bytes, fmt::format("--gpu {} ({})", gpu, spec->name)};
   }
   if (traced_device.device_memory_bytes > 0)

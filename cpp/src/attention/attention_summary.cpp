@@ -61,7 +61,7 @@ std::optional<Finding> unknown_flops_finding(const std::vector<Call>& calls) {
   for (const auto& [op, n] : by_op) ops += fmt::format("{}{} ({})", ops.empty() ? "" : ", ", op, n);
   Finding f;
   f.severity = "info";
-  f.rule = "flops.key_length_unknown";
+  f.rule = finding::kKeyLengthUnknown;
   f.title = fmt::format("FLOPs and TFLOP/s unknown for {} call{}: the trace records no key length", count,
                         count == 1 ? "" : "s");
   f.detail = fmt::format(

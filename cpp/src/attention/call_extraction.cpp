@@ -214,12 +214,12 @@ void add_math_kernels(ExtractionContext& ctx, uint32_t math_op, Call& call) {
   for (size_t i = 0; i < children.size() && softmax == none; ++i)
     if (component_at(i) == component::kSoftmax) softmax = i;
   for (size_t i = 0; i < softmax && i < children.size(); ++i)
-    if (component_at(i) == "gemm") qk = i;
+    if (component_at(i) == kGemmComponent) qk = i;
   for (size_t i = softmax + 1; i < children.size() && av == none; ++i)
-    if (component_at(i) == "gemm") av = i;
+    if (component_at(i) == kGemmComponent) av = i;
   for (size_t i = 0; i < children.size(); ++i) {
     std::string_view component = component_at(i);
-    if (component == "gemm") component = i == qk ? component::kQK : i == av ? component::kAV : component::kOther;
+    if (component == kGemmComponent) component = i == qk ? component::kQK : i == av ? component::kAV : component::kOther;
     add_kernels_under(ctx, children[i], component, call);
     note_grad_sequences(ctx, children[i], call.cpu_ts_ns, component);
   }

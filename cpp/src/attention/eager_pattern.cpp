@@ -29,36 +29,6 @@ constexpr size_t kMaxOpsBetween = 12;  // views/casts between the matmuls and th
 // buckets, ALiBi) is dozens of ops of arange/log/where/embedding.
 constexpr size_t kMaxBiasOps = 64;
 
-template <size_t N>
-bool one_of(std::string_view name, const std::array<std::string_view, N>& names) {
-  for (const std::string_view n : names)
-    if (name == n) return true;
-  return false;
-}
-
-constexpr std::array<std::string_view, 5> kSoftmaxOps = {"aten::softmax", "aten::_softmax",
-                                                         "aten::_safe_softmax", "aten::special_softmax",
-                                                         "aten::_masked_softmax"};
-constexpr std::array<std::string_view, 5> kMatmulOps = {"aten::matmul", "aten::bmm", "aten::baddbmm",
-                                                        "aten::einsum", "aten::mm"};
-// Ops that only reshape, cast or copy: allowed anywhere inside the pattern.
-constexpr std::array<std::string_view, 21> kLayoutOps = {
-    "aten::view", "aten::reshape", "aten::_unsafe_view", "aten::transpose", "aten::permute",
-    "aten::expand", "aten::contiguous", "aten::clone", "aten::to", "aten::_to_copy",
-    "aten::copy_", "aten::type_as", "aten::unsqueeze", "aten::squeeze", "aten::slice",
-    "aten::select", "aten::as_strided", "aten::detach", "aten::empty", "aten::empty_like",
-    "aten::lift_fresh"};
-// Between Q@K^T and softmax: scaling, masking, soft-capping.
-constexpr std::array<std::string_view, 21> kScoreOps = {
-    "aten::mul", "aten::mul_", "aten::div", "aten::div_", "aten::add", "aten::add_", "aten::sub",
-    "aten::masked_fill", "aten::masked_fill_", "aten::where", "aten::tanh", "aten::scalar_tensor",
-    "aten::full", "aten::ones", "aten::zeros", "aten::tril", "aten::triu", "aten::fill_",
-    "aten::bitwise_not", "aten::logical_not", "aten::__and__"};
-// Between softmax and P@V: dropout, head masks.
-constexpr std::array<std::string_view, 5> kProbOps = {"aten::dropout", "aten::native_dropout",
-                                                      "aten::feature_dropout", "aten::mul",
-                                                      "aten::masked_fill"};
-
 struct Operands {  // the two matrix operands of a matmul-family op
   const TensorDims* a = nullptr;
   const TensorDims* b = nullptr;
@@ -91,13 +61,13 @@ bool applies_probs(const Operands& m, const TensorDims& probs) {
          product(a, 0, a.size() - 2) == product(probs, 0, r - 2);
 }
 
-// What an op name is to the matcher, decided once per interned name (a trace repeats few).
-enum OpKind : uint8_t { kSoftmax = 1, kMatmul = 2, kLayout = 4, kScore = 8, kProb = 16 };
+// What an op name is to the matcher (the vocabulary's ATen op roles, AtenOpRole bits),
+// decided once per interned name (a trace repeats few).
+enum OpKind : uint8_t { kSoftmax = kRoleSoftmax, kMatmul = kRoleMatmul, kLayout = kRoleLayout, kScore = kRoleScore, kProb = kRoleProb };
 
 uint8_t op_kind(std::string_view name) {
-  return static_cast<uint8_t>((one_of(name, kSoftmaxOps) ? kSoftmax : 0) | (one_of(name, kMatmulOps) ? kMatmul : 0) |
-                              (one_of(name, kLayoutOps) ? kLayout : 0) | (one_of(name, kScoreOps) ? kScore : 0) |
-                              (one_of(name, kProbOps) ? kProb : 0));
+  const AtenOpWord* word = aten_op_word(name);
+  return static_cast<uint8_t>(word ? word->roles : 0);
 }
 
 class EagerMatcher {
@@ -269,19 +239,8 @@ std::vector<std::vector<uint32_t>> outermost_ops_per_thread(const ExtractionCont
 }  // namespace
 
 std::string_view component_of_op(std::string_view op) {
-  constexpr std::array<std::string_view, 4> kScale = {"aten::mul", "aten::mul_", "aten::div", "aten::div_"};
-  constexpr std::array<std::string_view, 13> kMask = {
-      "aten::add", "aten::add_", "aten::sub", "aten::masked_fill", "aten::masked_fill_", "aten::where",
-      "aten::tril", "aten::triu", "aten::ones", "aten::zeros", "aten::full", "aten::scalar_tensor",
-      "aten::fill_"};
-  constexpr std::array<std::string_view, 4> kDropout = {"aten::dropout", "aten::native_dropout",
-                                                        "aten::feature_dropout", "aten::bernoulli_"};
-  if (one_of(op, kSoftmaxOps)) return component::kSoftmax;
-  if (one_of(op, kMatmulOps)) return "gemm";  // qk or av: the caller knows which
-  if (one_of(op, kScale)) return component::kScale;
-  if (one_of(op, kMask)) return component::kMask;
-  if (one_of(op, kDropout)) return component::kDropout;
-  return component::kOther;
+  const AtenOpWord* word = aten_op_word(op);
+  return word ? word->component : std::string_view(component::kOther);
 }
 
 std::vector<Call> find_eager_calls(ExtractionContext& ctx) {

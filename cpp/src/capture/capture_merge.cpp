@@ -79,11 +79,11 @@ void apply_captured(Call& call, const CapturedCall& c) {
 
 namespace {
 
-void name_layers(Report& report) {
-  for (Layer& layer : report.layers) {
+void name_layers(const std::vector<Call>& calls, std::vector<Layer>& layers) {
+  for (Layer& layer : layers) {
     for (int64_t id : layer.call_ids) {
-      if (id < 0 || id >= static_cast<int64_t>(report.calls.size())) continue;
-      const Call& call = report.calls[static_cast<size_t>(id)];
+      if (id < 0 || id >= static_cast<int64_t>(calls.size())) continue;
+      const Call& call = calls[static_cast<size_t>(id)];
       if (call.source == "trace+capture" && !call.module.empty()) {
         layer.module = call.module;
         break;
@@ -92,29 +92,23 @@ void name_layers(Report& report) {
   }
 }
 
-void add_version_if_missing(Report& report, const std::string& name, const std::string& value) {
-  if (value.empty()) return;
-  auto& versions = report.source.versions;
-  bool known = std::any_of(versions.begin(), versions.end(),
-                           [&](const auto& kv) { return kv.first == name; });
-  if (!known) versions.emplace_back(name, value);
-}
-
 }  // namespace
 
 std::string backend_of_sdp_choice(std::string_view choice, std::string_view device) {
   return std::string(backend_of_sdp_backend(choice, device));
 }
 
-MergeStats merge_capture(Report& report, const Trace& trace, const CaptureSidecar& sidecar) {
-  MergeStats stats;
+CaptureSection merge_capture(std::vector<Call>& calls, std::vector<Layer>& layers, const Trace& trace,
+                             const CaptureSidecar& sidecar) {
+  CaptureSection section;
+  MergeStats& stats = section.stats;
   CaptureRanges ranges = collect_ranges(trace);
   std::unordered_map<int64_t, const CapturedCall*> by_id;
   for (const CapturedCall& c : sidecar.calls) by_id[c.id] = &c;
 
   std::unordered_map<int64_t, const CapturedCall*> matched;  // report call id -> record
   std::unordered_map<int64_t, bool> used_ids;
-  for (Call& call : report.calls) {
+  for (Call& call : calls) {
     if (call.direction == "backward") continue;
     // The call's first op decides: an eager call's extracted span may reach past the range.
     const int64_t start = call.cpu_ts_ns;
@@ -136,7 +130,7 @@ MergeStats merge_capture(Report& report, const Trace& trace, const CaptureSideca
     }
   }
   // Backward calls inherit their forward partner's capture (same module, same choice).
-  for (Call& call : report.calls) {
+  for (Call& call : calls) {
     if (call.direction != "backward" || call.pair_id < 0) continue;
     auto it = matched.find(call.pair_id);
     if (it == matched.end()) continue;
@@ -149,19 +143,20 @@ MergeStats merge_capture(Report& report, const Trace& trace, const CaptureSideca
     if (id && by_id.count(*id) && !used_ids.count(*id)) ++stats.unmatched_captured;
   }
 
-  name_layers(report);
-  add_version_if_missing(report, "torch", sidecar.torch_version);
-  add_version_if_missing(report, "transformers", sidecar.transformers_version);
+  name_layers(calls, layers);
+  for (const auto& [name, value] : {std::pair{"torch", &sidecar.torch_version},
+                                    std::pair{"transformers", &sidecar.transformers_version}})
+    if (!value->empty()) section.versions.emplace_back(name, *value);
   if (stats.unmatched_captured > 0) {
-    report.source.missing.push_back(fmt::format(
+    section.missing.push_back(fmt::format(
         "{} attention call(s) captured live ran inside the trace but match no call extracted "
         "from it; their arguments are not in the report",
         stats.unmatched_captured));
   }
   for (const std::string& w : sidecar.warnings) {
-    report.source.missing.push_back("live capture: " + w);
+    section.missing.push_back("live capture: " + w);
   }
-  return stats;
+  return section;
 }
 
 Result<std::optional<LoadedSidecar>> find_sidecar(const Trace& trace, const std::string& explicit_path) {

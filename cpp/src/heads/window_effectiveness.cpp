@@ -30,28 +30,34 @@ struct MaskKindAdvice {
   std::string_view kind;
   std::string_view label;
   std::string_view fix;  // "" when the kind keeps every score (nothing to skip)
+  std::string_view finding;  // finding::k* of its wasted work
 };
 
 constexpr MaskKindAdvice kMaskKindAdvice[] = {
     {"sliding_window", "sliding-window mask",
-     "FlexAttention with a BlockMask or FlashAttention-2's window_size would skip them"},
+     "FlexAttention with a BlockMask or FlashAttention-2's window_size would skip them", finding::kSlidingWindow},
     {"padding", "padding mask",
      "unpad instead of masking: flash-attn's varlen kernels (flash_attn_varlen_func with cu_seqlens), "
      "transformers' padding-free collator (DataCollatorWithFlattening) with attn_implementation="
      "\"flash_attention_2\", or nested jagged tensors (torch.nested, layout=torch.jagged) with SDPA; where no "
-     "row is padded, drop the mask and pass is_causal=True"},
+     "row is padded, drop the mask and pass is_causal=True",
+     finding::kPaddingMask},
     {"causal", "materialised causal mask",
      "drop the mask and pass is_causal=True: SDPA's flash and memory-efficient kernels then skip the blocks "
-     "above the diagonal"},
+     "above the diagonal",
+     finding::kCausalMask},
     {"block", "block-diagonal (document) mask",
      "FlexAttention with a document BlockMask, or flash-attn's varlen kernels with one cu_seqlens entry per "
-     "document, compute only the blocks inside each document"},
-    {"arbitrary", "arbitrary mask", "FlexAttention with a BlockMask of the same mask_mod skips the fully masked blocks"},
+     "document, compute only the blocks inside each document",
+     finding::kBlockMask},
+    {"arbitrary", "arbitrary mask", "FlexAttention with a BlockMask of the same mask_mod skips the fully masked blocks",
+     finding::kArbitraryMask},
     {"bias", "bias mask (additive scores: ALiBi, position bias)",
      "FlashAttention-2's alibi_slopes or FlexAttention's score_mod add the bias inside a fused kernel that skips "
-     "the masked blocks"},
-    {"full", "mask that keeps every score", ""},
-    {"unknown", "mask of unknown kind", ""},
+     "the masked blocks",
+     finding::kBiasMask},
+    {"full", "mask that keeps every score", "", finding::kFullMask},
+    {"unknown", "mask of unknown kind", "", finding::kMaskedWork},
 };
 
 const MaskKindAdvice& advice_for(std::string_view kind) {
@@ -261,14 +267,6 @@ std::vector<WindowVerdictGroup> group_window_verdicts(const std::vector<WindowEf
   return groups;
 }
 
-namespace {
-std::string finding_rule(std::string_view mask_kind) {
-  if (mask_kind == "sliding_window") return "heads.sliding_window";
-  if (mask_kind.empty() || mask_kind == "unknown") return "heads.masked_work";
-  return fmt::format("heads.{}_mask", mask_kind);
-}
-}  // namespace
-
 std::vector<Finding> sliding_window_findings(const std::vector<WindowEffectiveness>& verdicts) {
   std::vector<WindowEffectiveness> wasteful;
   std::copy_if(verdicts.begin(), verdicts.end(), std::back_inserter(wasteful),
@@ -277,7 +275,7 @@ std::vector<Finding> sliding_window_findings(const std::vector<WindowEffectivene
   for (const WindowVerdictGroup& g : group_window_verdicts(wasteful)) {
     const WindowEffectiveness& w = *g.first;
     Finding f;
-    f.rule = finding_rule(w.mask_kind);
+    f.rule = std::string(advice_for(w.mask_kind).finding);
     f.severity = w.wasted_flops_share >= 0.5 ? "medium" : "low";
     f.title = fmt::format("{}: {:.0f}% of the attention FLOPs go to masked scores",
                           w.backend.empty() ? std::string("masked attention") : w.backend, 100 * w.wasted_flops_share);

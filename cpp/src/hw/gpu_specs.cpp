@@ -14,6 +14,11 @@ constexpr int64_t kGB = 1000LL * 1000 * 1000;
 
 // name, vendor, arch, memory, compute units, GB/s, bf16, fp16, fp8, tf32, fp32, require, exclude
 constexpr GpuSpec kSpecs[] = {
+    // V100: SXM2 and PCIe boards, 16 or 32 GB; no bf16, tf32 or fp8 on Volta (fp16 tensor cores).
+    {"V100-SXM2-16GB", "nvidia", "sm70", 16 * kGB, 80, 900, 0, 125, 0, 0, 15.7, {"v100"}, {"32gb", "pcie"}},
+    {"V100-SXM2-32GB", "nvidia", "sm70", 32 * kGB, 80, 900, 0, 125, 0, 0, 15.7, {"v100", "32gb"}, {"pcie"}},
+    {"V100-PCIe-16GB", "nvidia", "sm70", 16 * kGB, 80, 900, 0, 112, 0, 0, 14, {"v100", "pcie"}, {"32gb"}},
+    {"V100-PCIe-32GB", "nvidia", "sm70", 32 * kGB, 80, 900, 0, 112, 0, 0, 14, {"v100", "pcie", "32gb"}, {}},
     {"A100-40GB", "nvidia", "sm80", 40 * kGB, 108, 1555, 312, 312, 0, 156, 19.5, {"a100"}, {"80gb"}},
     {"A100-80GB", "nvidia", "sm80", 80 * kGB, 108, 2039, 312, 312, 0, 156, 19.5, {"a100", "80gb"}, {"pcie"}},
     {"A100-80GB-PCIe", "nvidia", "sm80", 80 * kGB, 108, 1935, 312, 312, 0, 156, 19.5, {"a100", "80gb", "pcie"}, {}},
@@ -74,6 +79,16 @@ bool matches(const GpuSpec& spec, const std::vector<std::string>& tokens) {
 }  // namespace
 
 std::span<const GpuSpec> gpu_specs() { return kSpecs; }
+
+std::string gpu_spec_names(bool with_memory_only) {
+  std::string names;
+  for (const GpuSpec& spec : kSpecs) {
+    if (with_memory_only && spec.memory_bytes <= 0) continue;
+    if (!names.empty()) names += ", ";
+    names += spec.name;
+  }
+  return names;
+}
 
 const GpuSpec* find_gpu_spec(std::string_view device_name) {
   const auto tokens = tokens_of(device_name);

@@ -1,5 +1,7 @@
 // The pipeline: trace -> Report. A readable list of stage calls; each stage lives in its own
-// folder under cpp/src and is tested on its own. To add a stage, add ONE call below.
+// folder under cpp/src, is tested on its own and returns what it found (the calls, the layers,
+// a typed section); analyze_trace assembles the sections into the Report, so the order of the
+// calls below is the data flow. To add a stage, add ONE call and its assembly line below.
 // Reading files (the trace, the sidecar) and running git happen here, outside analyze_trace.
 #include "attnprof/analyze.h"
 
@@ -83,19 +85,41 @@ void note_missing(const Trace& trace, const TraceIndex& index, const std::vector
   for (const IngestIssue& issue : trace.issues) source.missing.push_back(describe_ingest_issue(issue));
 }
 
+// The sliding-window stage's output: its verdicts (as the Report's heads section) and findings.
+struct WindowSection {
+  std::optional<HeadsSection> heads;
+  std::vector<Finding> findings;
+};
+
 // Only verdicts that say something: a FlexAttention call, masked work the trace proves, or a
-// mask whose kind is known (its fix).
-void add_window_verdicts(Report& report, const Trace& trace) {
+// mask whose kind is known (its fix). Per-head statistics need Q/K and are added by attach_heads.
+WindowSection window_verdicts(const Report& report, const Trace& trace) {
   std::vector<WindowEffectiveness> verdicts;
   for (WindowEffectiveness& w : sliding_window_effectiveness(report, &trace))
     if (w.mask == "block_mask" || w.masked_fraction >= 0 || w.masked_fraction_min > 0 || w.mask_kind != "unknown")
       verdicts.push_back(std::move(w));
-  if (verdicts.empty()) return;
-  for (Finding& f : sliding_window_findings(verdicts)) report.findings.push_back(std::move(f));
-  report.heads.emplace();
-  report.heads->sliding_window = std::move(verdicts);
-  report.heads->notes.push_back(
+  WindowSection section;
+  if (verdicts.empty()) return section;
+  section.findings = sliding_window_findings(verdicts);
+  section.heads.emplace();
+  section.heads->sliding_window = std::move(verdicts);
+  section.heads->notes.push_back(
       "per-head statistics need Q/K: attnprof.profile(heads=True), or attnprof heads FILE.safetensors");
+  return section;
+}
+
+// The live capture's versions (torch, transformers) where the trace named none.
+void add_versions_if_missing(SourceInfo& source, const std::vector<std::pair<std::string, std::string>>& versions) {
+  for (const auto& [name, value] : versions) {
+    const bool known = std::any_of(source.versions.begin(), source.versions.end(),
+                                   [&](const auto& kv) { return kv.first == name; });
+    if (!known) source.versions.emplace_back(name, value);
+  }
+}
+
+template <typename T>
+void append(std::vector<T>& to, std::vector<T> more) {
+  for (T& item : more) to.push_back(std::move(item));
 }
 
 }  // namespace
@@ -133,25 +157,35 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options, const Pr
     report.source.code->source_files = attention_source_files(trace, report);
   }
 
-  // Later stages: one call each, in this order.
-  // Live capture (cpp/src/capture): module paths, PyTorch's own choice; before the rules.
+  // Live capture (cpp/src/capture): module paths, PyTorch's own choice, exact arguments.
   if (capture) {
-    merge_capture(report, trace, capture->sidecar);
+    CaptureSection merged = merge_capture(report.calls, report.layers, trace, capture->sidecar);
+    add_versions_if_missing(report.source, merged.versions);
+    append(report.source.missing, std::move(merged.missing));
     report.source.files.push_back(capture->path);
   }
-  note_missing(trace, index, report.calls, report.source);  // after the capture filled what it could
+  note_missing(trace, index, report.calls, report.source);
 
-  report.findings = core_findings(report);
-  // Backend eligibility (cpp/src/rules): Call::explanation + one finding per fallback cause;
-  // after core_findings, which replaces the list.
-  rules::explain_calls(report, {options.torch_version.value_or(""), options.cudnn_version.value_or(""),
-                                options.arch.value_or("")});
-  // Cost (cpp/src/analysis): Call::cost, Layer::cost (roofline, memory during each call) and
-  // a roofline finding per backend; after core_findings, which replaces the list.
-  add_cost_analysis(report, trace);
-  // Sliding-window effectiveness (cpp/src/heads): whether the kernel of a masked or windowed
-  // call skips the masked work; per-head statistics need Q/K and are added by attach_heads.
-  add_window_verdicts(report, trace);
+  // The analyses read the calls as extracted and merged; each returns its section.
+  rules::ExplanationsSection explanations =  // backend eligibility (cpp/src/rules)
+      rules::explain_calls(report.calls, report.source, report.summary.has_gpu,
+                           {options.torch_version.value_or(""), options.cudnn_version.value_or(""),
+                            options.arch.value_or("")});
+  CostSection cost =  // roofline, memory during each call (cpp/src/analysis)
+      analyze_cost(report.calls, report.layers, report.source, report.summary.has_gpu, trace);
+  WindowSection windows = window_verdicts(report, trace);  // sliding-window effectiveness (cpp/src/heads)
+
+  // The Report: each section where it belongs; findings in the order the sections come, the
+  // rules' folded into the core finding of the same cause.
+  for (size_t i = 0; i < report.calls.size(); ++i) {
+    report.calls[i].explanation = std::move(explanations.calls[i]);
+    report.calls[i].cost = std::move(cost.calls[i]);
+  }
+  for (size_t i = 0; i < report.layers.size(); ++i) report.layers[i].cost = std::move(cost.layers[i]);
+  report.findings = rules::merge_findings(core_findings(report), std::move(explanations.findings));
+  append(report.findings, std::move(cost.findings));
+  append(report.findings, std::move(windows.findings));
+  report.heads = std::move(windows.heads);
   return report;
 }
 

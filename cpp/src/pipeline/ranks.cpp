@@ -209,7 +209,7 @@ int64_t most_different_layer(const RanksSection& section, const RankSummary& slo
 
 Finding slowest_rank_finding(const RanksSection& section, const RankSummary& slowest) {
   Finding f;
-  f.rule = "ranks.slowest";
+  f.rule = finding::kRanksSlowest;
   // A rank 10% slower than the median holds every collective back by that much.
   f.severity = section.slowest_over_median >= 1.10 ? "medium" : "info";
   const int64_t layer = most_different_layer(section, slowest);

@@ -101,17 +101,17 @@ std::string version_of(const SourceInfo& s, std::string_view name) {
 }
 
 // Resolves torch/cuDNN/arch: explicit options, then the trace, then stated defaults.
-Env env_for(const Report& r, const ExplainOptions& o, std::vector<std::string>& assumptions) {
+Env env_for(const SourceInfo& source, bool has_gpu, const ExplainOptions& o, std::vector<std::string>& assumptions) {
   Env env;
-  std::string arch = o.arch.empty() ? r.source.arch : o.arch;
+  std::string arch = o.arch.empty() ? source.arch : o.arch;
   if (arch.empty()) {
-    arch = r.summary.has_gpu ? kDefaultArch : "cpu";
+    arch = has_gpu ? kDefaultArch : "cpu";
     assumptions.push_back(fmt::format("arch {} assumed (trace has no deviceProperties; pass --arch)", arch));
   }
   if (auto d = parse_arch(arch)) env.device = *d;
   else assumptions.push_back(fmt::format("arch '{}' not understood, sm90 assumed", arch));
 
-  std::string torch = o.torch_version.empty() ? version_of(r.source, "torch") : o.torch_version;
+  std::string torch = o.torch_version.empty() ? version_of(source, "torch") : o.torch_version;
   if (torch.empty()) {
     torch = kDefaultTorch;
     assumptions.push_back(fmt::format("torch {} assumed (trace has no torch version; pass --torch)", torch));
@@ -120,7 +120,7 @@ Env env_for(const Report& r, const ExplainOptions& o, std::vector<std::string>& 
   else assumptions.push_back(fmt::format("torch version '{}' not understood, {} assumed", torch, kDefaultTorch));
 
   if (env.device.kind == DeviceKind::kCuda) {
-    std::string cudnn = o.cudnn_version.empty() ? version_of(r.source, "cudnn") : o.cudnn_version;
+    std::string cudnn = o.cudnn_version.empty() ? version_of(source, "cudnn") : o.cudnn_version;
     if (cudnn.empty()) {
       cudnn = kDefaultCudnn;
       assumptions.push_back(fmt::format("cuDNN {} assumed (trace has no cuDNN version; pass --cudnn)", cudnn));
@@ -218,21 +218,30 @@ Explanation explanation_from(const SdpaInput& input, const Env& env, const Decis
   return e;
 }
 
-void explain_calls(Report& report, const ExplainOptions& options) {
+std::vector<Finding> merge_findings(std::vector<Finding> base, std::vector<Finding> more) {
+  for (Finding& f : more) add_or_merge(base, std::move(f));
+  return base;
+}
+
+ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceInfo& source, bool has_gpu,
+                                  const ExplainOptions& options) {
   std::vector<std::string> env_assumptions;
-  const Env env = env_for(report, options, env_assumptions);
+  const Env env = env_for(source, has_gpu, options, env_assumptions);
+  ExplanationsSection section;
+  section.calls.resize(calls.size());
 
   // A trace where every SDPA call ran one backend that is eligible but not first in the order
   // was run under sdpa_kernel([X]).
   std::set<std::string> sdpa_backends;
-  for (const Call& c : report.calls)
+  for (const Call& c : calls)
     if (is_sdpa_backend(c.backend)) sdpa_backends.insert(c.backend);
   const std::optional<Backend> single =
       sdpa_backends.size() == 1 ? backend_from_name(*sdpa_backends.begin()) : std::nullopt;
 
   std::map<std::string, Group> groups;
   std::vector<std::string> group_order;
-  for (Call& call : report.calls) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const Call& call = calls[i];
     const bool eager = call.backend == backend::kEager;
     if (!eager && !is_sdpa_backend(call.backend)) continue;
     std::vector<std::string> assumptions = env_assumptions;
@@ -254,7 +263,7 @@ void explain_calls(Report& report, const ExplainOptions& options) {
       cause_key = "eager";
       title_core = fmt::format("eager attention (no SDPA call); SDPA would run {}", e.predicted_backend);
       severity = "high";
-      rule_id = "rules.eager_attention";
+      rule_id = finding::kEagerAttention;
     } else {
       const Backend seen = *backend_from_name(call.backend);
       const Verdict* seen_verdict = d.verdict(seen);
@@ -265,7 +274,7 @@ void explain_calls(Report& report, const ExplainOptions& options) {
         // cuDNN <= 9.15) explains the trace as well as sdpa_kernel does: say so, claim neither.
         Env older = env;
         older.torch = Version{2, 8, 0};
-        const bool versions_assumed = options.torch_version.empty() && version_of(report.source, "torch").empty();
+        const bool versions_assumed = options.torch_version.empty() && version_of(source, "torch").empty();
         if (forced && versions_assumed && decide(input, older).chosen == seen) {
           d = decide(input, older);
           e = explanation_from(input, older, d);
@@ -298,7 +307,7 @@ void explain_calls(Report& report, const ExplainOptions& options) {
           title_core = fmt::format("{} forced by the user (sdpa_kernel); SDPA would pick {}", call.backend,
                                    backend_name(by_default.chosen));
           severity = call.backend == backend::kMath ? "high" : "low";
-          rule_id = "rules.forced_backend";
+          rule_id = finding::kForcedBackend;
         } else if (cause_key.empty()) {
           e = explanation_from(input, env, d);
           e.consistent = false;
@@ -310,7 +319,7 @@ void explain_calls(Report& report, const ExplainOptions& options) {
           cause_key = "mismatch:" + call.backend + ">" + e.predicted_backend;
           title_core = fmt::format("rules predict {} but {} ran", e.predicted_backend, call.backend);
           severity = "medium";
-          rule_id = "rules.consistency";
+          rule_id = finding::kConsistency;
         }
       } else {
         e = explanation_from(input, env, d);
@@ -335,7 +344,7 @@ void explain_calls(Report& report, const ExplainOptions& options) {
         cause_key = "capture-mismatch:" + call.capture->pytorch_choice + ">" + d.choice;
         title_core = fmt::format("rules predict {} but PyTorch chose {} (live capture)", d.choice,
                                  call.capture->pytorch_choice);
-        rule_id = "rules.consistency";
+        rule_id = finding::kConsistency;
       }
     }
     if (cause_key == "older-order") cause_key.clear();
@@ -354,13 +363,14 @@ void explain_calls(Report& report, const ExplainOptions& options) {
       }
       g.layers.push_back(call.layer >= 0 ? call.layer : call.id);
     }
-    call.explanation = std::move(e);
+    section.calls[i] = std::move(e);
   }
   for (const std::string& key : group_order) {
     Group& g = groups[key];
-    add_or_merge(report.findings, {g.severity, fmt::format("{}: {}", format_layer_ranges(g.layers), g.title_core),
-                                   g.detail, g.rule, g.layers, g.gain, g.cause});
+    section.findings.push_back({g.severity, fmt::format("{}: {}", format_layer_ranges(g.layers), g.title_core),
+                                g.detail, g.rule, g.layers, g.gain, g.cause});
   }
+  return section;
 }
 
 }  // namespace attnprof::rules

@@ -6,8 +6,11 @@
 #include "attnprof/vocabulary.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <charconv>
+#include <span>
+#include <vector>
 
 namespace attnprof::rules {
 namespace {
@@ -145,9 +148,12 @@ Result<MaskKind> parse_mask(std::string_view m) {
 // dtypes the rules reason about.
 Result<std::string> parse_dtype(std::string_view d) {
   const std::string_view name = d == "half" ? "fp16" : dtype_word(d) ? d : dtype_of_spelling(d);
-  for (const char* ok : {"fp16", "bf16", "fp32", "fp64", "fp8_e4m3"})
-    if (name == ok) return std::string(name);
-  return bad(fmt::format("dtype '{}': expected fp16, bf16, fp32, fp64 or fp8_e4m3", d));
+  if (const DtypeWord* word = dtype_word(name); word && word->rules) return std::string(name);
+  std::vector<std::string_view> known;
+  for (const DtypeWord& w : kDtypeWords)
+    if (w.rules) known.push_back(w.name);
+  return bad(fmt::format("dtype '{}': expected {} or {}", d, fmt::join(std::span(known).first(known.size() - 1), ", "),
+                         known.back()));
 }
 
 std::string decision_json_text(const Decision& decision, const Env& env, const std::string& fix) {

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "attnprof/hw.h"
 #include "attnprof/scaling.h"
 
 namespace attnprof {
@@ -65,7 +66,12 @@ TEST(MemoryBudget, CapBeatsGpuNameBeatsDeviceProperties) {
   EXPECT_EQ(choose_memory_budget("24GiB", "", traced)->bytes, 24LL << 30);
   EXPECT_EQ(choose_memory_budget("", "A100-80GB", traced)->bytes, 80'000'000'000LL);
   EXPECT_EQ(choose_memory_budget("", "", traced)->bytes, 150109880320);
-  EXPECT_FALSE(choose_memory_budget("", "V100", traced).ok());
+  EXPECT_EQ(choose_memory_budget("", "V100", traced)->bytes, 16'000'000'000LL);  // the SXM2 16 GB board
+  const auto unknown = choose_memory_budget("", "P100", traced);
+  ASSERT_FALSE(unknown.ok());
+  // The names come from the GPU table (once a hand-copied list that lacked MI250 and others).
+  EXPECT_EQ(unknown.error().message, "unknown GPU 'P100' (known: " + gpu_spec_names(true) + ")");
+  EXPECT_NE(unknown.error().message.find("MI250X"), std::string::npos);
 }
 
 }  // namespace

@@ -117,7 +117,8 @@ TEST(CaptureMerge, CallInsideItsAnnotationGetsModuleChoiceAndExactArguments) {
   layer.module = "LlamaAttention_0";
   report.layers.push_back(layer);
 
-  MergeStats stats = merge_capture(report, b.trace, parsed());
+  const CaptureSection merged = merge_capture(report.calls, report.layers, b.trace, parsed());
+  const MergeStats& stats = merged.stats;
   EXPECT_EQ(stats.matched_calls, 1);
   const Call& c = report.calls[0];
   ASSERT_TRUE(c.capture.has_value());
@@ -142,8 +143,8 @@ TEST(CaptureMerge, CallInsideItsAnnotationGetsModuleChoiceAndExactArguments) {
   EXPECT_TRUE(c.causal);
   EXPECT_FALSE(c.decode);
   EXPECT_EQ(report.layers[0].module, "model.layers.0.self_attn");
-  EXPECT_EQ(report.source.versions.size(), 2u);
-  EXPECT_EQ(report.source.missing.size(), 1u);  // the capture's own warning
+  EXPECT_EQ(merged.versions.size(), 2u);
+  EXPECT_EQ(merged.missing.size(), 1u);  // the capture's own warning
 }
 
 TEST(CaptureMerge, EagerCallWithoutBackendTakesItFromTheInterface) {
@@ -151,7 +152,7 @@ TEST(CaptureMerge, EagerCallWithoutBackendTakesItFromTheInterface) {
   b.annotation("attnprof.call#8", 100, 1000);
   Report report;
   report.calls.push_back(call_at(0, 200, 500));
-  merge_capture(report, b.trace, parsed());
+  merge_capture(report.calls, report.layers, b.trace, parsed());
   const Call& c = report.calls[0];
   EXPECT_EQ(c.backend, backend::kEager);
   EXPECT_FALSE(c.capture->last_dim_contiguous);  // query stride ends in 2
@@ -169,7 +170,8 @@ TEST(CaptureMerge, CallOutsideAnyCallRangeIsNamedByTheInnermostModuleRange) {
   report.calls.push_back(call_at(0, 1200, 2000));
   report.calls.push_back(call_at(1, 5100, 100));
   report.calls.push_back(call_at(2, 9000, 100));
-  MergeStats stats = merge_capture(report, b.trace, parsed());
+  const CaptureSection merged = merge_capture(report.calls, report.layers, b.trace, parsed());
+  const MergeStats& stats = merged.stats;
   EXPECT_EQ(stats.module_only_calls, 3);
   EXPECT_EQ(report.calls[0].module, "encoder.block.0.attn");
   EXPECT_EQ(report.calls[1].module, "encoder.block.1.attn");
@@ -185,7 +187,7 @@ TEST(CaptureMerge, BackwardCallInheritsItsForwardPartnersCapture) {
   report.calls.push_back(call_at(1, 90000, 3000, "backward"));
   report.calls[0].pair_id = 1;
   report.calls[1].pair_id = 0;
-  merge_capture(report, b.trace, parsed());
+  merge_capture(report.calls, report.layers, b.trace, parsed());
   ASSERT_TRUE(report.calls[1].capture.has_value());
   EXPECT_EQ(report.calls[1].module, "model.layers.0.self_attn");
   EXPECT_EQ(report.calls[1].capture->pytorch_choice, "FLASH_ATTENTION");
@@ -197,11 +199,12 @@ TEST(CaptureMerge, CapturedCallMissingFromTheReportIsSaidInSourceMissing) {
   b.annotation("attnprof.call#8", 8000, 5000);
   Report report;
   report.calls.push_back(call_at(0, 2500, 3000));
-  MergeStats stats = merge_capture(report, b.trace, parsed());
+  const CaptureSection merged = merge_capture(report.calls, report.layers, b.trace, parsed());
+  const MergeStats& stats = merged.stats;
   EXPECT_EQ(stats.matched_calls, 1);
   EXPECT_EQ(stats.unmatched_captured, 1);
-  ASSERT_EQ(report.source.missing.size(), 2u);
-  EXPECT_NE(report.source.missing[0].find("1 attention call(s)"), std::string::npos);
+  ASSERT_EQ(merged.missing.size(), 2u);
+  EXPECT_NE(merged.missing[0].find("1 attention call(s)"), std::string::npos);
 }
 
 TEST(CaptureMerge, MissingSidecarBesideTheTraceIsNotAnErrorButAnExplicitOneIs) {

@@ -2,29 +2,16 @@
 // input prints ONE line on stderr naming the file and the field, exits 2, writes no output file.
 // One test per class of bad input; each input is small and made here, next to a good one that
 // the same command reads (so a test cannot pass because the command fails for another reason).
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <initializer_list>
-#include <sstream>
+#include <limits>
 #include <string>
-#include <vector>
+
+#include "cli_contract.h"
 
 namespace {
 
-namespace fs = std::filesystem;
-
-struct CliRun {
-  int exit_code = -1;
-  std::string stderr_text;
-};
+using attnprof::testing::CliRun;
 
 // A safetensors file: 8-byte little-endian header length, the JSON header, the data.
 std::string safetensors(const std::string& header_json, const std::string& data) {
@@ -59,52 +46,8 @@ const char* kLlamaConfig = R"({"model_type": "llama", "hidden_size": 4096, "num_
 
 const char* kGridRow = R"({"device": "cuda", "hd": 64, "dtype": "fp16", "Hq": 8, "Hkv": 8, "Sq": 256, "Skv": 256})";
 
-class ReaderCliContract : public ::testing::Test {
+class ReaderCliContract : public attnprof::testing::CliContractTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attnprof_reader_contract_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string write(const std::string& name, const std::string& bytes) {
-    const auto p = (dir_ / name).string();
-    std::ofstream(p, std::ios::binary) << bytes;
-    return p;
-  }
-  std::string out() const { return (dir_ / "out.json").string(); }
-  CliRun run(const std::string& args) {
-    const auto err = (dir_ / "stderr.txt").string();
-    const std::string cmd = std::string(ATTNPROF_CLI_PATH) + " " + args + " > /dev/null 2> '" + err + "'";
-    const int status = std::system(cmd.c_str());
-    CliRun r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream in(err);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    r.stderr_text = ss.str();
-    return r;
-  }
-  void expect_read(const std::string& args) {
-    SCOPED_TRACE(args);
-    const CliRun r = run(args);
-    EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
-    std::error_code ec;
-    fs::remove(out(), ec);
-  }
-  // Exit 2, one line that contains every one of `mentions`, no internal error, no output.
-  void expect_bad_input(const std::string& args, std::initializer_list<std::string> mentions) {
-    SCOPED_TRACE(args);
-    const CliRun r = run(args);
-    EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
-    EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
-    EXPECT_EQ(r.stderr_text.find("internal error"), std::string::npos) << r.stderr_text;
-    for (const std::string& m : mentions) EXPECT_NE(r.stderr_text.find(m), std::string::npos) << r.stderr_text;
-    EXPECT_FALSE(fs::exists(out())) << "no output file may be left behind";
-  }
   std::string heads(const std::string& path) { return "heads '" + path + "' --json '" + out() + "'"; }
   std::string diff(const std::string& a, const std::string& b) {
     return "diff '" + a + "' '" + b + "' --json '" + out() + "'";
@@ -114,7 +57,6 @@ class ReaderCliContract : public ::testing::Test {
   std::string whatif(const std::string& lengths) {
     return "whatif --lengths '" + lengths + "' --model llama-3-8b --window 4096 --json '" + out() + "'";
   }
-  fs::path dir_;
 };
 
 // The case that started this: std::stoll threw out of load_heads_safetensors.

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "attnprof/hw.h"
@@ -24,6 +26,8 @@ constexpr NameCase kNames[] = {
     {"RTX4090", "RTX4090"},                   {"AMD Instinct MI300X", "MI300X"},
     {"AMD Instinct MI325X", "MI325X"},        {"AMD Instinct MI350X", "MI350X"},
     {"AMD Instinct MI355X", "MI355X"},        {"cpu", "CPU"},
+    {"Tesla V100-SXM2-16GB", "V100-SXM2-16GB"}, {"Tesla V100-SXM2-32GB", "V100-SXM2-32GB"},
+    {"Tesla V100-PCIE-16GB", "V100-PCIe-16GB"}, {"Tesla V100-PCIE-32GB", "V100-PCIe-32GB"},
 };
 
 TEST(GpuSpecs, EverySampleNameMatchesExactlyItsIntendedSpec) {
@@ -50,7 +54,8 @@ TEST(GpuSpecs, L4DoesNotSwallowL40S) {
 
 TEST(GpuSpecs, UnknownNamesMatchNothing) {
   EXPECT_EQ(find_gpu_spec("NVIDIA GH200 480GB"), nullptr);
-  EXPECT_EQ(find_gpu_spec("Tesla V100-SXM2-16GB"), nullptr);
+  EXPECT_EQ(find_gpu_spec("Tesla P100-PCIE-16GB"), nullptr);
+  EXPECT_EQ(find_gpu_spec("Tesla V100S-PCIE-32GB"), nullptr);  // V100S: other clocks, not a V100 row
   EXPECT_EQ(find_gpu_spec(""), nullptr);
 }
 
@@ -86,12 +91,39 @@ TEST(IdentifyDevice, AnUnknownGpuIsStatedWithTheFieldsSeenNotGuessed) {
   EXPECT_EQ(id.vendor, "amd");  // warpSize 64
   EXPECT_EQ(id.arch, "rocm");   // not "sm90" from ROCm's compute capability
   EXPECT_EQ(id.identified_by, "unknown device: no name, warpSize 64, 80 compute units, 64 GiB, compute 9.0");
-  // The V100 of the HTA traces is not in the table: its name and compute capability stay.
+  // A Pascal P100 is not in the table: its name and compute capability stay.
+  const DeviceIdentity p100 = identify_device({"Tesla P100-SXM2-16GB", 17071734784, 6, 0, 56, 32, "", true});
+  EXPECT_EQ(p100.spec, nullptr);
+  EXPECT_EQ(p100.vendor, "nvidia");
+  EXPECT_EQ(p100.arch, "sm60");
+  EXPECT_EQ(p100.name, "Tesla P100-SXM2-16GB");
+}
+
+// The deviceProperties of the HTA traces (ns_resolution: V100 32 GB, trace_diff_test: 16 GB).
+TEST(IdentifyDevice, TheV100sOfTheHtaTracesAreNamedByTheTable) {
   const DeviceIdentity v100 = identify_device({"Tesla V100-SXM2-32GB", 34079637504, 7, 0, 80, 32, "", true});
-  EXPECT_EQ(v100.spec, nullptr);
-  EXPECT_EQ(v100.vendor, "nvidia");
+  ASSERT_NE(v100.spec, nullptr);
+  EXPECT_STREQ(v100.spec->name, "V100-SXM2-32GB");
+  EXPECT_EQ(v100.identified_by, "deviceProperties name");
   EXPECT_EQ(v100.arch, "sm70");
   EXPECT_EQ(v100.name, "Tesla V100-SXM2-32GB");
+  EXPECT_STREQ(identify_device({"Tesla V100-SXM2-16GB", 16945512448, 7, 0, 80, 32, "", true}).spec->name,
+               "V100-SXM2-16GB");
+  // Volta's tensor cores take fp16 only: no bf16 peak (NVIDIA V100 datasheet, docs/cost.md).
+  EXPECT_DOUBLE_EQ(peak_tflops(*v100.spec, "fp16"), 125);
+  EXPECT_DOUBLE_EQ(peak_tflops(*v100.spec, "bf16"), 0);
+  EXPECT_DOUBLE_EQ(peak_tflops(*v100.spec, "fp32"), 15.7);
+}
+
+TEST(GpuSpecs, TheListOfNamesInErrorsIsTheTable) {
+  const std::string all = gpu_spec_names();
+  const std::string with_memory = gpu_spec_names(/*with_memory_only=*/true);
+  for (const GpuSpec& spec : gpu_specs()) {
+    EXPECT_NE(all.find(spec.name), std::string::npos) << spec.name;
+    EXPECT_EQ(with_memory.find(spec.name) != std::string::npos, spec.memory_bytes > 0) << spec.name;
+  }
+  EXPECT_EQ(all.substr(0, all.find(',')), gpu_specs().front().name);
+  EXPECT_EQ(all.substr(all.rfind(", ") + 2), "CPU");
 }
 
 TEST(IdentifyDevice, GpuKernelsWithoutDevicePropertiesAreNeverCpuOnly) {
@@ -110,6 +142,25 @@ TEST(GpuSpecs, PeakPerDtypeIsDenseDatasheetValue) {
   EXPECT_DOUBLE_EQ(peak_tflops(h200, "int4"), 0);
   // Ridge point bf16 H200 = 989e12 / 4.8e12 = 206 FLOP/B (reference §4).
   EXPECT_NEAR(h200.bf16_tflops * 1e12 / (h200.bandwidth_gbs * 1e9), 206, 0.5);
+}
+
+// docs/cost.md section 1 shows the table: one row per spec with its arch and compute units.
+TEST(GpuSpecs, TheDocsTableHasARowForEverySpecWithItsArchAndComputeUnits) {
+  std::ifstream in(std::string(ATTNPROF_SOURCE_DIR) + "/docs/cost.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string docs = text.str();
+  for (const GpuSpec& spec : gpu_specs()) {
+    const std::string lead = std::string("| ") + spec.name;
+    size_t at = docs.find(lead + " |");
+    if (at == std::string::npos) at = docs.find(lead + " (");  // "A100-80GB (SXM)"
+    ASSERT_NE(at, std::string::npos) << spec.name << " has no row in docs/cost.md";
+    const std::string row = docs.substr(at, docs.find('\n', at) - at);
+    EXPECT_NE(row.find(std::string(" | ") + spec.arch + " | "), std::string::npos) << row;
+    if (spec.compute_units > 0) {
+      EXPECT_NE(row.find(" | " + std::to_string(spec.compute_units) + " | "), std::string::npos) << row;
+    }
+  }
 }
 
 }  // namespace

@@ -1,64 +1,21 @@
 // The error contract end to end: `attnprof analyze BAD --json OUT` prints one line on
 // stderr, exits 2 and leaves no OUT; partial-data traces still succeed.
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "attnprof/overlay.h"
+#include "cli_contract.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string stderr_text;
-};
-
-class CliErrorContract : public ::testing::Test {
+class CliErrorContract : public attnprof::testing::CliContractTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attnprof_cli_contract_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  std::string write(const std::string& name, const std::string& bytes) {
-    const auto p = (dir_ / name).string();
-    std::ofstream(p, std::ios::binary) << bytes;
-    return p;
-  }
-  CliRun analyze(const std::string& input, const std::string& out_json) {
-    const auto err = (dir_ / "stderr.txt").string();
-    const std::string cmd = std::string(ATTNPROF_CLI_PATH) + " analyze '" + input + "' --json '" + out_json +
-                            "' > /dev/null 2> '" + err + "'";
-    const int status = std::system(cmd.c_str());
-    CliRun r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream in(err);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    r.stderr_text = ss.str();
-    return r;
-  }
+  std::string analyze(const std::string& input) { return "analyze '" + input + "' --json '" + out() + "'"; }
   void expect_bad_input(const std::string& input, const std::string& mention) {
-    SCOPED_TRACE(input);
-    const auto out = (dir_ / "report.json").string();
-    const CliRun r = analyze(input, out);
-    EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
-    EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
-    EXPECT_NE(r.stderr_text.find(mention), std::string::npos) << r.stderr_text;
-    EXPECT_FALSE(fs::exists(out)) << "no output file may be left behind";
+    CliContractTest::expect_bad_input(analyze(input), {mention});
   }
-  fs::path dir_;
 };
 
 // The project's own gzip writer (the annotated-trace output uses it).
@@ -98,10 +55,9 @@ TEST_F(CliErrorContract, PartialDataTracesStillSucceed) {
     {"ph": "X", "cat": "kernel", "name": "k_)";
   text += "\xff";
   text += R"(", "pid": 0, "tid": 7, "ts": 13, "dur": 1, "args": {"correlation": 123456789012345678901234567890}}]})";
-  const auto out = (dir_ / "partial.json").string();
-  const CliRun r = analyze(write("partial_trace.json", text), out);
+  const attnprof::testing::CliRun r = run(analyze(write("partial_trace.json", text)));
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
-  EXPECT_TRUE(fs::exists(out));
+  EXPECT_TRUE(fs::exists(out()));
 }
 
 }  // namespace

@@ -210,23 +210,23 @@ attnprof::Report one_call_report(const std::string& backend, const std::string& 
 }
 
 TEST(ExplainCalls, LiveCaptureChoiceThatDisagreesWithTheRulesIsReported) {
-  attnprof::Report r = one_call_report("cudnn", "FLASH_ATTENTION");
-  attnprof::rules::explain_calls(r, {});
-  const attnprof::Explanation& e = *r.calls[0].explanation;
+  const attnprof::Report r = one_call_report("cudnn", "FLASH_ATTENTION");
+  const auto section = attnprof::rules::explain_calls(r.calls, r.source, r.summary.has_gpu, {});
+  const attnprof::Explanation& e = *section.calls[0];
   EXPECT_EQ(e.predicted_backend, "cudnn");
   EXPECT_FALSE(e.consistent);
   EXPECT_NE(e.consistency_note.find("live capture) was FLASH_ATTENTION"), std::string::npos) << e.consistency_note;
-  ASSERT_FALSE(r.findings.empty());
-  EXPECT_EQ(r.findings.back().rule, "rules.consistency");
+  ASSERT_FALSE(section.findings.empty());
+  EXPECT_EQ(section.findings.back().rule, "rules.consistency");
 }
 
 TEST(ExplainCalls, LiveCaptureChoiceThatAgreesKeepsTheCallConsistentWithoutAssumptions) {
-  attnprof::Report r = one_call_report("cudnn", "CUDNN_ATTENTION");
-  attnprof::rules::explain_calls(r, {});
-  const attnprof::Explanation& e = *r.calls[0].explanation;
+  const attnprof::Report r = one_call_report("cudnn", "CUDNN_ATTENTION");
+  const auto section = attnprof::rules::explain_calls(r.calls, r.source, r.summary.has_gpu, {});
+  const attnprof::Explanation& e = *section.calls[0];
   EXPECT_TRUE(e.consistent) << e.consistency_note;
   EXPECT_TRUE(e.assumptions.empty());  // versions and arch came from the Report
-  EXPECT_TRUE(r.findings.empty());
+  EXPECT_TRUE(section.findings.empty());
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "attnprof/rules.h"
 #include "attnprof/scaling.h"
 #include "attnprof/capture.h"
+#include "attnprof/explain_input.h"
 #include "attnprof/vocabulary.h"
 
 namespace attnprof {
@@ -71,14 +72,13 @@ TEST(BackendVocabulary, NoSourceOutsideTheVocabularySpellsAnSdpBackendMemberAsAL
     EXPECT_FALSE(std::regex_search(read_source(file), member)) << file;
 }
 
-std::string_view class_name(BackendClass c) {
-  switch (c) {
-    case BackendClass::kFused: return backend_class::kFused;
-    case BackendClass::kFallback: return backend_class::kFallback;
-    case BackendClass::kEager: return backend_class::kEager;
-  }
-  return "";
+TEST(BackendVocabulary, TheClassSpellingsAreTheDashboards) {
+  EXPECT_EQ(backend_class_name(BackendClass::kFused), backend_class::kFused);
+  EXPECT_EQ(backend_class_name(BackendClass::kFallback), backend_class::kFallback);
+  EXPECT_EQ(backend_class_name(BackendClass::kEager), backend_class::kEager);
 }
+
+std::string_view class_name(BackendClass c) { return backend_class_name(c); }
 
 // The dashboard colours each call by its own fused flag; on real traces of every backend
 // class that agrees with the class the vocabulary gives the call's backend.
@@ -135,6 +135,103 @@ TEST(IngestIssueVocabulary, EveryIssueKindIngestRecordsHasARowAndIsDocumented) {
   const std::string docs = read_source("docs/ingest.md");
   for (const IngestIssueWord& w : kIngestIssueWords)
     EXPECT_NE(docs.find("`" + std::string(w.kind) + "`"), std::string::npos) << w.kind << " is not in docs/ingest.md";
+}
+
+TEST(DtypeVocabulary, ExplainAndMatrixAcceptExactlyTheDtypesTheRulesReasonAbout) {
+  for (const DtypeWord& w : kDtypeWords) {
+    EXPECT_EQ(rules::parse_dtype(w.name).ok(), w.rules) << w.name;
+    for (std::string_view torch_name : w.torch)
+      if (!torch_name.empty()) {
+        EXPECT_EQ(rules::parse_dtype(torch_name).ok(), w.rules) << torch_name;
+      }
+  }
+  const auto rejected = rules::parse_dtype("int8");
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_EQ(rejected.error().message, "dtype 'int8': expected bf16, fp16, fp32, fp64 or fp8_e4m3");
+  // `attnprof matrix` once kept its own set (without fp64), explain_input.cpp another: no list
+  // of two dtype literals is left in either.
+  const std::regex dtype_literal("\"(fp16|bf16|fp32|fp64|fp8_e4m3)\"\\s*(,|&&|\\|\\|)[^;]*\"(fp16|bf16|fp32|fp64|fp8_e4m3)\"");
+  EXPECT_FALSE(std::regex_search(read_source("cpp/cli/cmd_matrix.cpp"), dtype_literal));
+  EXPECT_FALSE(std::regex_search(read_source("cpp/src/rules/explain_input.cpp"), dtype_literal));
+}
+
+TEST(AtenOpVocabulary, EveryRoleHasTheComponentItsKernelsCountAs) {
+  for (const AtenOpWord& w : kAtenOpWords) {
+    EXPECT_EQ(component_of_op(w.name), w.component) << w.name;
+    if (w.roles & kRoleSoftmax) {
+      EXPECT_EQ(w.component, component::kSoftmax) << w.name;
+    }
+    if (w.roles & kRoleMatmul) {
+      EXPECT_EQ(w.component, kGemmComponent) << w.name;
+    }
+    if (w.roles & kRoleLayout) {
+      EXPECT_EQ(w.roles, kRoleLayout) << w.name << ": a layout op has no other role";
+    }
+    if (w.component == component::kDropout && w.roles) {
+      EXPECT_EQ(w.roles, kRoleProb) << w.name;
+    }
+    EXPECT_EQ(aten_op_word(w.name), &w) << w.name << " has two rows";
+  }
+  // aten::mul scales the scores before the softmax and applies head masks after it.
+  EXPECT_EQ(aten_op_word("aten::mul")->roles, unsigned{kRoleScore | kRoleProb});
+  EXPECT_EQ(aten_op_word("aten::log_softmax"), nullptr);  // a loss, never attention
+  EXPECT_EQ(component_of_op("aten::linear"), component::kOther);
+}
+
+TEST(AtenOpVocabulary, NoAttentionSourceKeepsAListOfAtenOpNamesOfItsOwn) {
+  // eager_pattern.cpp once listed the softmax, matmul, layout, score and prob ops, and again
+  // (with other members) the scale, mask and dropout ops of component_of_op.
+  const std::regex op_list(R"(std::array<std::string_view, \d+> \w+ = \{\s*"aten::)");
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(ATTNPROF_SOURCE_DIR) / "cpp/src/attention")) {
+    if (entry.path().filename() == "op_catalog.cpp") continue;  // the op catalog: which op is which backend
+    const std::string text = read_source(std::filesystem::relative(entry.path(), ATTNPROF_SOURCE_DIR));
+    EXPECT_FALSE(std::regex_search(text, op_list)) << entry.path().filename();
+  }
+}
+
+// The id of every finding the fixtures give is a vocabulary row or an SDPA rule id.
+TEST(FindingVocabulary, EveryFindingOfTheFixturesHasAVocabularyOrRuleTableId) {
+  const std::string dir = ATTNPROF_FIXTURES_DIR;
+  std::set<std::string> ids;
+  for (const char* fixture : {"h200-torch2.11/traces/llama7b4l_sdpa_bf16_b4_s2048.pt.trace.json.gz",
+                              "h200-torch2.11/traces/llama7b4l_sdpa_bf16_b4_s2048_force_math.pt.trace.json.gz",
+                              "h200-torch2.11/traces/llama7b4l_sdpa_fp32_b4_s2048.pt.trace.json.gz",
+                              "h200-torch2.11/traces/gpt2_eager_fp16_b8_s1024.pt.trace.json.gz",
+                              "h200-torch2.11/traces/llama7b4l_sdpa_bf16_b4_s2048_padmask.pt.trace.json.gz",
+                              "h200-torch2.11/traces/mistral_sw1024_sdpa_bf16_b2_s4096.pt.trace.json.gz",
+                              "tracelens/b200_eager_trace.json.gz"}) {
+    auto report = analyze_file(dir + "/" + fixture);
+    ASSERT_TRUE(report.ok()) << fixture;
+    for (const Finding& f : report->findings) {
+      if (f.rule.empty()) continue;
+      EXPECT_TRUE(finding_word(f.rule) != nullptr || rules::find_rule(f.rule) != nullptr)
+          << fixture << ": finding id " << f.rule << " is in no table";
+      ids.insert(f.rule);
+    }
+  }
+  for (const char* id : {finding::kForcedBackend, finding::kEagerAttention, finding::kRoofline})
+    EXPECT_TRUE(ids.count(id)) << id << " not among the fixtures' findings";
+}
+
+TEST(FindingVocabulary, NoSourceSpellsAFindingIdAndTheSchemaListsEveryOne) {
+  const std::regex id_literal("\"(rules|cost|heads|ranks)\\.[a-z_]+\"");
+  for (const char* folder : {"cpp/src", "cpp/cli"})
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(std::filesystem::path(ATTNPROF_SOURCE_DIR) / folder)) {
+      if (!entry.is_regular_file()) continue;
+      const std::string text = read_source(std::filesystem::relative(entry.path(), ATTNPROF_SOURCE_DIR));
+      EXPECT_FALSE(std::regex_search(text, id_literal)) << entry.path();
+    }
+  const std::string schema = read_source("docs/report-schema.md");
+  for (const FindingWord& w : kFindingWords) {
+    EXPECT_NE(schema.find("| `" + std::string(w.id) + "` | " + std::string(w.stage) + " | " + std::string(w.what) + " |"),
+              std::string::npos)
+        << w.id << ": docs/report-schema.md, \"Finding ids\", lacks its row";
+  }
+}
+
+TEST(ForcedBackendVocabulary, TheScaleCommandAndTheSweepShareTheMarkerWithoutSpellingIt) {
+  for (const char* file : {"cpp/src/analysis/scaling_analysis.cpp", "cpp/cli/cmd_scale.cpp", "python/attnprof/sweep.py"})
+    EXPECT_EQ(read_source(file).find("_force_"), std::string::npos) << file;
 }
 
 }  // namespace

@@ -1,0 +1,80 @@
+// The vocabulary (cpp/include/attnprof/vocabulary.h) for Python: backends with their SDPBackend
+// member and class, dtypes with their torch spellings, finding ids, ingest issue kinds and the
+// forced-backend file-name marker, as plain tuples of dicts built once from the C++ tables, so
+// Python code (sweep.py, the capture) reads these facts instead of keeping lists of its own.
+#include <nanobind/nanobind.h>
+
+#include <array>
+#include <string>
+#include <string_view>
+
+#include "attnprof/vocabulary.h"
+#include "binding.h"
+
+namespace nb = nanobind;
+
+namespace attnprof::bindings {
+namespace {
+
+nb::str str(std::string_view s) { return nb::str(s.data(), s.size()); }
+
+template <size_t N>
+nb::tuple spellings(const std::array<std::string_view, N>& words) {
+  nb::list out;
+  for (std::string_view w : words)
+    if (!w.empty()) out.append(str(w));
+  return nb::tuple(out);
+}
+
+nb::tuple backends() {
+  nb::list out;
+  for (const BackendWord& w : kBackendWords) {
+    nb::dict row;
+    row["name"] = str(w.name);
+    row["sdp_backend"] = str(w.sdp_backend);
+    row["device"] = str(w.device);
+    row["kind"] = str(backend_class_name(w.kind));
+    row["pinnable"] = w.pinnable;
+    out.append(row);
+  }
+  return nb::tuple(out);
+}
+
+nb::tuple dtypes() {
+  nb::list out;
+  for (const DtypeWord& w : kDtypeWords) {
+    nb::dict row;
+    row["name"] = str(w.name);
+    row["kineto"] = spellings(w.kineto);
+    row["torch"] = spellings(w.torch);
+    row["bytes"] = w.bytes;
+    row["rules"] = w.rules;
+    out.append(row);
+  }
+  return nb::tuple(out);
+}
+
+nb::tuple finding_ids() {
+  nb::list out;
+  for (const FindingWord& w : kFindingWords) out.append(str(w.id));
+  return nb::tuple(out);
+}
+
+nb::tuple ingest_issue_kinds() {
+  nb::list out;
+  for (const IngestIssueWord& w : kIngestIssueWords) out.append(str(w.kind));
+  return nb::tuple(out);
+}
+
+void bind_vocabulary(nb::module_& m) {
+  m.attr("BACKENDS") = backends();
+  m.attr("DTYPES") = dtypes();
+  m.attr("FINDING_IDS") = finding_ids();
+  m.attr("INGEST_ISSUE_KINDS") = ingest_issue_kinds();
+  m.attr("FORCED_BACKEND_MARKER") = str(kForcedBackendMarker);
+}
+
+const BindingRegistration registration(bind_vocabulary);
+
+}  // namespace
+}  // namespace attnprof::bindings
