@@ -24,7 +24,8 @@ TEST(IngestWorkerThreads, AQuietTwoCoreMachineParsesABigTraceOnTwoWorkers) {
 }
 
 TEST(IngestWorkerThreads, ALoadedMachineParsesOnTheReadingThread) {
-  // The run that lost to --threads 1 (issue 20): two cores, other builds holding them.
+  // Two cores that other builds hold: there the parallel path lost to --threads 1
+  // (docs/performance.md).
   EXPECT_EQ(ingest_worker_threads(0, budget(2, 1.6, 32)), 0u);
   EXPECT_EQ(ingest_worker_threads(0, budget(2, 9.5, 32)), 0u);
   EXPECT_EQ(ingest_worker_threads(0, budget(16, 12.0, 32)), 4u);
