@@ -53,15 +53,18 @@ int bare_simdjson(const char* path, int64_t& events) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: %s load|simdjson FILE\n", argv[0]);
+  if (argc < 3 || argc > 5) {
+    std::fprintf(stderr, "usage: %s load|simdjson FILE [CHUNK_MIB [THREADS]]\n", argv[0]);
     return 2;
   }
+  attnprof::IngestOptions options;  // CHUNK_MIB / THREADS: to measure other chunk sizes and thread counts
+  if (argc >= 4) options.chunk_bytes = std::stoull(argv[3]) << 20;
+  if (argc >= 5) options.threads = std::stoull(argv[4]);
   const std::string mode = argv[1];
   const auto t0 = std::chrono::steady_clock::now();
   int64_t events = 0;
   if (mode == "load") {
-    auto trace = attnprof::load_trace(argv[2]);
+    auto trace = attnprof::load_trace(argv[2], options);
     if (!trace) {
       std::fprintf(stderr, "%s\n", trace.error().message.c_str());
       return 2;

@@ -107,8 +107,9 @@ void setup_analyze(CLI::App& app) {
   cmd->add_option("--cudnn", o->cudnn_version, "cuDNN version of the run (e.g. 9.19)");
   cmd->add_option("--arch", o->arch, "GPU architecture when the trace lacks deviceProperties (sm90, gfx942, cpu)");
   cmd->add_option("--threads", o->threads,
-                  "threads parsing each trace file: 0 = one per core (default; at most 8), 1 = no extra thread. "
-                  "The result is the same for any value; each thread holds about one 32 MiB chunk and its tables")
+                  "threads parsing each trace file: 0 = one per free core (default; the load average counted, "
+                  "at most 8), 1 = no extra thread. "
+                  "The result is the same for any value; each thread holds about one 8 MiB chunk and its tables")
       ->check(CLI::Range(0, 256));
   cmd->footer(
       "Exit status: 0 = analysed (also when no attention is found), 2 = bad input or output error.\n"

@@ -68,17 +68,21 @@ std::optional<Error> walk_events(ChunkJob& job, od::parser& parser, TraceBuilder
 
 }  // namespace
 
-ParsedChunk parse_event_chunk(ChunkJob job, od::parser& parser) {
-  ParsedChunk out;
+std::optional<Error> parse_event_chunk_into(ChunkJob& job, od::parser& parser, TraceBuilder& builder, Trace& trace) {
   char* data = job.buffer.data();
   size_t first = 0;
   while (first < job.size && is_json_space(data[first])) ++first;
   if (first < job.size && data[first] == ',') data[first] = ' ';  // the separator after the previous chunk
+  return walk_events(job, parser, builder, trace);
+}
+
+ParsedChunk parse_event_chunk(ChunkJob& job, od::parser& parser) {
+  ParsedChunk out;
   // Kineto spends ~250-300 bytes of JSON per event, most of them 'X' (see ingest.cpp).
   out.part.slices.reserve(job.size / 200);
   out.part.op_args.reserve(job.size / 1000);
   TraceBuilder builder(out.part, TraceBuilder::Mode::kChunk);
-  out.error = walk_events(job, parser, builder, out.part);
+  out.error = parse_event_chunk_into(job, parser, builder, out.part);
   out.launch_events = builder.take_launch_events();
   out.buffer = std::move(job.buffer);
   return out;
@@ -98,10 +102,6 @@ ChunkWorkers::~ChunkWorkers() {
 }
 
 void ChunkWorkers::submit(ChunkJob job) {
-  if (threads_.empty()) {
-    slots_.push_back(Slot{ChunkJob{}, true, parse_event_chunk(std::move(job), inline_parser_)});
-    return;
-  }
   {
     std::lock_guard lock(mutex_);
     slots_.push_back(Slot{std::move(job), false, std::nullopt});
@@ -129,16 +129,11 @@ void ChunkWorkers::work() {
     slot.started = true;
     ChunkJob job = std::move(slot.job);
     lock.unlock();
-    ParsedChunk result = parse_event_chunk(std::move(job), parser);
+    ParsedChunk result = parse_event_chunk(job, parser);
     lock.lock();
     slot.result = std::move(result);  // slots before this one may still be parsing: slot stays put
     result_ready_.notify_all();
   }
-}
-
-size_t ingest_worker_threads(size_t requested) {
-  const size_t threads = requested > 0 ? requested : std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-  return threads == 1 ? 0 : threads;
 }
 
 }  // namespace attnprof::ingest

@@ -1,8 +1,10 @@
 // Parsing the traceEvents array on several cores. The stream is cut into chunks of whole
 // events (scanner.h); each chunk is parsed on its own, by a worker with its own simdjson
 // parser, into a ParsedChunk whose tables use chunk-local string ids and event numbers;
-// TraceBuilder::absorb then appends the chunks to the Trace in file order. Every chunk takes
-// this path whatever the number of workers, so the Trace does not depend on it.
+// TraceBuilder::absorb then appends the chunks to the Trace in file order. With no workers the
+// reading thread parses each chunk straight into the Trace (parse_event_chunk_into, builder
+// Mode::kStream), which numbers strings, pids and issues as the merge does: the Trace does
+// not depend on the thread count (cpp/tests/ingest/parallel_chunks_test.cpp).
 #pragma once
 
 #include <simdjson.h>
@@ -19,6 +21,7 @@
 
 #include "attnprof/error.h"
 #include "attnprof/trace.h"
+#include "ingest/worker_budget.h"
 
 namespace attnprof::ingest {
 
@@ -56,10 +59,17 @@ struct ParsedChunk {
   ChunkBuffer buffer;          // handed back for reuse
 };
 
-// Parses one chunk (in place: the bytes around the events are overwritten).
-ParsedChunk parse_event_chunk(ChunkJob job, simdjson::ondemand::parser& parser);
+class TraceBuilder;
 
-// Parses submitted chunks on `threads` worker threads (none: submit() parses inline) and
+// Parses one chunk (in place: the bytes around the events are overwritten).
+ParsedChunk parse_event_chunk(ChunkJob& job, simdjson::ondemand::parser& parser);
+// Parses one chunk straight into `trace` through `builder` (TraceBuilder::Mode::kStream, whose
+// end_chunk() the caller calls): the single-thread path, which skips the chunk-local tables
+// and their merge. Returns the chunk's first structural error; rows before it are kept.
+std::optional<Error> parse_event_chunk_into(ChunkJob& job, simdjson::ondemand::parser& parser,
+                                            TraceBuilder& builder, Trace& trace);
+
+// Parses submitted chunks on `threads` worker threads (at least one before submit()) and
 // hands results back in submission order.
 class ChunkWorkers {
  public:
@@ -82,15 +92,11 @@ class ChunkWorkers {
   void work();
 
   std::vector<std::thread> threads_;
-  simdjson::ondemand::parser inline_parser_;
   std::mutex mutex_;
   std::condition_variable job_ready_, result_ready_;
   std::deque<Slot> slots_;  // in submission order; a worker owns a started slot until result is set
   bool stopping_ = false;
 };
 
-// Worker threads for IngestOptions::threads: none for 1 (the caller parses), one per hardware
-// thread (at most 8) for 0, else as asked.
-size_t ingest_worker_threads(size_t requested);
 
 }  // namespace attnprof::ingest

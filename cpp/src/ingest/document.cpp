@@ -105,7 +105,7 @@ Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, con
       od::value v;
       if (auto e = field_result.value().get(v)) return malformed_json(label, offset_of(where), e);
       where = v.raw_json_token().data();
-      if (key != "traceEvents") {
+      if (key != kineto::kTraceEvents) {
         if (auto e = builder.add_top_level(key, v)) return malformed_json(label, offset_of(where), e);
         continue;
       }

@@ -13,6 +13,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ingest/chunks.h"
@@ -121,7 +122,7 @@ class HeaderScanner {
           return;
         }
         if (depth_ == 1 && key_was_pending &&
-            std::string_view(data + key_begin_ + 1, key_end_ - key_begin_ - 1) == "traceEvents")
+            std::string_view(data + key_begin_ + 1, key_end_ - key_begin_ - 1) == kineto::kTraceEvents)
           key_start_ = key_begin_, value_expected_ = true;
         return;
       case '{':
@@ -155,7 +156,9 @@ class StreamIngest {
   StreamIngest(ingest::ByteSource& src, const std::string& label, const IngestOptions& options)
       : src_(src), label_(label), options_(options),
         window_(std::min<size_t>(block(), std::max<size_t>(src.total() + 1, 4096))),
-        builder_(trace_), workers_(ingest::ingest_worker_threads(options.threads)) {
+        builder_(trace_, ingest::TraceBuilder::Mode::kStream),
+        workers_(ingest::ingest_worker_threads(
+            options.threads, ingest::current_worker_budget(src.total(), block(), src.inflates()))) {
     trace_.path = label;
     // Kineto spends ~250-300 bytes of JSON per event, most of them 'X': reserving for one
     // slice per 200 bytes (virtual memory; untouched pages cost no RSS) saves the doublings,
@@ -191,6 +194,7 @@ class StreamIngest {
   Result<Trace> whole_document();
   Status parse_members(char* open_brace, size_t n);
   void submit_chunk(size_t n);
+  Status chunk_status();
   Status absorb_next_chunk();
   Status read_events();
   Status read_tail(bool object_format);
@@ -202,7 +206,9 @@ class StreamIngest {
   Trace trace_;
   ingest::TraceBuilder builder_;
   od::parser parser_;  // header and tail keys
-  ingest::ChunkWorkers workers_;
+  ingest::ChunkWorkers workers_;  // no threads: chunks are parsed on this thread, straight into trace_
+  od::parser chunk_parser_;        // for those
+  std::optional<Error> chunk_error_;  // the first error of a chunk parsed here
   // Buffers of absorbed chunks, for the window's next cuts: reusing them saves faulting in
   // fresh pages for every chunk (performance-limits.md: first touch dominates).
   std::vector<ingest::ChunkBuffer> spare_buffers_;
@@ -258,7 +264,23 @@ void StreamIngest::submit_chunk(size_t n) {
   }
   job.buffer = window_.cut_front(n, std::move(spare));
   ++chunks_submitted_;
-  workers_.submit(std::move(job));
+  if (workers_.threads() > 0) {
+    workers_.submit(std::move(job));
+    return;
+  }
+  // One thread: parse into the trace itself, without chunk-local tables to merge.
+  if (chunk_error_) return;
+  const size_t first_slice = trace_.slices.size();
+  chunk_error_ = ingest::parse_event_chunk_into(job, chunk_parser_, builder_, trace_);
+  if (!chunk_error_) builder_.end_chunk(first_slice);
+  spare_buffers_.push_back(std::move(job.buffer));
+  report_progress();
+}
+
+// The first error of the chunks parsed so far, in file order.
+Status StreamIngest::chunk_status() {
+  if (chunk_error_) return source_error_or(std::move(*chunk_error_));
+  return Ok{};
 }
 
 // Appends the oldest parsed chunk to the trace; its error (if any) ends the ingest.
@@ -285,7 +307,7 @@ Status StreamIngest::read_events() {
       window_.drop_front(1);  // the ']'
       while (workers_.in_flight() > 0)
         if (auto st = absorb_next_chunk(); !st) return st;
-      return Ok{};
+      return chunk_status();
     }
     const size_t cut = scanner.last_boundary();
     if (window_.size() >= options_.chunk_bytes && cut != ingest::EventScanner::kNone) {
@@ -294,6 +316,7 @@ Status StreamIngest::read_events() {
       scanned -= cut;
       while (workers_.in_flight() >= max_in_flight)
         if (auto st = absorb_next_chunk(); !st) return st;
+      if (auto st = chunk_status(); !st) return st;
     }
     const size_t free_target = std::max<size_t>(options_.chunk_bytes, 4096);
     const size_t want = window_.size() < free_target ? free_target - window_.size() : block();

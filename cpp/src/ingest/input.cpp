@@ -122,6 +122,7 @@ class GzipSource final : public ByteSource {
     while (n < capacity) {
       if (current_pos_ == current_.size()) {
         std::unique_lock lock(mu_);
+        if (current_.size() == kBlock) free_.push_back(std::move(current_));  // for the inflater to refill
         cv_.wait(lock, [this] { return !queue_.empty() || done_; });
         if (queue_.empty()) break;
         current_ = std::move(queue_.front());
@@ -144,6 +145,7 @@ class GzipSource final : public ByteSource {
   }
   size_t consumed() const override { return raw_consumed_.load(); }
   size_t total() const override { return raw_->total(); }
+  bool inflates() const override { return true; }
 
  private:
   static constexpr size_t kBlock = size_t{4} << 20;
@@ -163,6 +165,20 @@ class GzipSource final : public ByteSource {
     queue_.push_back(std::move(block));
     cv_.notify_all();
     return true;
+  }
+
+  // A block the reader is done with, else a new one: refilling the same few blocks saves
+  // faulting in and zeroing fresh pages for every 4 MiB of output (1 GB of them for a 1 GB trace).
+  std::vector<char> recycled_block() {
+    {
+      std::lock_guard lock(mu_);
+      if (!free_.empty()) {
+        std::vector<char> block = std::move(free_.back());
+        free_.pop_back();
+        return block;
+      }
+    }
+    return std::vector<char>(kBlock);
   }
 
   void inflate_loop() {
@@ -200,7 +216,7 @@ class GzipSource final : public ByteSource {
       }
       if (out_used == out.size()) {
         if (!push(std::move(out))) break;
-        out.assign(kBlock, 0);
+        out = recycled_block();
         out_used = 0;
       }
     }
@@ -218,6 +234,7 @@ class GzipSource final : public ByteSource {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::vector<char>> queue_;
+  std::vector<std::vector<char>> free_;  // blocks read out, each kBlock long
   bool done_ = false, stop_ = false;
   std::optional<Error> error_;
   std::vector<char> current_;

@@ -37,6 +37,8 @@ class ByteSource {
   // Progress in input bytes (compressed bytes for gzip): consumed so far, and in total.
   virtual size_t consumed() const = 0;
   virtual size_t total() const = 0;
+  // True when the bytes are inflated from gzip by a thread of their own.
+  virtual bool inflates() const { return false; }
 };
 
 bool starts_with_gzip_magic(std::string_view head);

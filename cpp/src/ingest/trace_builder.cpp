@@ -41,20 +41,7 @@ simdjson::error_code check_literal(od::value v) {
   return SUCCESS;
 }
 
-// Kineto's `cat` strings (libkineto ActivityType.h). The capitalised forms are what
-// PyTorch 1.8-era traces wrote.
-Category category_of(std::string_view cat) {
-  if (cat == "cpu_op" || cat == "Operator") return Category::kCpuOp;
-  if (cat == "kernel" || cat == "Kernel") return Category::kKernel;
-  if (cat == "cuda_runtime" || cat == "Runtime") return Category::kRuntime;
-  if (cat == "python_function") return Category::kPythonFunction;
-  if (cat == "cuda_driver") return Category::kDriver;
-  if (cat == "user_annotation") return Category::kUserAnnotation;
-  if (cat == "gpu_user_annotation") return Category::kGpuUserAnnotation;
-  if (cat == "gpu_memcpy" || cat == "Memcpy") return Category::kMemcpy;
-  if (cat == "gpu_memset" || cat == "Memset") return Category::kMemset;
-  return Category::kOther;
-}
+Category category_of(std::string_view cat) { return kineto::category_of(cat); }
 
 namespace {
 
@@ -151,10 +138,18 @@ bool is_launch_with_correlation(const Slice& s) {
 
 void TraceBuilder::note_launch(const Slice& s, int64_t event_index) {
   if (!is_launch_with_correlation(s)) return;
-  if (mode_ == Mode::kChunk) {
-    launch_events_.push_back(event_index);
-    return;
-  }
+  if (mode_ == Mode::kWhole) check_launch(s, event_index);
+  else launch_events_.push_back(event_index);
+}
+
+void TraceBuilder::end_chunk(size_t first_slice) {
+  size_t launch = 0;
+  for (size_t i = first_slice; i < trace_.slices.size(); ++i)
+    if (is_launch_with_correlation(trace_.slices[i])) check_launch(trace_.slices[i], launch_events_[launch++]);
+  launch_events_.clear();
+}
+
+void TraceBuilder::check_launch(const Slice& s, int64_t event_index) {
   if (!launch_correlations_.insert(s.correlation).second)
     trace_.add_issue("duplicate_correlation", event_sample(event_index, std::string(trace_.name_of(s)) +
                                                                             " correlation " + std::to_string(s.correlation)));
@@ -259,7 +254,7 @@ error_code TraceBuilder::add_event(od::value value) {
     if (auto e = key_of(field, key)) return e;
     od::value v = field.value();
     error_code e = SUCCESS;
-    if (key == "ph") {
+    if (key == kineto::kPhase) {
       std::string_view ph;
       e = v.get_string().get(ph);
       if (e == SUCCESS && ph.size() == 1) {
@@ -268,24 +263,24 @@ error_code TraceBuilder::add_event(od::value value) {
         issue("bad_value", "ph = " + std::string(trimmed(v.raw_json_token())));
         e = SUCCESS;
       }
-    } else if (key == "cat") {
+    } else if (key == kineto::kCat) {
       e = v.get_string().get(ev.cat);
       ev.has_cat = e == SUCCESS;
-    } else if (key == "name") {
+    } else if (key == kineto::kName) {
       e = v.get_string().get(ev.name);
       ev.has_name = e == SUCCESS;
-    } else if (key == "pid") {
+    } else if (key == kineto::kPid) {
       e = read_id(v, key, ev.pid);
-    } else if (key == "tid") {
+    } else if (key == kineto::kTid) {
       e = read_id(v, key, ev.tid);
-    } else if (key == "ts") {
+    } else if (key == kineto::kTs) {
       e = read_time(v, key, ev.ts, ev.has_ts);
-    } else if (key == "dur") {
+    } else if (key == kineto::kDur) {
       e = read_time(v, key, ev.dur, ev.has_dur);
-    } else if (key == "id") {
+    } else if (key == kineto::kFlowId) {
       e = read_id(v, key, ev.flow_id);
       ev.has_id = true;
-    } else if (key == "args") {
+    } else if (key == kineto::kArgs) {
       if (ev.ready_for_args()) {
         od::object args;
         e = v.get_object().get(args);
@@ -299,7 +294,7 @@ error_code TraceBuilder::add_event(od::value value) {
   if (args_deferred && ev.ready_for_args()) {  // "args" came before "ph"/"cat"/"name"
     if (auto e = obj.reset().error()) return e;
     od::object args;
-    const error_code e = obj.find_field_unordered("args").get_object().get(args);
+    const error_code e = obj.find_field_unordered(kineto::kArgs).get_object().get(args);
     if (e == SUCCESS) {
       if (auto e2 = read_args(args, ev)) return e2;
     } else if (is_structural_error(e)) {
@@ -312,7 +307,7 @@ error_code TraceBuilder::add_event(od::value value) {
 
 error_code TraceBuilder::read_args(od::object args, Event& ev) {
   if (ev.ph == 'M') return read_metadata_args(args, ev);
-  const bool memory = (ev.ph == 'i' || ev.ph == 'I') && ev.name == "[memory]";
+  const bool memory = (ev.ph == 'i' || ev.ph == 'I') && ev.name == kineto::kMemoryEventName;
   if (ev.ph != 'X' && !memory) return SUCCESS;
   const Category cat = ev.ph == 'X' ? category_of(ev.cat) : Category::kOther;
   if (has_op_args(cat)) {
@@ -334,9 +329,9 @@ error_code TraceBuilder::read_args(od::object args, Event& ev) {
     error_code e = SUCCESS;
     if (memory) {
       e = read_memory_args(key, v, ev.mem);
-    } else if (key == "External id") {
+    } else if (key == kineto::kExternalId) {
       e = read_int(v, key, ev.slice.external_id);
-    } else if (key == "correlation") {
+    } else if (key == kineto::kCorrelation) {
       e = read_int(v, key, ev.slice.correlation);
     } else if (has_op_args(cat)) {
       e = read_op_args(key, v, trace_.op_args.back());
@@ -351,12 +346,12 @@ error_code TraceBuilder::read_args(od::object args, Event& ev) {
 }
 
 error_code TraceBuilder::read_op_args(std::string_view key, od::value v, OpArgs& out) {
-  if (key == "Input Dims") return read_input_lists(v, out, false);
-  if (key == "Input Strides") return read_input_lists(v, out, true);
-  if (key == "Input type") return read_string_list(v, out, false);
-  if (key == "Concrete Inputs") return read_string_list(v, out, true);
-  if (key == "Sequence number") return read_int(v, key, out.sequence_number);
-  if (key == "Fwd thread id") return read_int(v, key, out.fwd_thread_id);
+  if (key == kineto::kInputDims) return read_input_lists(v, out, false);
+  if (key == kineto::kInputStrides) return read_input_lists(v, out, true);
+  if (key == kineto::kInputType) return read_string_list(v, out, false);
+  if (key == kineto::kConcreteInputs) return read_string_list(v, out, true);
+  if (key == kineto::kSequenceNumber) return read_int(v, key, out.sequence_number);
+  if (key == kineto::kFwdThreadId) return read_int(v, key, out.fwd_thread_id);
   return SUCCESS;
 }
 
@@ -365,7 +360,7 @@ error_code TraceBuilder::read_op_args(std::string_view key, od::value v, OpArgs&
 // scratch buffer first, so each row gets its inputs in one allocation of the exact size
 // (shapes of rank <= 4 then live inside OpInput, see TensorDims).
 error_code TraceBuilder::read_input_lists(od::value v, OpArgs& out, bool strides) {
-  const std::string_view what = strides ? "Input Strides" : "Input Dims";
+  const std::string_view what = strides ? kineto::kInputStrides : kineto::kInputDims;
   od::array inputs;
   if (auto e = v.get_array().get(inputs)) return e;
   scratch_values_.clear();
@@ -442,22 +437,22 @@ error_code TraceBuilder::read_string_list(od::value v, OpArgs& out, bool concret
 }
 
 error_code TraceBuilder::read_python_args(std::string_view key, od::value v, PythonArgs& out) {
-  if (key == "Python id") return read_int(v, key, out.python_id);
-  if (key == "Python parent id") {
+  if (key == kineto::kPythonId) return read_int(v, key, out.python_id);
+  if (key == kineto::kPythonParentId) {
     bool null = false;
     if (v.is_null().get(null) == SUCCESS && null) return SUCCESS;  // roots: parent stays kNoId
     return read_int(v, key, out.parent_id);
   }
-  if (key == "Python module id") return read_int(v, key, out.module_id);
+  if (key == kineto::kPythonModuleId) return read_int(v, key, out.module_id);
   return SUCCESS;
 }
 
 error_code TraceBuilder::read_gpu_args(std::string_view key, od::value v, GpuArgs& out) {
-  if (key == "device") return read_int(v, key, out.device);
-  if (key == "stream") return read_int(v, key, out.stream);
-  if (key == "bytes") return read_int(v, key, out.bytes);
-  if (key == "grid" || key == "block") {
-    int32_t* dst = key == "grid" ? out.grid : out.block;
+  if (key == kineto::kDevice) return read_int(v, key, out.device);
+  if (key == kineto::kStream) return read_int(v, key, out.stream);
+  if (key == kineto::kBytes) return read_int(v, key, out.bytes);
+  if (key == kineto::kGrid || key == kineto::kBlock) {
+    int32_t* dst = key == kineto::kGrid ? out.grid : out.block;
     od::array items;
     if (auto e = v.get_array().get(items)) return e;
     size_t i = 0;
@@ -479,28 +474,28 @@ error_code TraceBuilder::read_gpu_args(std::string_view key, od::value v, GpuArg
 
 error_code TraceBuilder::read_memory_args(std::string_view key, od::value v, MemoryEvent& out) {
   int64_t x = 0;
-  if (key == "Device Type" || key == "Device Id") {
-    x = key == "Device Type" ? out.device_type : out.device_id;
+  if (key == kineto::kDeviceType || key == kineto::kDeviceId) {
+    x = key == kineto::kDeviceType ? out.device_type : out.device_id;
     if (auto e = read_int(v, key, x)) return e;
     if (x < INT32_MIN || x > INT32_MAX) {
       issue("number_out_of_range", std::string(key) + " = " + std::to_string(x));
       return SUCCESS;
     }
-    (key == "Device Type" ? out.device_type : out.device_id) = static_cast<int32_t>(x);
+    (key == kineto::kDeviceType ? out.device_type : out.device_id) = static_cast<int32_t>(x);
     return SUCCESS;
   }
-  if (key == "Addr") return read_int(v, key, out.addr);
-  if (key == "Bytes") return read_int(v, key, out.bytes);
-  if (key == "Total Allocated") return read_int(v, key, out.total_allocated);
-  if (key == "Total Reserved") return read_int(v, key, out.total_reserved);
+  if (key == kineto::kAddr) return read_int(v, key, out.addr);
+  if (key == kineto::kMemoryBytes) return read_int(v, key, out.bytes);
+  if (key == kineto::kTotalAllocated) return read_int(v, key, out.total_allocated);
+  if (key == kineto::kTotalReserved) return read_int(v, key, out.total_reserved);
   return SUCCESS;
 }
 
 error_code TraceBuilder::read_metadata_args(od::object args, Event& ev) {
-  const char* wanted = nullptr;
-  if (ev.name == "process_name") ev.meta = MetaKind::kProcessName, wanted = "name";
-  else if (ev.name == "thread_name") ev.meta = MetaKind::kThreadName, wanted = "name";
-  else if (ev.name == "process_labels") ev.meta = MetaKind::kProcessLabels, wanted = "labels";
+  std::string_view wanted;
+  if (ev.name == kineto::kProcessName) ev.meta = MetaKind::kProcessName, wanted = kineto::kMetaName;
+  else if (ev.name == kineto::kThreadName) ev.meta = MetaKind::kThreadName, wanted = kineto::kMetaName;
+  else if (ev.name == kineto::kProcessLabels) ev.meta = MetaKind::kProcessLabels, wanted = kineto::kMetaLabels;
   else return SUCCESS;
   const error_code e = args.find_field_unordered(wanted).get_string().get(ev.meta_text);
   if (e != SUCCESS) ev.meta = MetaKind::kNone;
@@ -548,7 +543,7 @@ void TraceBuilder::finish_event(Event& ev) {
     }
     case 'i':
     case 'I':
-      if (ev.name != "[memory]") return;
+      if (ev.name != kineto::kMemoryEventName) return;
       if (!ev.has_ts) {
         issue("missing_ts", "[memory]");
         return;
@@ -626,7 +621,7 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
       else if (s.cat == Category::kPythonFunction) s.args += python_base;
       else if (has_gpu_args(s.cat)) s.args += gpu_base;
     }
-    if (is_launch_with_correlation(s)) note_launch(s, event_base + chunk.launch_events[launch++]);
+    if (is_launch_with_correlation(s)) check_launch(s, event_base + chunk.launch_events[launch++]);
     trace_.slices.push_back(s);
   }
   for (OpArgs& row : part.op_args) {
@@ -680,27 +675,27 @@ bool truthy(od::value v) {
 
 error_code TraceBuilder::add_top_level(std::string_view key, od::value v) {
   TraceMetadata& meta = trace_.meta;
-  if (key == "schemaVersion") {
+  if (key == kineto::kSchemaVersion) {
     int64_t x = 0;
     if (auto e = read_int(v, key, x)) return e;
     meta.schema_version = static_cast<int>(x);
-  } else if (key == "deviceProperties") {
+  } else if (key == kineto::kDeviceProperties) {
     return read_device_properties(v);
-  } else if (key == "distributedInfo") {
+  } else if (key == kineto::kDistributedInfo) {
     return read_distributed_info(v);
-  } else if (key == "displayTimeUnit") {
+  } else if (key == kineto::kDisplayTimeUnit) {
     std::string_view s;
     const error_code e = v.get_string().get(s);
     if (e == SUCCESS) meta.display_time_unit = std::string(s);
     return is_structural_error(e) ? e : SUCCESS;
-  } else if (key == "baseTimeNanoseconds") {
+  } else if (key == kineto::kBaseTimeNanoseconds) {
     return read_int(v, key, meta.base_time_ns);
-  } else if (key == "traceName") {
+  } else if (key == kineto::kTraceName) {
     std::string_view s;
     const error_code e = v.get_string().get(s);
     if (e == SUCCESS) meta.trace_name = std::string(s);
     return is_structural_error(e) ? e : SUCCESS;
-  } else if (ends_with(key, "_version")) {
+  } else if (ends_with(key, kineto::kVersionSuffix)) {
     od::json_type t;
     if (auto e = v.type().get(t)) return e;
     std::string_view s;
@@ -712,15 +707,15 @@ error_code TraceBuilder::add_top_level(std::string_view key, od::value v) {
       return SUCCESS;
     }
     meta.versions.emplace_back(std::string(key), std::string(s));
-  } else if (key == "record_shapes") {
+  } else if (key == kineto::kRecordShapes) {
     meta.record_shapes = truthy(v);
-  } else if (key == "profile_memory") {
+  } else if (key == kineto::kProfileMemory) {
     meta.profile_memory = truthy(v);
-  } else if (key == "with_stack") {
+  } else if (key == kineto::kWithStack) {
     meta.with_stack = truthy(v);
-  } else if (key == "with_modules") {
+  } else if (key == kineto::kWithModules) {
     meta.with_modules = truthy(v);
-  } else if (key == "with_flops") {
+  } else if (key == kineto::kWithFlops) {
     meta.with_flops = truthy(v);
   }
   return SUCCESS;
@@ -743,24 +738,24 @@ error_code TraceBuilder::read_device_properties(od::value v) {
       if (auto e = field_result.value().get(fv)) return e;
       int64_t x = 0;
       error_code e = SUCCESS;
-      if (key == "name") {
+      if (key == kineto::kDeviceName) {
         std::string_view s;
         e = fv.get_string().get(s);
         if (e == SUCCESS) props.name = std::string(s);
-      } else if (key == "id") {
+      } else if (key == kineto::kDeviceIndex) {
         e = read_int(fv, key, props.id);
-      } else if (key == "totalGlobalMem") {
+      } else if (key == kineto::kTotalGlobalMem) {
         e = read_int(fv, key, props.total_global_mem);
-      } else if (key == "computeMajor") {
+      } else if (key == kineto::kComputeMajor) {
         e = read_int(fv, key, x);
         props.compute_major = static_cast<int>(x);
-      } else if (key == "computeMinor") {
+      } else if (key == kineto::kComputeMinor) {
         e = read_int(fv, key, x);
         props.compute_minor = static_cast<int>(x);
-      } else if (key == "numSms") {
+      } else if (key == kineto::kNumSms) {
         e = read_int(fv, key, x);
         props.num_sms = static_cast<int>(x);
-      } else if (key == "warpSize") {
+      } else if (key == kineto::kWarpSize) {
         e = read_int(fv, key, x);
         props.warp_size = static_cast<int>(x);
       }
@@ -783,18 +778,18 @@ error_code TraceBuilder::read_distributed_info(od::value v) {
     int64_t x = -1;
     error_code e = SUCCESS;
     std::string_view s;
-    if (key == "backend") {
+    if (key == kineto::kBackend) {
       e = fv.get_string().get(s);
       if (e == SUCCESS) dist.backend = std::string(s);
-    } else if (key == "rank") {
+    } else if (key == kineto::kRank) {
       e = read_int(fv, key, x);
       dist.rank = static_cast<int>(x);
-    } else if (key == "world_size") {
+    } else if (key == kineto::kWorldSize) {
       e = read_int(fv, key, x);
       dist.world_size = static_cast<int>(x);
-    } else if (key == "nccl_version") {
+    } else if (key == kineto::kNcclVersion) {
       e = fv.get_string().get(s);
-      if (e == SUCCESS) trace_.meta.versions.emplace_back("nccl_version", std::string(s));
+      if (e == SUCCESS) trace_.meta.versions.emplace_back(std::string(kineto::kNcclVersion), std::string(s));
     }
     if (is_structural_error(e)) return e;
   }

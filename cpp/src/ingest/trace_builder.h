@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "attnprof/kineto_keys.h"
 #include "attnprof/trace.h"
 
 namespace attnprof::ingest {
@@ -37,8 +38,10 @@ class TraceBuilder {
  public:
   // kWhole: the builder sees every event of the trace and checks launch correlations for
   // duplicates itself. kChunk: it sees one chunk (chunks.h) and records the launches for
-  // absorb() to check across chunks.
-  enum class Mode { kWhole, kChunk };
+  // absorb() to check across chunks. kStream: it sees every event, chunk by chunk, and checks
+  // a chunk's launches when told the chunk ended (end_chunk), where absorb() would check them,
+  // so the issues come out in the same order as through the merge.
+  enum class Mode { kWhole, kChunk, kStream };
   explicit TraceBuilder(Trace& trace, Mode mode = Mode::kWhole) : trace_(trace), mode_(mode) {}
 
   // One element of traceEvents.
@@ -53,6 +56,8 @@ class TraceBuilder {
   // Appends a chunk parsed by another builder (kChunk) after the rows already here, mapping
   // its string ids, string pids/tids, args rows and event numbers into this trace's.
   void absorb(ParsedChunk& chunk);
+  // kStream: the chunk whose rows start at slice `first_slice` is complete.
+  void end_chunk(size_t first_slice);
 
  private:
   struct Event;  // fields of the event being read
@@ -77,11 +82,12 @@ class TraceBuilder {
   StrId intern(std::string_view s);  // trace_.strings.intern through a small cache
   void issue(std::string_view kind, std::string_view detail);
   void note_launch(const Slice& s, int64_t event_index);
+  void check_launch(const Slice& s, int64_t event_index);
   void absorb_issues(const Trace& part, int64_t event_base);
 
   Trace& trace_;
   Mode mode_;
-  std::vector<int64_t> launch_events_;  // kChunk only
+  std::vector<int64_t> launch_events_;  // kChunk and kStream: event numbers of the launches not yet checked
   std::unordered_map<std::string, int64_t> string_ids_;
   std::unordered_set<int64_t> launch_correlations_;  // runtime/driver correlation ids seen
 

@@ -32,23 +32,23 @@ void index_event(od::object event, const std::unordered_set<int64_t>& wanted, Tr
   for (auto field : event) {
     std::string_view key;
     if (field.unescaped_key().get(key)) return;
-    if (key == "cat") {
+    if (key == kineto::kCat) {
       if (field.value().get_string().get(cat)) return;
-    } else if (key == "name") {
+    } else if (key == kineto::kName) {
       if (field.value().get_string().get(name)) return;
-    } else if (key == "pid") {
+    } else if (key == kineto::kPid) {
       pid_raw = field.value().raw_json_token();
-    } else if (key == "tid") {
+    } else if (key == kineto::kTid) {
       tid_raw = field.value().raw_json_token();
-    } else if (key == "ts") {
+    } else if (key == kineto::kTs) {
       has_ts = !field.value().get_double().get(ts);
-    } else if (key == "args") {
+    } else if (key == kineto::kArgs) {
       od::object args;
       if (field.value().get_object().get(args)) continue;
       for (auto arg : args) {
         std::string_view akey;
         if (arg.unescaped_key().get(akey)) break;
-        if (akey == "correlation") {
+        if (akey == kineto::kCorrelation) {
           if (arg.value().get_int64().get(correlation)) correlation = -1;
         }
       }
@@ -60,7 +60,7 @@ void index_event(od::object event, const std::unordered_set<int64_t>& wanted, Tr
 }
 
 simdjson::error_code events_of(od::document& doc, od::json_type type, od::array& events) {
-  return type == od::json_type::array ? doc.get_array().get(events) : doc["traceEvents"].get_array().get(events);
+  return type == od::json_type::array ? doc.get_array().get(events) : doc[kineto::kTraceEvents].get_array().get(events);
 }
 
 }  // namespace
@@ -87,7 +87,7 @@ Result<TraceEventsLayout> scan_trace_layout(std::string_view original, const std
   if (type == od::json_type::array) {
     if (doc.get_array().get(events)) return make_error(ErrorCode::kMalformedJson, "trace is not valid JSON");
   } else if (type == od::json_type::object) {
-    if (doc["traceEvents"].get_array().get(events))
+    if (doc[kineto::kTraceEvents].get_array().get(events))
       return make_error(ErrorCode::kNotATrace, "trace has no traceEvents array");
   } else {
     return make_error(ErrorCode::kNotATrace, "trace is neither a JSON object nor an array");

@@ -1,5 +1,7 @@
 #include "attnprof/trace.h"
 
+#include "attnprof/kineto_keys.h"
+
 namespace attnprof {
 
 void TensorDims::append(const int64_t* first, const int64_t* last) {
@@ -32,18 +34,8 @@ std::optional<StrId> StringPool::find(std::string_view s) const {
 }
 
 const char* category_name(Category c) {
-  switch (c) {
-    case Category::kCpuOp: return "cpu_op";
-    case Category::kUserAnnotation: return "user_annotation";
-    case Category::kGpuUserAnnotation: return "gpu_user_annotation";
-    case Category::kPythonFunction: return "python_function";
-    case Category::kRuntime: return "cuda_runtime";
-    case Category::kDriver: return "cuda_driver";
-    case Category::kKernel: return "kernel";
-    case Category::kMemcpy: return "gpu_memcpy";
-    case Category::kMemset: return "gpu_memset";
-    case Category::kOther: return "other";
-  }
+  for (const kineto::CategorySpelling& spelling : kineto::kCategories)
+    if (spelling.category == c) return spelling.text.data();  // the literals are NUL-terminated
   return "other";
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <numeric>
 #include <tuple>
 #include <unordered_map>
@@ -36,61 +37,116 @@ int nesting_rank(Category c) {
   }
 }
 
-void build_cpu_trees(const Trace& trace, TraceIndex& index) {
-  // Sort packed keys held side by side rather than indices whose comparator reads two
-  // 64-byte slices scattered over the table (cache misses dominated the sort).
-  struct Key {
-    int64_t pid, tid, ts, neg_dur;
-    uint32_t rank;  // nesting_rank(cat)
-    uint32_t index;
-    bool operator<(const Key& o) const {
-      return std::tie(pid, tid, ts, neg_dur, rank, index) <
-             std::tie(o.pid, o.tid, o.ts, o.neg_dur, o.rank, o.index);
+// The CPU-side slices of each thread, threads in (pid, tid) order, each in file order. Two
+// passes (count, then fill) so that each list is allocated once at its size: doubling slack
+// on lists of millions of slices would set the analysis's peak memory.
+std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> cpu_slices_by_thread(const Trace& trace) {
+  std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> threads;
+  const auto for_each_cpu_slice = [&](auto&& visit) {
+    std::vector<uint32_t>* last = nullptr;  // events of one thread come in runs: skip the lookup
+    std::pair<int64_t, int64_t> last_key{};
+    for (uint32_t i = 0; i < trace.slices.size(); ++i) {
+      const Slice& s = trace.slices[i];
+      if (!is_cpu_side(s)) continue;
+      if (last == nullptr || last_key.first != s.pid || last_key.second != s.tid) {
+        last_key = {s.pid, s.tid};
+        last = &threads[last_key];
+      }
+      visit(*last, i);
     }
   };
-  std::vector<Key> keys;
-  keys.reserve(trace.slices.size());  // an upper bound; the untouched tail is never paged in
-  for (uint32_t i = 0; i < trace.slices.size(); ++i) {
+  std::map<const std::vector<uint32_t>*, size_t> counts;
+  for_each_cpu_slice([&](std::vector<uint32_t>& list, uint32_t) { ++counts[&list]; });
+  for (auto& [thread, list] : threads) list.reserve(counts[&list]);
+  for_each_cpu_slice([](std::vector<uint32_t>& list, uint32_t i) { list.push_back(i); });
+  return threads;
+}
+
+// Puts one thread's slices in nesting order: by start, longer first, then Python frames
+// before annotations before ops (nesting_rank), then file order. Kineto writes each thread's
+// events mostly in that order already, so the sort is skipped when it is; when it is not,
+// packed keys held side by side are sorted rather than indices whose comparator would read
+// 64-byte slices scattered over the table. One thread at a time: the keys of the largest
+// thread, not of the whole trace, are what this holds at its peak.
+void sort_for_nesting(const Trace& trace, std::vector<uint32_t>& slices) {
+  struct Key {
+    int64_t ts, neg_dur;
+    uint32_t rank, index;
+    bool operator<(const Key& o) const { return std::tie(ts, neg_dur, rank, index) < std::tie(o.ts, o.neg_dur, o.rank, o.index); }
+  };
+  const auto key_of = [&](uint32_t i) {
     const Slice& s = trace.slices[i];
-    if (is_cpu_side(s))
-      keys.push_back(Key{s.pid, s.tid, s.ts_ns, -s.dur_ns, static_cast<uint32_t>(nesting_rank(s.cat)), i});
-  }
-  // Kineto writes each thread's events mostly in order: skip the sort when they already are.
-  if (!std::is_sorted(keys.begin(), keys.end())) std::sort(keys.begin(), keys.end());
-  std::vector<uint32_t> order(keys.size());
-  for (size_t k = 0; k < keys.size(); ++k) order[k] = keys[k].index;
-  keys = {};
+    return Key{s.ts_ns, -s.dur_ns, static_cast<uint32_t>(nesting_rank(s.cat)), i};
+  };
+  bool sorted = true;
+  for (size_t k = 1; k < slices.size() && sorted; ++k) sorted = !(key_of(slices[k]) < key_of(slices[k - 1]));
+  if (sorted) return;
+  std::vector<Key> keys;
+  keys.reserve(slices.size());
+  for (const uint32_t i : slices) keys.push_back(key_of(i));
+  std::sort(keys.begin(), keys.end());
+  for (size_t k = 0; k < keys.size(); ++k) slices[k] = keys[k].index;
+}
+
+void build_cpu_trees(const Trace& trace, TraceIndex& index) {
   std::vector<uint32_t> stack;
   std::vector<uint32_t> last_child;  // last child appended under each stack entry
-  for (const uint32_t i : order) {
-    const Slice& s = trace.slices[i];
-    if (s.cat == Category::kPythonFunction) index.has_python_tree = true;
-    while (!stack.empty()) {
-      const Slice& top = trace.slices[stack.back()];
-      // A slice belongs to the open one when it starts before that one ends on the same
-      // thread (start containment: Kineto's rounding can push a child's end a few ns out).
-      if (top.pid == s.pid && top.tid == s.tid && s.ts_ns < top.end_ns()) break;
-      stack.pop_back();
-      last_child.pop_back();
+  for (auto& [thread, slices] : cpu_slices_by_thread(trace)) {
+    sort_for_nesting(trace, slices);
+    stack.clear();
+    last_child.clear();
+    for (const uint32_t i : slices) {
+      const Slice& s = trace.slices[i];
+      if (s.cat == Category::kPythonFunction) index.has_python_tree = true;
+      // A slice belongs to the open one when it starts before that one ends (start
+      // containment: Kineto's rounding can push a child's end a few ns out).
+      while (!stack.empty() && s.ts_ns >= trace.slices[stack.back()].end_ns()) {
+        stack.pop_back();
+        last_child.pop_back();
+      }
+      if (stack.empty()) {
+        index.roots.push_back(i);
+      } else {
+        const uint32_t p = stack.back();
+        index.parent[i] = p;
+        if (last_child.back() == kNoSlice) index.first_child[p] = i;
+        else index.next_sibling[last_child.back()] = i;
+        last_child.back() = i;
+      }
+      stack.push_back(i);
+      last_child.push_back(kNoSlice);
     }
-    if (stack.empty()) {
-      index.roots.push_back(i);
-    } else {
-      const uint32_t p = stack.back();
-      index.parent[i] = p;
-      if (last_child.back() == kNoSlice) index.first_child[p] = i;
-      else index.next_sibling[last_child.back()] = i;
-      last_child.back() = i;
-    }
-    stack.push_back(i);
-    last_child.push_back(kNoSlice);
   }
 }
 
+// Slices by an id (correlation, External id), sorted by (id, slice): lookups find the first
+// slice in file order with that id. Sorted pairs hold a tenth of what a node-based hash map
+// of the same millions of entries does, and this table sets the peak of an analysis.
+class SliceById {
+ public:
+  void reserve(size_t n) { entries_.reserve(n); }
+  void add(int64_t id, uint32_t slice) { entries_.push_back({id, slice}); }
+  void finish() {
+    if (!std::is_sorted(entries_.begin(), entries_.end())) std::sort(entries_.begin(), entries_.end());
+  }
+  uint32_t find(int64_t id) const {
+    auto it = std::lower_bound(entries_.begin(), entries_.end(), Entry{id, 0});
+    return it != entries_.end() && it->id == id ? it->slice : kNoSlice;
+  }
+
+ private:
+  struct Entry {
+    int64_t id;
+    uint32_t slice;
+    bool operator<(const Entry& o) const { return std::tie(id, slice) < std::tie(o.id, o.slice); }
+  };
+  std::vector<Entry> entries_;
+};
+
 void link_gpu_to_cpu(const Trace& trace, TraceIndex& index) {
-  std::unordered_map<int64_t, uint32_t> launch_by_correlation;
-  std::unordered_map<int64_t, uint32_t> op_by_external_id;
-  size_t launches = 0, ops = 0;  // sized up front: rehashing millions of nodes as they grow is slow
+  SliceById launch_by_correlation;
+  SliceById op_by_external_id;
+  size_t launches = 0, ops = 0;  // sized up front: no doubling slack on millions of entries
   for (const Slice& s : trace.slices) {
     if ((s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId) ++launches;
     else if (s.cat == Category::kCpuOp && s.external_id != kNoId) ++ops;
@@ -100,38 +156,41 @@ void link_gpu_to_cpu(const Trace& trace, TraceIndex& index) {
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
     if ((s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId)
-      launch_by_correlation.emplace(s.correlation, i);
+      launch_by_correlation.add(s.correlation, i);
     else if (s.cat == Category::kCpuOp && s.external_id != kNoId)
-      op_by_external_id.emplace(s.external_id, i);
+      op_by_external_id.add(s.external_id, i);
     else if (is_gpu_activity(s))
       index.gpu_slices.push_back(i);
   }
+  launch_by_correlation.finish();
+  op_by_external_id.finish();
   std::stable_sort(index.gpu_slices.begin(), index.gpu_slices.end(), [&](uint32_t a, uint32_t b) {
     return trace.slices[a].ts_ns < trace.slices[b].ts_ns;
   });
-  std::vector<uint32_t> count(trace.slices.size() + 1, 0);
+  // gpu_begin[op + 1] counts the op's GPU slices first, then becomes the CSR offsets.
+  index.gpu_begin.assign(trace.slices.size() + 1, 0);
   for (const uint32_t g : index.gpu_slices) {
     const Slice& k = trace.slices[g];
     uint32_t op = kNoSlice;
     if (k.correlation != kNoId) {
-      if (auto it = launch_by_correlation.find(k.correlation); it != launch_by_correlation.end()) {
-        index.launch_of[g] = it->second;
-        op = parent_op(trace, index, it->second);
+      if (const uint32_t launch = launch_by_correlation.find(k.correlation); launch != kNoSlice) {
+        index.launch_of[g] = launch;
+        op = parent_op(trace, index, launch);
       }
     }
-    if (op == kNoSlice && k.external_id != kNoId) {
-      if (auto it = op_by_external_id.find(k.external_id); it != op_by_external_id.end()) op = it->second;
-    }
+    if (op == kNoSlice && k.external_id != kNoId) op = op_by_external_id.find(k.external_id);
     index.op_of[g] = op;
-    if (op != kNoSlice) ++count[op];
+    if (op != kNoSlice) ++index.gpu_begin[op + 1];
     else if (index.launch_of[g] == kNoSlice) index.orphan_gpu_slices.push_back(g);
   }
-  index.gpu_begin.assign(trace.slices.size() + 1, 0);
-  for (size_t i = 0; i < trace.slices.size(); ++i) index.gpu_begin[i + 1] = index.gpu_begin[i] + count[i];
+  for (size_t i = 0; i < trace.slices.size(); ++i) index.gpu_begin[i + 1] += index.gpu_begin[i];
   index.gpu_items.assign(index.gpu_begin.back(), kNoSlice);
-  std::vector<uint32_t> fill(index.gpu_begin.begin(), index.gpu_begin.end() - 1);
+  // Fill each op's range from its start, using gpu_begin[op] as the cursor, then shift the
+  // cursors (now each op's end) back by one op to restore the starts.
   for (const uint32_t g : index.gpu_slices)
-    if (index.op_of[g] != kNoSlice) index.gpu_items[fill[index.op_of[g]]++] = g;
+    if (index.op_of[g] != kNoSlice) index.gpu_items[index.gpu_begin[index.op_of[g]]++] = g;
+  for (size_t i = trace.slices.size(); i > 0; --i) index.gpu_begin[i] = index.gpu_begin[i - 1];
+  index.gpu_begin[0] = 0;
 }
 
 void find_steps(const Trace& trace, TraceIndex& index) {

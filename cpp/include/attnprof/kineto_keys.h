@@ -1,0 +1,132 @@
+// The Kineto / Chrome trace vocabulary attnprof reads: every key of an event, of its args and
+// of the top-level object, and every `cat` spelling, exactly once. Ingest compares against
+// these; category_name() prints them; docs/ingest.md lists them (a test checks each is there).
+// Spellings follow libkineto (ActivityType.h, output_json.cpp) and torch.profiler's writer.
+#pragma once
+
+#include <string_view>
+
+#include "attnprof/trace.h"
+
+namespace attnprof::kineto {
+
+// Keys of one traceEvents element.
+inline constexpr std::string_view kPhase = "ph";
+inline constexpr std::string_view kCat = "cat";
+inline constexpr std::string_view kName = "name";
+inline constexpr std::string_view kPid = "pid";
+inline constexpr std::string_view kTid = "tid";
+inline constexpr std::string_view kTs = "ts";
+inline constexpr std::string_view kDur = "dur";
+inline constexpr std::string_view kFlowId = "id";
+inline constexpr std::string_view kArgs = "args";
+
+// args of complete ('X') events.
+inline constexpr std::string_view kExternalId = "External id";
+inline constexpr std::string_view kCorrelation = "correlation";
+inline constexpr std::string_view kInputDims = "Input Dims";          // cpu_op, user_annotation
+inline constexpr std::string_view kInputStrides = "Input Strides";
+inline constexpr std::string_view kInputType = "Input type";
+inline constexpr std::string_view kConcreteInputs = "Concrete Inputs";
+inline constexpr std::string_view kSequenceNumber = "Sequence number";
+inline constexpr std::string_view kFwdThreadId = "Fwd thread id";
+inline constexpr std::string_view kPythonId = "Python id";             // python_function
+inline constexpr std::string_view kPythonParentId = "Python parent id";
+inline constexpr std::string_view kPythonModuleId = "Python module id";
+inline constexpr std::string_view kDevice = "device";                  // kernel, gpu_memcpy, gpu_memset
+inline constexpr std::string_view kStream = "stream";
+inline constexpr std::string_view kGrid = "grid";
+inline constexpr std::string_view kBlock = "block";
+inline constexpr std::string_view kBytes = "bytes";
+
+// `[memory]` instant events and their args (profile_memory=True).
+inline constexpr std::string_view kMemoryEventName = "[memory]";
+inline constexpr std::string_view kDeviceType = "Device Type";
+inline constexpr std::string_view kDeviceId = "Device Id";
+inline constexpr std::string_view kAddr = "Addr";
+inline constexpr std::string_view kMemoryBytes = "Bytes";
+inline constexpr std::string_view kTotalAllocated = "Total Allocated";
+inline constexpr std::string_view kTotalReserved = "Total Reserved";
+
+// Metadata ('M') events: their names and the arg each carries.
+inline constexpr std::string_view kProcessName = "process_name";
+inline constexpr std::string_view kThreadName = "thread_name";
+inline constexpr std::string_view kProcessLabels = "process_labels";
+inline constexpr std::string_view kMetaName = "name";
+inline constexpr std::string_view kMetaLabels = "labels";
+
+// Top-level keys.
+inline constexpr std::string_view kTraceEvents = "traceEvents";
+inline constexpr std::string_view kSchemaVersion = "schemaVersion";
+inline constexpr std::string_view kDeviceProperties = "deviceProperties";
+inline constexpr std::string_view kDistributedInfo = "distributedInfo";
+inline constexpr std::string_view kDisplayTimeUnit = "displayTimeUnit";
+inline constexpr std::string_view kBaseTimeNanoseconds = "baseTimeNanoseconds";
+inline constexpr std::string_view kTraceName = "traceName";
+inline constexpr std::string_view kVersionSuffix = "_version";  // cuda_runtime_version, hip_version, ...
+inline constexpr std::string_view kRecordShapes = "record_shapes";
+inline constexpr std::string_view kProfileMemory = "profile_memory";
+inline constexpr std::string_view kWithStack = "with_stack";
+inline constexpr std::string_view kWithModules = "with_modules";
+inline constexpr std::string_view kWithFlops = "with_flops";
+
+// One deviceProperties entry.
+inline constexpr std::string_view kDeviceName = "name";
+inline constexpr std::string_view kDeviceIndex = "id";
+inline constexpr std::string_view kTotalGlobalMem = "totalGlobalMem";
+inline constexpr std::string_view kComputeMajor = "computeMajor";
+inline constexpr std::string_view kComputeMinor = "computeMinor";
+inline constexpr std::string_view kNumSms = "numSms";
+inline constexpr std::string_view kWarpSize = "warpSize";
+
+// distributedInfo.
+inline constexpr std::string_view kBackend = "backend";
+inline constexpr std::string_view kRank = "rank";
+inline constexpr std::string_view kWorldSize = "world_size";
+inline constexpr std::string_view kNcclVersion = "nccl_version";
+
+// Every key above, for the docs check and for anyone listing what ingest reads.
+inline constexpr std::string_view kAllKeys[] = {
+    kPhase, kCat, kName, kPid, kTid, kTs, kDur, kFlowId, kArgs,
+    kExternalId, kCorrelation, kInputDims, kInputStrides, kInputType, kConcreteInputs,
+    kSequenceNumber, kFwdThreadId, kPythonId, kPythonParentId, kPythonModuleId,
+    kDevice, kStream, kGrid, kBlock, kBytes,
+    kMemoryEventName, kDeviceType, kDeviceId, kAddr, kMemoryBytes, kTotalAllocated, kTotalReserved,
+    kProcessName, kThreadName, kProcessLabels, kMetaName, kMetaLabels,
+    kTraceEvents, kSchemaVersion, kDeviceProperties, kDistributedInfo, kDisplayTimeUnit,
+    kBaseTimeNanoseconds, kTraceName, kVersionSuffix, kRecordShapes, kProfileMemory, kWithStack,
+    kWithModules, kWithFlops,
+    kDeviceName, kDeviceIndex, kTotalGlobalMem, kComputeMajor, kComputeMinor, kNumSms, kWarpSize,
+    kBackend, kRank, kWorldSize, kNcclVersion,
+};
+
+// `cat` spellings -> Category. The first spelling of a category is the one category_name()
+// prints; the capitalised forms are what PyTorch 1.8-era traces wrote. Anything else is kOther.
+struct CategorySpelling {
+  std::string_view text;
+  Category category;
+};
+inline constexpr CategorySpelling kCategories[] = {
+    {"cpu_op", Category::kCpuOp},
+    {"kernel", Category::kKernel},
+    {"cuda_runtime", Category::kRuntime},
+    {"python_function", Category::kPythonFunction},
+    {"cuda_driver", Category::kDriver},
+    {"user_annotation", Category::kUserAnnotation},
+    {"gpu_user_annotation", Category::kGpuUserAnnotation},
+    {"gpu_memcpy", Category::kMemcpy},
+    {"gpu_memset", Category::kMemset},
+    {"Operator", Category::kCpuOp},
+    {"Kernel", Category::kKernel},
+    {"Runtime", Category::kRuntime},
+    {"Memcpy", Category::kMemcpy},
+    {"Memset", Category::kMemset},
+};
+
+constexpr Category category_of(std::string_view cat) {
+  for (const CategorySpelling& c : kCategories)
+    if (c.text == cat) return c.category;
+  return Category::kOther;
+}
+
+}  // namespace attnprof::kineto
