@@ -2,47 +2,24 @@
 
 #include <simdjson.h>
 
-#include <cstdint>
+#include <string_view>
+
+#include "attnprof/utf8.h"
 
 namespace attnprof::ingest {
-namespace {
-
-// Length of the valid UTF-8 sequence starting at p (1..4), or 0 when invalid (RFC 3629:
-// no overlongs, no surrogates, nothing above U+10FFFF).
-size_t valid_sequence_length(const unsigned char* p, size_t left) {
-  const unsigned char c = p[0];
-  if (c < 0x80) return 1;
-  auto cont = [&](size_t i) { return i < left && (p[i] & 0xC0) == 0x80; };
-  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    if (!cont(1) || !cont(2)) return 0;
-    if (c == 0xE0 && p[1] < 0xA0) return 0;   // overlong
-    if (c == 0xED && p[1] >= 0xA0) return 0;  // surrogate
-    return 3;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    if (!cont(1) || !cont(2) || !cont(3)) return 0;
-    if (c == 0xF0 && p[1] < 0x90) return 0;   // overlong
-    if (c == 0xF4 && p[1] >= 0x90) return 0;  // above U+10FFFF
-    return 4;
-  }
-  return 0;
-}
-
-}  // namespace
 
 size_t replace_invalid_utf8(char* data, size_t size, std::vector<size_t>* positions, size_t max_positions) {
   if (simdjson::validate_utf8(data, size)) return 0;
-  auto* p = reinterpret_cast<unsigned char*>(data);
+  const std::string_view text(data, size);
   size_t replaced = 0;
   for (size_t i = 0; i < size;) {
-    const size_t n = valid_sequence_length(p + i, size - i);
+    const size_t n = utf8_sequence_length(text, i);
     if (n > 0) {
       i += n;
       continue;
     }
     if (positions && positions->size() < max_positions) positions->push_back(i);
-    p[i++] = '?';
+    data[i++] = '?';
     ++replaced;
   }
   return replaced;

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "attnprof/dashboard.h"
 #include "attnprof/overlay.h"
+#include "attnprof/render.h"
 
 namespace attnprof {
 namespace {
@@ -34,21 +36,8 @@ json json_token(std::string_view raw) {
   return j.is_discarded() ? json(raw) : j;
 }
 
-std::string shape_text(const Shape& s) {
-  return fmt::format("B={} Hq={} Hkv={} Sq={} Skv={} D={} {}", s.B, s.Hq, s.Hkv, s.Sq, s.Skv, s.D, s.dtype);
-}
-
-std::string explanation_text(const Call& call) {
-  if (!call.explanation) return "";
-  const Explanation& e = *call.explanation;
-  std::string text;
-  for (const BackendVerdict& v : e.backends)
-    for (const RuleCheck& r : v.failed)
-      text += fmt::format("{} not eligible: {} ({}) {}; ", v.backend, r.rule, r.value, r.message);
-  if (!e.consistent && !e.consistency_note.empty()) text += "note: " + e.consistency_note + "; ";
-  if (!e.fix.empty()) text += "fix: " + e.fix;
-  return text;
-}
+// The explanation lines (explanation_lines) on one line, as a trace viewer's args show it.
+std::string explanation_text(const Call& call) { return fmt::format("{}", fmt::join(explanation_lines(call), "; ")); }
 
 // Device span of a call: first kernel start to last kernel end; the CPU op when it has none.
 std::pair<int64_t, int64_t> call_span_ns(const Call& call) {

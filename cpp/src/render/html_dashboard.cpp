@@ -6,6 +6,7 @@
 #include <random>
 
 #include "attnprof/dashboard.h"
+#include "attnprof/utf8.h"
 #include "render/html_assets.h"
 #include "render/html_sections.h"
 #include "attnprof/report_view.h"
@@ -13,28 +14,6 @@
 
 namespace attnprof {
 namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], 0 when it is invalid (overlong
-// forms, surrogates and code points above U+10FFFF are invalid too).
-size_t utf8_sequence_length(std::string_view s, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  size_t n = 0;
-  uint32_t cp = 0;
-  if ((c & 0xE0) == 0xC0) n = 2, cp = c & 0x1F;
-  else if ((c & 0xF0) == 0xE0) n = 3, cp = c & 0x0F;
-  else if ((c & 0xF8) == 0xF0) n = 4, cp = c & 0x07;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  static constexpr uint32_t kMinForLength[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < kMinForLength[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
 
 // JSON text safe inside <script type="application/json">: no '<' (so no "</script>" or
 // "<!--"), no '>' or '&', and no U+2028/U+2029. All of them can only occur inside JSON

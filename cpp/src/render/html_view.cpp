@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "attnprof/dashboard.h"
+#include "attnprof/render.h"
 #include "render/html_sections.h"
 #include "attnprof/report_view.h"
 
@@ -29,40 +30,6 @@ namespace render {
 namespace {
 
 using nlohmann::json;
-
-std::string shape_text(const Shape& s) {
-  std::string text = fmt::format("B={} Hq={} Hkv={} Sq={} Skv={} D={}", s.B, s.Hq, s.Hkv, s.Sq, s.Skv, s.D);
-  if (s.Dv != 0 && s.Dv != s.D) text += fmt::format(" Dv={}", s.Dv);
-  if (s.tokens != 0) text += fmt::format(" tokens={}", s.tokens);  // packed: Sq/Skv are maxima
-  if (!s.dtype.empty()) text += " " + s.dtype;
-  return text;
-}
-
-// Hover/detail lines explaining one call's backend: the rules' verdict, the fix, the gain.
-std::vector<std::string> explanation_lines(const Call& call) {
-  std::vector<std::string> lines;
-  if (!call.explanation) return lines;
-  const Explanation& e = *call.explanation;
-  if (!e.predicted_backend.empty()) lines.push_back("rules predict: " + e.predicted_backend);
-  if (!e.consistent && !e.consistency_note.empty()) lines.push_back("note: " + e.consistency_note);
-  for (const BackendVerdict& v : e.backends) {
-    for (const RuleCheck& r : v.failed) {
-      std::string line = v.backend + " not eligible: " + r.rule;
-      if (!r.value.empty()) line += " (" + r.value + ")";
-      if (!r.message.empty()) line += " - " + r.message;
-      if (!r.fix.empty()) line += " -> fix: " + r.fix;
-      lines.push_back(std::move(line));
-    }
-  }
-  if (!e.fix.empty()) {
-    std::string line = "fix: " + e.fix;
-    if (e.expected_speedup > 0) line += fmt::format(" (~{:.1f}x faster", e.expected_speedup);
-    if (e.expected_speedup > 0) line += e.gain_basis.empty() ? ")" : ", " + e.gain_basis + ")";
-    lines.push_back(std::move(line));
-  }
-  for (const std::string& a : e.assumptions) lines.push_back("assumed: " + a);
-  return lines;
-}
 
 json call_view(const Call& call) {
   json kernels = json::array();

@@ -5,6 +5,7 @@
 #include <map>
 #include <vector>
 
+#include "attnprof/attention.h"
 #include "attnprof/capture.h"
 #include "attnprof/heads.h"
 #include "attnprof/layer_ranges.h"
@@ -13,19 +14,10 @@
 namespace attnprof {
 
 std::string short_kernel_name(std::string_view name) {
-  if (name.starts_with("void ")) name.remove_prefix(5);
-  // Cut at the first '<' or '(' that is not part of "(anonymous namespace)".
-  std::string out;
-  for (size_t i = 0; i < name.size(); ++i) {
-    if (name.substr(i).starts_with("(anonymous namespace)")) {
-      out += "(anonymous namespace)";
-      i += std::string_view("(anonymous namespace)").size() - 1;
-      continue;
-    }
-    if (name[i] == '<' || name[i] == '(') break;
-    out += name[i];
-  }
-  return out.empty() ? std::string(name) : out;
+  // The catalog's matching name less its template arguments.
+  std::string_view function = kernel_function_name(name);
+  function = function.substr(0, function.find('<'));
+  return function.empty() ? std::string(name) : std::string(function);
 }
 
 std::string shape_text(const Shape& s) {
@@ -41,9 +33,35 @@ std::string shape_text(const Shape& s) {
     out += s.Skv ? fmt::format("S{}x{} ", s.Sq, s.Skv) : fmt::format("T{} ", s.Sq);
   }
   if (s.D) out += fmt::format("D{} ", s.D);
+  if (s.Dv && s.Dv != s.D) out += fmt::format("Dv{} ", s.Dv);  // MLA-style value width
   out += s.dtype;
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return out;
+}
+
+std::vector<std::string> explanation_lines(const Call& call) {
+  std::vector<std::string> lines;
+  if (!call.explanation) return lines;
+  const Explanation& e = *call.explanation;
+  if (!e.predicted_backend.empty()) lines.push_back("rules predict: " + e.predicted_backend);
+  if (!e.consistent && !e.consistency_note.empty()) lines.push_back("note: " + e.consistency_note);
+  for (const BackendVerdict& v : e.backends) {
+    for (const RuleCheck& r : v.failed) {
+      std::string line = v.backend + " not eligible: " + r.rule;
+      if (!r.value.empty()) line += " (" + r.value + ")";
+      if (!r.message.empty()) line += " - " + r.message;
+      if (!r.fix.empty()) line += " -> fix: " + r.fix;
+      lines.push_back(std::move(line));
+    }
+  }
+  if (!e.fix.empty()) {
+    std::string line = "fix: " + e.fix;
+    if (e.expected_speedup > 0) line += fmt::format(" (~{:.1f}x faster", e.expected_speedup);
+    if (e.expected_speedup > 0) line += e.gain_basis.empty() ? ")" : ", " + e.gain_basis + ")";
+    lines.push_back(std::move(line));
+  }
+  for (const std::string& a : e.assumptions) lines.push_back("assumed: " + a);
+  return lines;
 }
 
 std::string kernels_text(const Call& call, size_t max_chars) {

@@ -17,6 +17,8 @@
 #include "attnprof/scaling.h"
 #include "attnprof/capture.h"
 #include "attnprof/explain_input.h"
+#include "attnprof/render.h"
+#include "attnprof/utf8.h"
 #include "attnprof/vocabulary.h"
 
 namespace attnprof {
@@ -227,6 +229,55 @@ TEST(FindingVocabulary, NoSourceSpellsAFindingIdAndTheSchemaListsEveryOne) {
               std::string::npos)
         << w.id << ": docs/report-schema.md, \"Finding ids\", lacks its row";
   }
+}
+
+// Source files of cpp/src (every stage) whose text matches `pattern`, by path under cpp/src.
+std::set<std::string> sources_matching(const std::regex& pattern) {
+  std::set<std::string> out;
+  const std::filesystem::path root = std::filesystem::path(ATTNPROF_SOURCE_DIR) / "cpp/src";
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string text = read_source(std::filesystem::relative(entry.path(), ATTNPROF_SOURCE_DIR));
+    if (std::regex_search(text, pattern)) out.insert(std::filesystem::relative(entry.path(), root).string());
+  }
+  return out;
+}
+
+TEST(TextVocabulary, OneFunctionSpellsAShapeAndOneListsAnExplanation) {
+  // The HTML view and the annotated trace each had their own shape and explanation text.
+  using Files = std::set<std::string>;
+  EXPECT_EQ(sources_matching(std::regex(R"(std::string shape_text\(const Shape&)")), Files{"render/render_common.cpp"});
+  EXPECT_EQ(sources_matching(std::regex(R"(not eligible: )")), (Files{"diff/report_diff.cpp", "render/render_common.cpp"}));
+}
+
+TEST(TextVocabulary, TheAnnotatedTraceAndTheDashboardSpellAShapeAsTheTextReportDoes) {
+  Shape mla{.B = 2, .Hq = 16, .Hkv = 16, .Sq = 1024, .Skv = 1024, .D = 192, .Dv = 128, .dtype = "bf16"};
+  EXPECT_EQ(shape_text(mla), "B2 H16 S1024x1024 D192 Dv128 bf16");
+  Shape gqa{.B = 4, .Hq = 32, .Hkv = 8, .Sq = 2048, .Skv = 2048, .D = 128, .Dv = 128, .dtype = "bf16"};
+  EXPECT_EQ(shape_text(gqa), "B4 H32/8 S2048x2048 D128 bf16");
+}
+
+TEST(KernelNameVocabulary, OnlyTheKernelCatalogStripsAKernelName) {
+  // render_common.cpp once cut names at '<' or '(' with its own "(anonymous namespace)" rule.
+  EXPECT_EQ(sources_matching(std::regex(R"(\(anonymous namespace\))")), std::set<std::string>{"attention/kernel_catalog.cpp"});
+  EXPECT_EQ(short_kernel_name("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float>(float*, int)"),
+            "at::native::(anonymous namespace)::cunn_SoftMaxForward");
+}
+
+TEST(Utf8Vocabulary, SequencesFollowRfc3629AndOnlyOneSourceDecidesIt) {
+  EXPECT_EQ(utf8_sequence_length("a", 0), 1u);
+  EXPECT_EQ(utf8_sequence_length("\xC3\xA9", 0), 2u);          // U+00E9
+  EXPECT_EQ(utf8_sequence_length("\xE2\x82\xAC", 0), 3u);      // U+20AC
+  EXPECT_EQ(utf8_sequence_length("\xF0\x9F\x98\x80", 0), 4u);  // U+1F600
+  EXPECT_EQ(utf8_sequence_length("\xC0\x80", 0), 0u);          // overlong NUL
+  EXPECT_EQ(utf8_sequence_length("\xE0\x80\xAF", 0), 0u);      // overlong '/'
+  EXPECT_EQ(utf8_sequence_length("\xED\xA0\x80", 0), 0u);      // surrogate U+D800
+  EXPECT_EQ(utf8_sequence_length("\xF4\x90\x80\x80", 0), 0u);  // U+110000
+  EXPECT_EQ(utf8_sequence_length("\xE2\x82", 0), 0u);          // cut off
+  EXPECT_EQ(utf8_sequence_length("\x80", 0), 0u);               // lone continuation byte
+  EXPECT_EQ(sanitize_utf8("ok\xED\xA0\x80!"), "ok\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD!");
+  // ingest/utf8.cpp and the HTML escaper (html_dashboard.cpp) each had a decoder of their own.
+  EXPECT_EQ(sources_matching(std::regex(R"(0xC0\)\s*[!=]=\s*0x80)")), std::set<std::string>{"vocab/utf8.cpp"});
 }
 
 TEST(ForcedBackendVocabulary, TheScaleCommandAndTheSweepShareTheMarkerWithoutSpellingIt) {
