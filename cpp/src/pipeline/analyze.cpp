@@ -110,10 +110,10 @@ WindowSection window_verdicts(const Report& report, const Trace& trace) {
 
 // The live capture's versions (torch, transformers) where the trace named none.
 void add_versions_if_missing(SourceInfo& source, const std::vector<std::pair<std::string, std::string>>& versions) {
-  for (const auto& [name, value] : versions) {
+  for (const auto& version : versions) {
     const bool known = std::any_of(source.versions.begin(), source.versions.end(),
-                                   [&](const auto& kv) { return kv.first == name; });
-    if (!known) source.versions.emplace_back(name, value);
+                                   [&](const auto& kv) { return kv.first == version.first; });
+    if (!known) source.versions.push_back(version);
   }
 }
 
