@@ -132,7 +132,8 @@ def test_model_graph_folds_branches_and_shows_a_modules_kernels_on_click(browser
         f"document.querySelector('#model-graph-svg g.node.attention[data-path=\"{first['module']}\"]')"
         ".dispatchEvent(new Event('click')); document.getElementById('tree-detail').textContent")
     attention_kernel = next(k["name"] for k in first["kernels"] if k["component"] == "fused")
-    assert attention_kernel in detail and f"Sq={first['shape']['Sq']}" in detail
+    shape = first["shape"]
+    assert attention_kernel in detail and f"S{shape['Sq']}x{shape['Skv']}" in detail  # the text report's spelling
     assert browser.errors() == []
 
 
