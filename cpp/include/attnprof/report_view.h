@@ -59,6 +59,10 @@ struct ReportView {
 
 ReportView make_report_view(const Report& report);
 
+// No call's kernels were recorded (a graph capture): the run's time and fused shares are
+// unknown, not 0. False for a run without calls.
+bool device_time_unknown(const Summary& summary);
+
 // The cost sections of a Report as tables (part of the view; `scale`, `predict` and `whatif`
 // print these alone).
 std::vector<CostTable> cost_tables(const Report& report);

@@ -516,7 +516,6 @@ void note_grad_sequences(ExtractionContext& ctx, uint32_t op, int64_t call_ts, s
 
 void add_unfused_backward_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
   if (ctx.grad_owner.empty()) return;
-  constexpr std::string_view kNodePrefix = "autograd::engine::evaluate_function: ";
   const Trace& trace = ctx.trace;
   std::unordered_map<int64_t, size_t> forward_at;  // CPU start -> forward call
   for (size_t i = 0; i < calls.size(); ++i)
@@ -529,7 +528,7 @@ void add_unfused_backward_calls(ExtractionContext& ctx, std::vector<Call>& calls
   std::map<size_t, std::vector<Node>> nodes_of;  // forward call -> its backward nodes
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
-    if (!is_cpu_op(s) || ctx.inside_call[i] || !trace.name_of(s).starts_with(kNodePrefix)) continue;
+    if (!is_cpu_op(s) || ctx.inside_call[i] || !trace.name_of(s).starts_with(kAutogradNodePrefix)) continue;
     const OpArgs* args = trace.op_args_of(s);
     if (!args || args->sequence_number < 0) continue;
     auto owner = ctx.grad_owner.find(args->sequence_number);
@@ -556,7 +555,7 @@ void add_unfused_backward_calls(ExtractionContext& ctx, std::vector<Call>& calls
     bwd.dropout = fwd.dropout;
     bwd.scale = fwd.scale;
     bwd.gqa = fwd.gqa;
-    bwd.op = std::string(trace.name_of(trace.slices[softmax->slice]).substr(kNodePrefix.size()));
+    bwd.op = std::string(trace.name_of(trace.slices[softmax->slice]).substr(kAutogradNodePrefix.size()));
     // Autograd interleaves other nodes with these: the call's CPU time is the sum of its own.
     bwd.cpu_ts_ns = INT64_MAX;
     for (const Node& n : nodes) {

@@ -10,6 +10,9 @@
 
 namespace attnprof {
 
+// Autograd runs a backward node inside an op named "<prefix><node>".
+inline constexpr std::string_view kAutogradNodePrefix = "autograd::engine::evaluate_function: ";
+
 struct ExtractionContext {
   ExtractionContext(const Trace& t, const TraceIndex& i);
 

@@ -5,13 +5,13 @@
 #include <vector>
 
 #include "attnprof/attention.h"
+#include "extraction.h"
 
 namespace attnprof {
 
 bool is_unrecognised_attention_op(std::string_view op_name) {
-  // Autograd runs a backward node inside "evaluate_function: <node>": judge the node.
-  constexpr std::string_view kNodePrefix = "autograd::engine::evaluate_function: ";
-  if (op_name.starts_with(kNodePrefix)) op_name.remove_prefix(kNodePrefix.size());
+  // A backward node runs inside "evaluate_function: <node>": judge the node.
+  if (op_name.starts_with(kAutogradNodePrefix)) op_name.remove_prefix(kAutogradNodePrefix.size());
   return classify_attention_op(op_name) == nullptr && is_unrecognised(classify_kernel(op_name));
 }
 
@@ -22,26 +22,31 @@ struct Tally {
   int64_t dur_ns = 0;
 };
 
-// Per distinct name: is it an unrecognised kernel (for GPU slices) or op (for cpu ops)?
-// Decided once per interned string, never per event.
+// A yes/no question about a slice's name, answered once per interned string, never per event.
+template <typename Question>
 class NameVerdicts {
  public:
-  explicit NameVerdicts(const Trace& trace) : trace_(trace), verdict_(trace.strings.size(), kUnchecked) {}
-  bool operator()(const Slice& s, bool gpu) {
-    if (s.name >= verdict_.size()) return check(s, gpu);
-    if (verdict_[s.name] == kUnchecked) verdict_[s.name] = check(s, gpu) ? kUnknown : kKnown;
-    return verdict_[s.name] == kUnknown;
+  NameVerdicts(const Trace& trace, Question question)
+      : trace_(trace), question_(question), verdict_(trace.strings.size(), kUnchecked) {}
+  bool operator()(const Slice& s) {
+    if (s.name >= verdict_.size()) return question_(trace_.name_of(s));
+    if (verdict_[s.name] == kUnchecked) verdict_[s.name] = question_(trace_.name_of(s)) ? kYes : kNo;
+    return verdict_[s.name] == kYes;
   }
 
  private:
-  enum : uint8_t { kUnchecked, kKnown, kUnknown };
-  bool check(const Slice& s, bool gpu) const {
-    const std::string_view name = trace_.name_of(s);
-    return gpu ? is_unrecognised(classify_kernel(name)) : is_unrecognised_attention_op(name);
-  }
+  enum : uint8_t { kUnchecked, kNo, kYes };
   const Trace& trace_;
+  Question question_;
   std::vector<uint8_t> verdict_;
 };
+
+bool is_unrecognised_kernel(std::string_view name) { return is_unrecognised(classify_kernel(name)); }
+
+bool is_known_attention_kernel(std::string_view name) {
+  const KernelPattern* p = classify_kernel(name);
+  return p && p->kind == KernelKind::kFusedAttention && !is_unrecognised(p);
+}
 
 void append(const Trace& trace, const std::unordered_map<StrId, Tally>& tallies, const char* kind,
             std::vector<UnrecognisedName>& out) {
@@ -52,11 +57,13 @@ void append(const Trace& trace, const std::unordered_map<StrId, Tally>& tallies,
 }  // namespace
 
 std::vector<UnrecognisedName> unrecognised_attention_names(const Trace& trace, const TraceIndex& index) {
-  NameVerdicts kernel_verdict(trace), op_verdict(trace);
+  NameVerdicts unknown_kernel(trace, is_unrecognised_kernel);
+  NameVerdicts unknown_op(trace, is_unrecognised_attention_op);
+  NameVerdicts known_attention(trace, is_known_attention_kernel);
   std::unordered_map<StrId, Tally> kernels, ops;
   for (const uint32_t g : index.gpu_slices) {
     const Slice& k = trace.slices[g];
-    if (!kernel_verdict(k, true)) continue;
+    if (!unknown_kernel(k)) continue;
     Tally& t = kernels[k.name];
     ++t.count;
     t.dur_ns += k.dur_ns;
@@ -64,14 +71,12 @@ std::vector<UnrecognisedName> unrecognised_attention_names(const Trace& trace, c
   std::vector<uint32_t> gpu;
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
-    if (!is_cpu_op(s) || !op_verdict(s, false)) continue;
+    if (!is_cpu_op(s) || !unknown_op(s)) continue;
     gpu.clear();
     collect_subtree_gpu(trace, index, i, gpu);
     // An op around catalog attention kernels (a library's autograd Function) is named by them.
-    const bool runs_known_attention = std::any_of(gpu.begin(), gpu.end(), [&](uint32_t g) {
-      const KernelPattern* p = classify_kernel(trace.name_of(trace.slices[g]));
-      return p && p->kind == KernelKind::kFusedAttention && !is_unrecognised(p);
-    });
+    const bool runs_known_attention =
+        std::any_of(gpu.begin(), gpu.end(), [&](uint32_t g) { return known_attention(trace.slices[g]); });
     if (runs_known_attention) continue;
     Tally& t = ops[s.name];
     ++t.count;

@@ -31,14 +31,15 @@ std::vector<CostTable> layer_tables(const Report& r) {
     const LayerCost& c = *layer.cost;
     if (c.achieved_tflops <= 0 && c.peak_bytes < 0) continue;  // no shapes, no memory events: nothing known
     int64_t analytic = 0;  // the model's transient bytes, next to the measured peak
-    for (int64_t id : layer.call_ids)
-      if (id >= 0 && static_cast<size_t>(id) < r.calls.size() && r.calls[static_cast<size_t>(id)].cost)
-        analytic = std::max(analytic, r.calls[static_cast<size_t>(id)].cost->analytic_bytes);
+    bool ceiling = false;  // FLOPs of a packed call known only from max_seqlen
+    for (int64_t id : layer.call_ids) {
+      if (id < 0 || static_cast<size_t>(id) >= r.calls.size()) continue;
+      const Call& call = r.calls[static_cast<size_t>(id)];
+      if (call.cost) analytic = std::max(analytic, call.cost->analytic_bytes);
+      ceiling = ceiling || call.flops_upper_bound;
+    }
     std::string backends;
     for (const auto& b : layer.backends) backends += (backends.empty() ? "" : ",") + b;
-    bool ceiling = false;  // FLOPs of a packed call known only from max_seqlen
-    for (int64_t id : layer.call_ids)
-      if (id >= 0 && static_cast<size_t>(id) < r.calls.size()) ceiling = ceiling || r.calls[static_cast<size_t>(id)].flops_upper_bound;
     t.rows.push_back({fmt::format("{}", layer.index), backends,
                       c.achieved_tflops > 0 ? fmt::format("{}{:.1f}", ceiling ? "<=" : "", c.achieved_tflops) : "-",
                       c.peak_fraction > 0 ? fmt::format("{:.0f}%", 100 * c.peak_fraction) : "-",

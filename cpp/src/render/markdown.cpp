@@ -99,8 +99,7 @@ std::string render_markdown(const ReportView& v) {
   if (r.calls.empty())
     return out + (cost.empty() && !r.heads ? "\n**no attention found**\n" : "\n" + cost) + unrecognised_markdown(r) +
            heads_markdown(r);
-  // No call's kernels recorded (a graph capture): the time and its shares are unknown, not 0.
-  const bool no_time = s.call_count > 0 && s.unknown_time_call_count == s.call_count;
+  const bool no_time = device_time_unknown(s);
   out += fmt::format("- attention calls: {} ({} fused: {:.0f}% of calls, {} of time)\n", s.call_count,
                      s.fused_call_count, 100 * s.fused_call_fraction,
                      no_time ? std::string("unknown share") : fmt::format("{:.0f}%", 100 * s.fused_time_fraction));

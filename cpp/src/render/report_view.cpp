@@ -88,6 +88,8 @@ std::string worse_backend_class(const std::string& a, const std::string& b) {
   return class_rank(b) > class_rank(a) ? b : a;
 }
 
+bool device_time_unknown(const Summary& s) { return s.call_count > 0 && s.unknown_time_call_count == s.call_count; }
+
 ReportView make_report_view(const Report& report) {
   ReportView view;
   view.report = &report;

@@ -14,6 +14,7 @@
 #include "attnprof/io.h"
 #include "attnprof/overlay.h"
 #include "attnprof/peak_memory.h"
+#include "attnprof/report_view.h"
 #include "attnprof/tensorboard.h"
 #include "tensorboard_event.pb.h"
 
@@ -139,8 +140,7 @@ std::vector<std::pair<std::string, double>> tensorboard_scalars(const Report& re
   std::vector<std::pair<std::string, double>> out = {
       {"attention/calls", static_cast<double>(s.call_count)},
   };
-  // When no call's device time was recorded, the time and fused shares are unknown, not 0.
-  if (s.unknown_time_call_count < s.call_count || s.call_count == 0) {
+  if (!device_time_unknown(s)) {
     out.push_back({"attention/fused_time_fraction", s.fused_time_fraction});
     out.push_back({"attention/fused_call_fraction", s.fused_call_fraction});
     out.push_back({"attention/device_time_us", s.attention_device_time_us});

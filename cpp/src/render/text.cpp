@@ -51,8 +51,7 @@ std::string header(const Report& r) {
 std::string summary(const Report& r) {
   const Summary& s = r.summary;
   const char* time_kind = s.has_gpu ? "device time" : "CPU time";
-  // No call's kernels recorded (a graph capture): the time and its shares are unknown, not 0.
-  const bool no_time = s.call_count > 0 && s.unknown_time_call_count == s.call_count;
+  const bool no_time = device_time_unknown(s);
   std::string out = fmt::format("attention: {} call{}, {} fused ({} of calls, {} of time), {} {}", s.call_count,
                                 s.call_count == 1 ? "" : "s", s.fused_call_count, percent(s.fused_call_fraction),
                                 no_time ? "unknown share" : percent(s.fused_time_fraction),
@@ -94,8 +93,9 @@ std::string activation_map(const ReportView& v, const TextOptions& options) {
     const Layer& layer = *row.layer;
     const Call& first = *row.first;
     const std::string backends = backends_text(layer);
-    std::string fused = layer.fused_time_fraction >= 0.999 ? "yes" : layer.fused_time_fraction <= 0.001 ? "NO" : percent(layer.fused_time_fraction);
-    if (layer.device_time_unknown) fused = "unknown";
+    const std::string fused = time_or_unknown(
+        layer.device_time_unknown,
+        layer.fused_time_fraction >= 0.999 ? "yes" : layer.fused_time_fraction <= 0.001 ? "NO" : percent(layer.fused_time_fraction));
     rows.push_back({std::to_string(layer.index), layer.module.empty() ? "-" : layer.module, backends,
                     first.library.empty() ? "-" : first.library, fused, std::to_string(layer.call_ids.size()),
                     time_or_unknown(layer.device_time_unknown, time_text(layer.device_time_us)), shape_text(first.shape),
