@@ -53,7 +53,8 @@ int64_t allocator_round_size(const AllocatorConfig& config, int64_t bytes);
 // 2 MiB for <= 1 MiB (small pool), 20 MiB for < 10 MiB, else rounded up to 2 MiB.
 int64_t allocator_segment_size(int64_t rounded_bytes);
 
-// One device's caching allocator, one stream. Handles are the caller's names for blocks.
+// One device's caching allocator, one stream, with its CUDA-graph private pools. Handles are
+// the caller's names for blocks.
 class CachingAllocatorSim {
  public:
   // limit_bytes: the reserved-memory cap (set_per_process_memory_fraction, or the device's
@@ -69,8 +70,22 @@ class CachingAllocatorSim {
   // Frees a live handle; unknown handles are ignored (the caller's trace may hold frees of
   // blocks allocated before it began).
   void free(uint64_t handle);
-  // torch.cuda.empty_cache(): releases every segment without a live block.
+  // torch.cuda.empty_cache(): releases every segment without a live block, except those of a
+  // private pool whose graphs are alive.
   void empty_cache();
+  // CUDA-graph capture (CUDAGraph::capture_begin calls beginAllocateToPool): until
+  // end_allocate_to_pool, requests are served from private pool `pool_id` (>= 1, created on
+  // first use; captures that share a pool pass the same id), which has large and small pools
+  // of its own and shares no free block with the default pool. Blocks keep their pool: freed
+  // after the capture, they return to it. While a capture is underway an OOM is raised without
+  // first releasing every cached segment.
+  void begin_allocate_to_pool(int pool_id);
+  void end_allocate_to_pool();
+  // releasePool (the pool's last graph was destroyed): empty_cache and the OOM retry may now
+  // release its segments without a live block.
+  void release_pool(int pool_id);
+  // Pool id of a live handle's block (0 = default pool); -1 when the handle is not live.
+  int pool_of(uint64_t handle) const;
   // Reserved memory no request can be served from (free cache a recording shows its pass could
   // not use, such as a CUDA-graph private pool's): counts against the cap, is never placed
   // and never released.

@@ -24,6 +24,9 @@ struct AllocationStep {
   int64_t layer = -1;  // layer of the last attention call started before the event
   int64_t recorded_reserved = -1;  // Total Reserved after the event (traces only)
   uint64_t addr = 0;               // the block's address (traces only)
+  // An allocation's pool: 0 = the default pool, k >= 1 = the k-th CUDA-graph private pool (the
+  // event lies in a graph capture; docs/cost.md, "CUDA-graph private pools").
+  int32_t pool = 0;
   bool is_free() const { return bytes == 0; }
 };
 
@@ -31,6 +34,7 @@ struct AllocationStep {
 struct FreeRegion {
   uint64_t addr = 0;
   int64_t bytes = 0;
+  int32_t pool = 0;  // the pool of the allocations seen in it
 };
 
 struct AllocationSequence {
@@ -46,13 +50,18 @@ struct AllocationSequence {
   // Large-pool free blocks the recording began with, as far as its addresses show them: the
   // address ranges of the pass's large-pool allocations, merged where they overlap (one block
   // never spans two segments), leaving out ranges that grew Total Reserved or reuse blocks
-  // allocated before the recording. Seeded as separate segments out of the free cache.
+  // allocated before the recording. Seeded as separate segments out of the free cache, each
+  // in the pool whose allocations it holds.
   std::vector<FreeRegion> free_regions;
-  // The recording grew its reserved memory for large-pool requests while free cache it never
-  // touched was there: that cache could not serve them (best fit would have), so it is held,
-  // not seeded. small_pool_grew: the same for a small-pool request (no small-pool seed).
+  // The recording grew its reserved memory for default-pool large requests while free cache it
+  // never touched was there: that cache could not serve them (best fit would have), so it is
+  // held, not seeded. small_pool_grew: the same for a default-pool small request (no
+  // small-pool seed). A private pool's growth says nothing about the default pool's cache.
   bool untouched_cache_unusable = false;
   bool small_pool_grew = false;
+  // Per CUDA-graph private pool k (index k - 1): whether one of its small-pool requests grew
+  // Total Reserved (no small seed there). Its size is the number of private pools.
+  std::vector<bool> private_small_pool_grew;
   std::vector<AllocationStep> steps;
 };
 

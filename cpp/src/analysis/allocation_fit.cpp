@@ -18,7 +18,7 @@ bool same_shape(const AllocationSequence& a, const AllocationSequence& b) {
   if (a.steps.size() != b.steps.size() || a.carried.size() != b.carried.size()) return false;
   for (size_t i = 0; i < a.steps.size(); ++i) {
     const AllocationStep &x = a.steps[i], &y = b.steps[i];
-    if (x.is_free() != y.is_free() || x.frees != y.frees || x.op != y.op) return false;
+    if (x.is_free() != y.is_free() || x.frees != y.frees || x.op != y.op || x.pool != y.pool) return false;
   }
   return true;
 }
@@ -168,6 +168,7 @@ HeldFree fit_held_free(std::span<const AllocationSequence* const> used) {
       seeded.held_free = held_free;
       seeded.free_regions = best.regions;
       seeded.untouched_cache_unusable = seeded.small_pool_grew = false;
+      seeded.private_small_pool_grew.assign(seeded.private_small_pool_grew.size(), false);
       const PassSimulation sim = simulate_pass(seeded, warm);
       error += std::abs(static_cast<double>(sim.peak_reserved - recorded_peak_reserved(*seq)));
     }
@@ -233,11 +234,13 @@ AllocationSequence synthesize_sequence(const SequenceModel& model, int64_t lengt
   seq.opaque_bytes = model.opaque.at(length);
   seq.held_free = model.held_free;
   seq.free_regions = model.held_free_regions;
+  seq.private_small_pool_grew.assign(model.shape.private_small_pool_grew.size(), false);
   for (const auto& p : model.carried) seq.carried.push_back(std::max<int64_t>(1, p.at(length)));
   seq.steps.reserve(model.shape.steps.size());
   for (size_t i = 0; i < model.shape.steps.size(); ++i) {
     AllocationStep step;
     step.frees = model.shape.steps[i].frees;
+    step.pool = model.shape.steps[i].pool;
     if (!model.shape.steps[i].is_free()) step.bytes = std::max<int64_t>(1, model.steps[i].at(length));
     seq.steps.push_back(step);
   }

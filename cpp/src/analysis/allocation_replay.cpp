@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <string_view>
 #include <unordered_map>
 
 #include "analysis/memory_timeline.h"
@@ -22,17 +23,17 @@ constexpr int64_t kSmallSegment = 2 * 1024 * 1024;  // allocator_segment_size of
 constexpr int64_t kSmallRequest = 1024 * 1024;      // the small pool's largest request
 constexpr int64_t kLargeSegmentMin = 10 * 1024 * 1024;  // smallest request given its own segment
 
-// Most bytes the pass holds live at once in small-pool blocks (<= 1 MiB rounded), rounded up
-// to whole small segments: the small-pool free space a recording with a constant Total
-// Reserved must have held, since a pass that needed more would have grown it.
-int64_t small_pool_need(const AllocationSequence& seq, const AllocatorConfig& config) {
+// Most bytes the pass holds live at once in small-pool blocks (<= 1 MiB rounded) of one pool,
+// rounded up to whole small segments: the small-pool free space a recording whose small
+// requests never grew Total Reserved must have held there, since more would have grown it.
+int64_t small_pool_need(const AllocationSequence& seq, const AllocatorConfig& config, int32_t pool) {
   std::vector<int64_t> rounded(seq.steps.size(), 0);
   int64_t live = 0, peak = 0;
   for (size_t i = 0; i < seq.steps.size(); ++i) {
     const AllocationStep& step = seq.steps[i];
     if (!step.is_free()) {
       const int64_t r = allocator_round_size(config, step.bytes);
-      if (r <= kSmallRequest) live += rounded[i] = r;
+      if (r <= kSmallRequest && step.pool == pool) live += rounded[i] = r;
     } else if (step.frees >= 0) {
       live -= rounded[static_cast<size_t>(step.frees)];
     }
@@ -42,6 +43,115 @@ int64_t small_pool_need(const AllocationSequence& seq, const AllocatorConfig& co
 }
 
 uint64_t step_handle(int pass, size_t step) { return (static_cast<uint64_t>(pass) << 32) | step; }
+
+// A CUDA/HIP graph capture on one CPU thread: from the stream-capture begin call to the end
+// of the end call (CUDAGraph::capture_begin enters the allocator's private pool just before
+// cudaStreamBeginCapture, capture_end leaves it just after cudaStreamEndCapture).
+struct CaptureRange {
+  int64_t tid = 0;
+  int64_t begin_ns = 0, end_ns = 0;
+};
+
+bool is_capture_call(const Slice& s) { return s.cat == Category::kRuntime || s.cat == Category::kDriver; }
+
+// The runtime's (cudaStreamBeginCapture, cudaStreamBeginCaptureToGraph, hipStreamBeginCapture)
+// and the driver's (cuStreamBeginCapture_v2) spellings all contain these words.
+constexpr std::string_view kCaptureBegin = "StreamBeginCapture";
+constexpr std::string_view kCaptureEnd = "StreamEndCapture";
+
+std::vector<CaptureRange> capture_ranges(const Trace& trace) {
+  std::vector<const Slice*> calls;
+  for (const auto& s : trace.slices) {
+    if (!is_capture_call(s)) continue;
+    const std::string_view name = trace.name_of(s);
+    if (name.find(kCaptureBegin) != std::string_view::npos || name.find(kCaptureEnd) != std::string_view::npos)
+      calls.push_back(&s);
+  }
+  std::sort(calls.begin(), calls.end(), [](const Slice* a, const Slice* b) { return a->ts_ns < b->ts_ns; });
+  std::map<int64_t, std::vector<int64_t>> open;  // tid -> begin times of captures not yet ended
+  std::vector<CaptureRange> ranges;
+  for (const Slice* s : calls) {
+    auto& begins = open[s->tid];
+    if (trace.name_of(*s).find(kCaptureBegin) != std::string_view::npos) {
+      begins.push_back(s->ts_ns);
+    } else if (!begins.empty()) {
+      ranges.push_back({s->tid, begins.back(), s->end_ns()});
+      begins.pop_back();
+    }
+  }
+  return ranges;
+}
+
+// Index of the capture whose range holds the event on its thread, or -1.
+int64_t capture_of(const std::vector<CaptureRange>& captures, const MemoryEvent& e) {
+  for (size_t c = 0; c < captures.size(); ++c)
+    if (captures[c].tid == e.tid && e.ts_ns >= captures[c].begin_ns && e.ts_ns <= captures[c].end_ns)
+      return static_cast<int64_t>(c);
+  return -1;
+}
+
+// The capture whose private pool each capture allocates from (a representative capture per
+// pool). Captures share a pool (torch.cuda.graph(pool=...): vLLM and SGLang capture every
+// graph into one) exactly when their blocks overlap in address: memory of one live private
+// pool is never handed to another. Captures whose blocks overlap no other's get a pool each.
+struct CaptureBlock {
+  uint64_t begin = 0, end = 0;
+  size_t capture = 0;
+};
+std::vector<size_t> shared_pool_roots(size_t captures, std::vector<CaptureBlock> blocks) {
+  std::vector<size_t> parent(captures);
+  for (size_t c = 0; c < captures; ++c) parent[c] = c;
+  const auto root = [&](size_t c) {
+    while (parent[c] != c) c = parent[c] = parent[parent[c]];
+    return c;
+  };
+  std::sort(blocks.begin(), blocks.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
+  uint64_t cluster_end = 0;
+  size_t cluster_capture = 0;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (i > 0 && blocks[i].begin < cluster_end) {
+      parent[root(blocks[i].capture)] = root(cluster_capture);
+      cluster_end = std::max(cluster_end, blocks[i].end);
+    } else {
+      cluster_end = blocks[i].end;
+      cluster_capture = blocks[i].capture;
+    }
+  }
+  std::vector<size_t> roots(captures);
+  for (size_t c = 0; c < captures; ++c) roots[c] = root(c);
+  return roots;
+}
+
+// Pool of each event (0 = default; 1, 2, ... = private pools in order of first allocation)
+// and the number of private pools.
+struct EventPools {
+  std::vector<int32_t> of_event;
+  int32_t private_pools = 0;
+};
+EventPools event_pools(const Trace& trace, const std::vector<const MemoryEvent*>& events) {
+  EventPools pools;
+  pools.of_event.assign(events.size(), 0);
+  const std::vector<CaptureRange> captures = capture_ranges(trace);
+  if (captures.empty()) return pools;
+  std::vector<int64_t> capture(events.size(), -1);
+  std::vector<CaptureBlock> blocks;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const MemoryEvent& e = *events[i];
+    if (e.bytes <= 0 || (capture[i] = capture_of(captures, e)) < 0) continue;
+    const auto begin = static_cast<uint64_t>(e.addr);
+    blocks.push_back({begin, begin + static_cast<uint64_t>(allocator_round_size({}, e.bytes)),
+                      static_cast<size_t>(capture[i])});
+  }
+  const std::vector<size_t> roots = shared_pool_roots(captures.size(), std::move(blocks));
+  std::map<size_t, int32_t> id_of_root;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (capture[i] < 0) continue;
+    const auto [it, added] = id_of_root.emplace(roots[static_cast<size_t>(capture[i])], pools.private_pools + 1);
+    if (added) ++pools.private_pools;
+    pools.of_event[i] = it->second;
+  }
+  return pools;
+}
 
 // Innermost CPU op around each event, by a sweep over each thread's ops in time order.
 std::vector<std::string> enclosing_ops(const Trace& trace, const std::vector<const MemoryEvent*>& events) {
@@ -110,38 +220,49 @@ struct PassRunner {
   // then the rest as one large-pool segment (the most reusable layout: one block, split per
   // request), or held unusable when the recording shows the pass could not use it. Created by
   // allocating and freeing blocks that fill whole segments, so the allocator's rules place them.
+  // Each private pool (of the captures) gets its own small-pool space and the regions its
+  // allocations were seen in; the untouched rest is the default pool's.
   bool seed_free_cache(int64_t free_bytes, const AllocatorConfig& config) {
     free_bytes = free_bytes / kSmallSegment * kSmallSegment;
     if (free_bytes <= 0) return true;
-    const bool unusable = seq.untouched_cache_unusable;
-    int64_t small = seq.small_pool_grew ? 0 : std::min(free_bytes, small_pool_need(seq, config));
-    int64_t rest = free_bytes - small;
-    std::vector<int64_t> segments;
+    const auto pools = static_cast<int32_t>(seq.private_small_pool_grew.size()) + 1;
+    std::vector<int64_t> small(static_cast<size_t>(pools), 0);
+    int64_t rest = free_bytes;
+    for (int32_t p = 0; p < pools; ++p) {
+      const bool grew = p == 0 ? seq.small_pool_grew : seq.private_small_pool_grew[static_cast<size_t>(p - 1)];
+      small[static_cast<size_t>(p)] = grew ? 0 : std::min(rest, small_pool_need(seq, config, p));
+      rest -= small[static_cast<size_t>(p)];
+    }
+    std::vector<std::pair<int32_t, int64_t>> segments;  // (pool, bytes)
     std::vector<size_t> regions;
     for (size_t k : regions_largest_first()) {
       const int64_t segment = allocator_segment_size(allocator_round_size(config, seq.free_regions[k].bytes));
       if (segment > rest) continue;
-      segments.push_back(segment);
+      segments.emplace_back(seq.free_regions[k].pool, segment);
       regions.push_back(k);
       rest -= segment;
     }
-    if (unusable) {
+    if (seq.untouched_cache_unusable) {
       sim.hold_unusable(rest);
       rest = 0;
     } else if (rest < kLargeSegmentMin) {  // a smaller large segment does not exist
-      small += rest;
+      small[0] += rest;
       rest = 0;
     }
-    if (rest > 0) segments.push_back(rest);
+    if (rest > 0) segments.emplace_back(0, rest);
     std::vector<uint64_t> seeded;
-    for (int64_t b = 0; b < small; b += kSmallSegment)
-      for (int half = 0; half < 2; ++half) {
-        seeded.push_back(kSeedBase + seeded.size());
-        if (!sim.malloc(seeded.back(), kSmallRequest)) return false;
-      }
-    for (size_t j = 0; j < segments.size(); ++j) {
+    const auto seed = [&](int32_t pool, int64_t bytes) {
       seeded.push_back(kSeedBase + seeded.size());
-      if (!sim.malloc(seeded.back(), segments[j])) return false;
+      sim.begin_allocate_to_pool(pool);
+      const bool ok = sim.malloc(seeded.back(), bytes);
+      sim.end_allocate_to_pool();
+      return ok;
+    };
+    for (int32_t p = 0; p < pools; ++p)
+      for (int64_t b = 0; b < small[static_cast<size_t>(p)]; b += kSmallSegment)
+        if (!seed(p, kSmallRequest) || !seed(p, kSmallRequest)) return false;
+    for (size_t j = 0; j < segments.size(); ++j) {
+      if (!seed(segments[j].first, segments[j].second)) return false;
       if (j < regions.size()) seeded_regions.emplace_back(regions[j], sim.address_of(seeded.back()));
     }
     for (uint64_t h : seeded) sim.free(h);
@@ -167,7 +288,10 @@ struct PassRunner {
     for (size_t i = 0; i < seq.steps.size(); ++i) {
       const AllocationStep& step = seq.steps[i];
       if (!step.is_free()) {
-        if (!sim.malloc(step_handle(pass, i), step.bytes)) return static_cast<int64_t>(i);
+        sim.begin_allocate_to_pool(step.pool);  // pool 0: no capture underway
+        const bool ok = sim.malloc(step_handle(pass, i), step.bytes);
+        sim.end_allocate_to_pool();
+        if (!ok) return static_cast<int64_t>(i);
         if (track_addresses) placed[i] = sim.address_of(step_handle(pass, i));
       } else if (step.frees >= 0) {
         sim.free(step_handle(pass, static_cast<size_t>(step.frees)));
@@ -214,16 +338,18 @@ std::vector<AddressRange> merge_overlapping(std::vector<AddressRange> ranges) {
   return merged;
 }
 
-std::vector<FreeRegion> free_regions_seen(std::vector<AddressRange> ranges, std::vector<AddressRange> not_free) {
+// Per pool: ranges[p] are the large-pool blocks pool p's allocations were seen in.
+std::vector<FreeRegion> free_regions_seen(std::vector<std::vector<AddressRange>> ranges, std::vector<AddressRange> not_free) {
   not_free = merge_overlapping(std::move(not_free));  // disjoint, sorted: one lookup per block
   std::vector<FreeRegion> regions;
-  for (const AddressRange& m : merge_overlapping(std::move(ranges))) {
-    // The first not-free range ending after m begins is the only one that can overlap it.
-    const auto n = std::upper_bound(not_free.begin(), not_free.end(), m.begin,
-                                    [](uint64_t addr, const AddressRange& r) { return addr < r.end; });
-    const bool was_free = n == not_free.end() || n->begin >= m.end;
-    if (was_free) regions.push_back({m.begin, static_cast<int64_t>(m.end - m.begin)});
-  }
+  for (size_t pool = 0; pool < ranges.size(); ++pool)
+    for (const AddressRange& m : merge_overlapping(std::move(ranges[pool]))) {
+      // The first not-free range ending after m begins is the only one that can overlap it.
+      const auto n = std::upper_bound(not_free.begin(), not_free.end(), m.begin,
+                                      [](uint64_t addr, const AddressRange& r) { return addr < r.end; });
+      const bool was_free = n == not_free.end() || n->begin >= m.end;
+      if (was_free) regions.push_back({m.begin, static_cast<int64_t>(m.end - m.begin), static_cast<int32_t>(pool)});
+    }
   return regions;
 }
 
@@ -241,16 +367,22 @@ Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report&
   seq.file = trace.path;
   const std::vector<std::string> ops = enclosing_ops(trace, events);
   const LayerClock layers(report);
+  const EventPools pools = event_pools(trace, events);
+  seq.private_small_pool_grew.assign(static_cast<size_t>(pools.private_pools), false);
   std::unordered_map<int64_t, int32_t> live;  // address -> step that allocated it
   int64_t carried_total = 0;
-  std::vector<AddressRange> large_ranges, not_free;
+  std::vector<std::vector<AddressRange>> large_ranges(static_cast<size_t>(pools.private_pools) + 1);
+  std::vector<AddressRange> not_free;
   int64_t previous_reserved = events.front()->total_reserved;
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent& e = *events[i];
+    const int32_t pool = pools.of_event[i];
     const int64_t growth = e.total_reserved - previous_reserved;
     previous_reserved = e.total_reserved;
     if (growth > 0 && e.bytes > 0) {
-      (allocator_round_size({}, e.bytes) <= kSmallRequest ? seq.small_pool_grew : seq.untouched_cache_unusable) = true;
+      const bool small = allocator_round_size({}, e.bytes) <= kSmallRequest;
+      if (pool > 0 && small) seq.private_small_pool_grew[static_cast<size_t>(pool - 1)] = true;
+      if (pool == 0) (small ? seq.small_pool_grew : seq.untouched_cache_unusable) = true;
       not_free.push_back({static_cast<uint64_t>(e.addr), static_cast<uint64_t>(e.addr + growth)});
     }
     if (e.bytes == 0) continue;
@@ -261,9 +393,11 @@ Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report&
     step.addr = static_cast<uint64_t>(e.addr);
     if (e.bytes > 0) {
       step.bytes = e.bytes;
+      step.pool = pool;
       live[e.addr] = static_cast<int32_t>(seq.steps.size());
       if (const int64_t rounded = allocator_round_size({}, e.bytes); rounded > kSmallRequest)
-        large_ranges.push_back({static_cast<uint64_t>(e.addr), static_cast<uint64_t>(e.addr + rounded)});
+        large_ranges[static_cast<size_t>(pool)].push_back(
+            {static_cast<uint64_t>(e.addr), static_cast<uint64_t>(e.addr + rounded)});
     } else if (const auto it = live.find(e.addr); it != live.end()) {
       step.frees = it->second;
       live.erase(it);
@@ -346,7 +480,7 @@ AllocatorReplay replay_check(const AllocationSequence& recorded, const Allocator
       "block and the {} blocks allocated before it that it frees as blocks of their size; the free cache it began "
       "with ({:.1f} MiB reserved in all at the first event) is {}, because how it was really laid out in segments "
       "beyond the ranges the pass allocates in (free space inside weight segments, segments left split by earlier "
-      "passes), other streams and memory outside PyTorch are not in the trace",
+      "passes), other streams and memory outside PyTorch are not in the trace{}",
       static_cast<double>(seq.opaque_bytes) / (1024.0 * 1024.0), seq.carried.size(),
       static_cast<double>(recorded.initial_reserved) / (1024.0 * 1024.0),
       seeded ? fmt::format("seeded as the {} free regions its addresses show, the small-pool space the pass needs "
@@ -355,7 +489,13 @@ AllocatorReplay replay_check(const AllocationSequence& recorded, const Allocator
                            seq.untouched_cache_unusable ? "memory the pass cannot use (it grew its reserved memory "
                                                           "instead)"
                                                         : "one large free block")
-             : "not used: the replay starts from an empty cache and two warm-up passes");
+             : "not used: the replay starts from an empty cache and two warm-up passes",
+      seq.private_small_pool_grew.empty()
+          ? ""
+          : fmt::format("; the allocations its CPU thread made during its graph captures are replayed in {} CUDA-graph "
+                        "private pool(s) (captures share a pool where their blocks overlap), the others, and those of "
+                        "other threads, in the default pool",
+                        seq.private_small_pool_grew.size()));
   return replay;
 }
 

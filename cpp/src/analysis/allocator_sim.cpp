@@ -25,6 +25,7 @@ struct Block {
   bool mapped = true;
   bool small = false;
   bool expandable = false;
+  int pool = 0;  // index into State::pools: 2 * pool id + small
   int prev = kNone;
   int next = kNone;
   int64_t gc_base = 0;  // the pool's lookup count when the block became free
@@ -40,6 +41,10 @@ struct Pool {
   int64_t expandable_base = 0;
 };
 
+// Index of a (pool id, size class) in State::pools; pool id 0 is the default pool, ids >= 1
+// CUDA-graph private pools (each has a large and a small pool of its own).
+size_t pool_index(int pool_id, bool small) { return 2 * static_cast<size_t>(pool_id) + (small ? 1 : 0); }
+
 }  // namespace
 
 struct CachingAllocatorSim::State {
@@ -47,12 +52,19 @@ struct CachingAllocatorSim::State {
   int64_t limit = 0;
   std::vector<Block> blocks;
   std::vector<int> recycled;
-  Pool pools[2];  // [0] large, [1] small
+  std::vector<Pool> pools = std::vector<Pool>(2);  // pool_index(id, small)
+  std::vector<bool> pool_released = std::vector<bool>(1, false);  // per pool id: its graphs are gone
+  int active_pool = 0;  // the pool requests go to: 0, or the private pool of a capture underway
   std::unordered_map<uint64_t, int> live;
   int64_t next_addr = 0;
   int64_t reserved = 0, allocated = 0, peak_reserved = 0, peak_allocated = 0, segments = 0;
 
-  Pool& pool_of(const Block& b) { return pools[b.small ? 1 : 0]; }
+  Pool& pool_of(const Block& b) { return pools[static_cast<size_t>(b.pool)]; }
+  Pool& request_pool(bool small) { return pools[pool_index(active_pool, small)]; }
+  void ensure_pool(int pool_id) {
+    if (pools.size() < pool_index(pool_id, true) + 1) pools.resize(pool_index(pool_id, true) + 1);
+    if (pool_released.size() < static_cast<size_t>(pool_id) + 1) pool_released.resize(static_cast<size_t>(pool_id) + 1, false);
+  }
   FreeKey key(int id) const { return {blocks[static_cast<size_t>(id)].size, blocks[static_cast<size_t>(id)].addr, id}; }
   Block& at(int id) { return blocks[static_cast<size_t>(id)]; }
 
@@ -85,7 +97,7 @@ struct CachingAllocatorSim::State {
   // Best fit in the pool; the oversize rules keep blocks >= max_split_size for requests of
   // about their size.
   int get_free_block(bool small, int64_t size) {
-    Pool& pool = pools[small ? 1 : 0];
+    Pool& pool = request_pool(small);
     if (config.garbage_collection_threshold > 0 && limit > 0) ++pool.lookups;
     const auto it = pool.free.lower_bound({size, INT64_MIN, INT32_MIN});
     if (it == pool.free.end()) return kNone;
@@ -107,6 +119,7 @@ struct CachingAllocatorSim::State {
     b.addr = next_addr;
     b.size = bytes;
     b.small = small;
+    b.pool = static_cast<int>(pool_index(active_pool, small));
     next_addr += bytes;
     grow_reserved(bytes);
     ++segments;
@@ -117,12 +130,13 @@ struct CachingAllocatorSim::State {
   // no free block fits maps pages at the lowest address where free and unmapped neighbours
   // together hold it, and the range becomes one free mapped block.
   int expand(bool small, int64_t size) {
-    Pool& pool = pools[small ? 1 : 0];
+    Pool& pool = request_pool(small);
     if (pool.expandable_head == kNone) {
       Block tail;
       tail.addr = next_addr;
       tail.size = kAddressSpace;
       tail.small = small;
+      tail.pool = static_cast<int>(pool_index(active_pool, small));
       tail.expandable = true;
       tail.mapped = false;
       pool.expandable_base = next_addr;
@@ -203,13 +217,16 @@ struct CachingAllocatorSim::State {
     drop_block(id);
   }
 
-  // Frees every segment without a live block (expandable: unmaps the whole free pages).
+  // Frees every segment without a live block (expandable: unmaps the whole free pages) of the
+  // default pools and of the private pools whose graphs were all destroyed; a live graph's
+  // pool keeps its segments (release_cached_blocks walks only graph_pools_freeable).
   void release_cached() {
-    for (int p = 0; p < 2; ++p) {
+    for (size_t p = 0; p < pools.size(); ++p) {
+      if (p >= 2 && !pool_released[p / 2]) continue;
       std::vector<int> ids;
       for (const auto& k : pools[p].free) ids.push_back(std::get<2>(k));
       for (int id : ids) {
-        if (at(id).expandable) unmap_free_pages(id, p == 1 ? kSmallPage : kLargePage, pools[p].expandable_base);
+        if (at(id).expandable) unmap_free_pages(id, p % 2 == 1 ? kSmallPage : kLargePage, pools[p].expandable_base);
         else if (!at(id).is_split()) release_block(id);
       }
     }
@@ -241,7 +258,7 @@ struct CachingAllocatorSim::State {
   // blocks from the largest down until their sum covers it.
   bool release_available(bool small, int64_t size) {
     if (config.max_split_size == INT64_MAX) return false;
-    Pool& pool = pools[small ? 1 : 0];
+    Pool& pool = request_pool(small);
     const int64_t want = std::max(size, config.max_split_size);
     auto it = pool.free.lower_bound({want, INT64_MIN, INT32_MIN});
     if (it != pool.free.end()) {
@@ -294,7 +311,8 @@ struct CachingAllocatorSim::State {
     if (config.garbage_collection_threshold > 0 && limit > 0) garbage_collect();
     id = alloc_segment(small, size);
     if (id == kNone && release_available(small, size)) id = alloc_segment(small, size);
-    if (id == kNone) {
+    // The last resort runs only when no capture is underway (malloc checks captures_underway).
+    if (id == kNone && active_pool == 0) {
       release_cached();
       id = alloc_segment(small, size);
     }
@@ -353,6 +371,22 @@ void CachingAllocatorSim::free(uint64_t handle) {
 }
 
 void CachingAllocatorSim::empty_cache() { state_->release_cached(); }
+
+void CachingAllocatorSim::begin_allocate_to_pool(int pool_id) {
+  if (pool_id < 1) return;
+  state_->ensure_pool(pool_id);
+  state_->active_pool = pool_id;
+}
+void CachingAllocatorSim::end_allocate_to_pool() { state_->active_pool = 0; }
+void CachingAllocatorSim::release_pool(int pool_id) {
+  if (pool_id < 1) return;
+  state_->ensure_pool(pool_id);
+  state_->pool_released[static_cast<size_t>(pool_id)] = true;
+}
+int CachingAllocatorSim::pool_of(uint64_t handle) const {
+  const auto it = state_->live.find(handle);
+  return it == state_->live.end() ? -1 : state_->blocks[static_cast<size_t>(it->second)].pool / 2;
+}
 void CachingAllocatorSim::hold_unusable(int64_t bytes) { state_->grow_reserved(bytes); }
 
 int64_t CachingAllocatorSim::reserved_bytes() const { return state_->reserved; }

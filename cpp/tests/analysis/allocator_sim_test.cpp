@@ -156,6 +156,54 @@ TEST(AllocatorSim, GarbageCollectionFreesOldCachedBlocksAboveTheThreshold) {
   EXPECT_EQ(plain.reserved_bytes(), 100 * MiB);
 }
 
+// CUDA-graph private pools (Note [Interaction with CUDA graph capture]): a capture allocates
+// from a pool of its own, blocks freed during or after it go back to that pool.
+TEST(AllocatorSim, ACapturesPrivatePoolSharesNoFreeBlockWithTheDefaultPool) {
+  CachingAllocatorSim sim;
+  ASSERT_TRUE(sim.malloc(1, 40 * MiB));
+  sim.free(1);  // a cached 40 MiB block of the default pool
+  sim.begin_allocate_to_pool(1);
+  ASSERT_TRUE(sim.malloc(2, 30 * MiB));  // the default pool's block is not the capture's
+  EXPECT_EQ(sim.reserved_bytes(), 70 * MiB);
+  EXPECT_EQ(sim.pool_of(2), 1);
+  sim.free(2);
+  ASSERT_TRUE(sim.malloc(3, 30 * MiB));  // freed during the capture: reused by it
+  sim.end_allocate_to_pool();
+  sim.free(3);
+  ASSERT_TRUE(sim.malloc(4, 30 * MiB));  // outside the capture: the default pool's 40 MiB block
+  EXPECT_EQ(sim.pool_of(4), 0);
+  EXPECT_EQ(sim.reserved_bytes(), 70 * MiB);
+  sim.free(4);
+  sim.begin_allocate_to_pool(1);
+  ASSERT_TRUE(sim.malloc(5, 30 * MiB));  // a later capture into the same pool finds its block
+  sim.end_allocate_to_pool();
+  EXPECT_EQ(sim.reserved_bytes(), 70 * MiB);
+}
+
+TEST(AllocatorSim, EmptyCacheKeepsALiveGraphsPoolUntilThePoolIsReleased) {
+  CachingAllocatorSim sim;
+  sim.begin_allocate_to_pool(1);
+  ASSERT_TRUE(sim.malloc(1, 30 * MiB));
+  sim.end_allocate_to_pool();
+  sim.free(1);
+  sim.empty_cache();
+  EXPECT_EQ(sim.reserved_bytes(), 30 * MiB);  // the graph may replay into it
+  sim.release_pool(1);
+  sim.empty_cache();
+  EXPECT_EQ(sim.reserved_bytes(), 0);
+}
+
+TEST(AllocatorSim, DuringACaptureOomIsRaisedWithoutReleasingTheCache) {
+  CachingAllocatorSim sim({}, 64 * MiB);
+  ASSERT_TRUE(sim.malloc(1, 40 * MiB));
+  sim.free(1);
+  sim.begin_allocate_to_pool(1);
+  EXPECT_FALSE(sim.malloc(2, 30 * MiB));  // 40 cached + 30 > 64, and no release while capturing
+  sim.end_allocate_to_pool();
+  ASSERT_TRUE(sim.malloc(3, 50 * MiB));  // outside a capture the cached 40 MiB is released first
+  EXPECT_EQ(sim.reserved_bytes(), 50 * MiB);
+}
+
 TEST(AllocatorSim, RoundupPowerTwoDivisionsRoundToTheNextDivision) {
   AllocatorConfig config;
   std::fill(config.roundup_power2_divisions.begin(), config.roundup_power2_divisions.end(), 4);
