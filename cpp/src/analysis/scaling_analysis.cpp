@@ -40,9 +40,10 @@ bool looks_forced(const std::string& path, const Report& report) {
 }
 
 // Memory on the device that PyTorch's caching allocator does not hand out: the CUDA context
-// (driver state, module images). pytorch/pytorch#34323 measured 781 MB in use before the
-// first tensor with eagerly loaded kernels; lazy module loading (default since CUDA 11.7)
-// keeps it lower, so 512 MiB is a middle estimate (docs/cost.md, "OOM threshold").
+// (driver state, module images). With lazy module loading (default since CUDA 11.7) it is
+// about 300-400 MB (pytorch/pytorch#107667, #109888), above 1000 MB with every kernel loaded
+// eagerly before that; 512 MiB errs on the side of the lazy figures' upper end (docs/cost.md,
+// "OOM threshold"). A memory cap (set_per_process_memory_fraction) does not count it.
 constexpr int64_t kCudaContextBytes = int64_t{512} << 20;
 
 // The replays' worst disagreement with the recorded Total Reserved, relative to its peak.
@@ -149,8 +150,8 @@ AllocatorLimit allocator_limit(const MemoryBudget& budget) {
     return {budget.bytes, "a cap on the caching allocator (set_per_process_memory_fraction): counts reserved "
                           "memory only"};
   return {std::max<int64_t>(0, budget.bytes - kCudaContextBytes),
-          "device memory less 512 MiB for the CUDA context (estimate, pytorch/pytorch#34323); the cuBLAS "
-          "workspace comes from the caching allocator (already in the trace); NCCL buffers of multi-GPU jobs "
+          "device memory less 512 MiB for the CUDA context (estimate, pytorch/pytorch#107667, #109888); the "
+          "cuBLAS workspace comes from the caching allocator (already in the trace); NCCL buffers of multi-GPU jobs "
           "are not subtracted (pass --memory-cap net of them)"};
 }
 
