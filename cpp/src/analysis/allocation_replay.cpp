@@ -82,13 +82,43 @@ std::vector<CaptureRange> capture_ranges(const Trace& trace) {
   return ranges;
 }
 
-// Index of the capture whose range holds the event on its thread, or -1.
-int64_t capture_of(const std::vector<CaptureRange>& captures, const MemoryEvent& e) {
-  for (size_t c = 0; c < captures.size(); ++c)
-    if (captures[c].tid == e.tid && e.ts_ns >= captures[c].begin_ns && e.ts_ns <= captures[c].end_ns)
-      return static_cast<int64_t>(c);
-  return -1;
-}
+// Finds the capture whose range holds an event on its thread: per thread, the captures by
+// start time with the latest end among them so far (a serving engine captures thousands of
+// graphs one after another: no scan of them per event, and nested captures are still found).
+class CaptureLookup {
+ public:
+  explicit CaptureLookup(const std::vector<CaptureRange>& captures) : captures_(captures) {
+    for (size_t c = 0; c < captures.size(); ++c) by_thread_[captures[c].tid].push_back({captures[c].begin_ns, 0, c});
+    for (auto& [tid, starts] : by_thread_) {
+      std::sort(starts.begin(), starts.end(), [](const Start& a, const Start& b) { return a.begin_ns < b.begin_ns; });
+      int64_t reach = INT64_MIN;
+      for (Start& st : starts) st.reach_ns = reach = std::max(reach, captures_[st.capture].end_ns);
+    }
+  }
+  // Index of the capture, or -1. Of nested captures, the innermost (the latest begun).
+  int64_t of(const MemoryEvent& e) const {
+    const auto thread = by_thread_.find(e.tid);
+    if (thread == by_thread_.end()) return -1;
+    const auto& starts = thread->second;
+    auto it = std::upper_bound(starts.begin(), starts.end(), e.ts_ns,
+                               [](int64_t ts, const Start& st) { return ts < st.begin_ns; });
+    while (it != starts.begin()) {
+      --it;
+      if (it->reach_ns < e.ts_ns) break;  // no capture begun this early is still open
+      if (captures_[it->capture].end_ns >= e.ts_ns) return static_cast<int64_t>(it->capture);
+    }
+    return -1;
+  }
+
+ private:
+  struct Start {
+    int64_t begin_ns = 0;
+    int64_t reach_ns = 0;  // latest end of this and every earlier capture of the thread
+    size_t capture = 0;
+  };
+  const std::vector<CaptureRange>& captures_;
+  std::map<int64_t, std::vector<Start>> by_thread_;
+};
 
 // The capture whose private pool each capture allocates from (a representative capture per
 // pool). Captures share a pool (torch.cuda.graph(pool=...): vLLM and SGLang capture every
@@ -133,11 +163,12 @@ EventPools event_pools(const Trace& trace, const std::vector<const MemoryEvent*>
   pools.of_event.assign(events.size(), 0);
   const std::vector<CaptureRange> captures = capture_ranges(trace);
   if (captures.empty()) return pools;
+  const CaptureLookup lookup(captures);
   std::vector<int64_t> capture(events.size(), -1);
   std::vector<CaptureBlock> blocks;
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent& e = *events[i];
-    if (e.bytes <= 0 || (capture[i] = capture_of(captures, e)) < 0) continue;
+    if (e.bytes <= 0 || (capture[i] = lookup.of(e)) < 0) continue;
     const auto begin = static_cast<uint64_t>(e.addr);
     blocks.push_back({begin, begin + static_cast<uint64_t>(allocator_round_size({}, e.bytes)),
                       static_cast<size_t>(capture[i])});

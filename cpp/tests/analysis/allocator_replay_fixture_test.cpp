@@ -212,6 +212,10 @@ TEST(AllocatorReplay, EventsInsideAGraphCaptureAllocateFromItsPrivatePool) {
   call("hipStreamEndCapture", 400);
   call("cuStreamBeginCapture_v2", 500);  // the driver's
   call("cuStreamEndCapture", 600);
+  call("cudaStreamBeginCapture", 800);  // a capture with another one nested in it
+  call("cudaStreamBeginCapture", 850);
+  call("cudaStreamEndCapture", 870);
+  call("cudaStreamEndCapture", 1000);
   int64_t allocated = 1024 * MiB;
   const auto event = [&](int64_t ts, int64_t tid, int64_t offset, int64_t bytes) {
     allocated += bytes;
@@ -224,19 +228,22 @@ TEST(AllocatorReplay, EventsInsideAGraphCaptureAllocateFromItsPrivatePool) {
   event(190, capturing, 100 * MiB, -32 * MiB);
   event(350, capturing, 110 * MiB, 16 * MiB);  // capture 2 reuses capture 1's memory: same pool
   event(550, capturing, 300 * MiB, 16 * MiB);  // capture 3 overlaps neither: a pool of its own
-  event(700, capturing, 400 * MiB, 16 * MiB);  // after the captures: default pool
+  event(700, capturing, 400 * MiB, 16 * MiB);  // between the captures: default pool
+  event(860, capturing, 500 * MiB, 16 * MiB);  // the nested capture
+  event(900, capturing, 600 * MiB, 16 * MiB);  // the outer one, after the nested one ended
   auto seq = allocation_sequence(trace, Report{});
   ASSERT_TRUE(seq.ok()) << seq.error().message;
   std::vector<int32_t> pools;
   for (const auto& step : seq->steps)
     if (!step.is_free()) pools.push_back(step.pool);
-  EXPECT_EQ(pools, (std::vector<int32_t>{0, 1, 0, 1, 2, 0}));
-  EXPECT_EQ(seq->private_small_pool_grew.size(), 2u);
+  EXPECT_EQ(pools, (std::vector<int32_t>{0, 1, 0, 1, 2, 0, 3, 4}));
+  EXPECT_EQ(seq->private_small_pool_grew.size(), 4u);
   std::vector<std::pair<int32_t, int64_t>> regions;  // (pool, MiB)
   for (const auto& r : seq->free_regions) regions.emplace_back(r.pool, r.bytes / MiB);
   std::sort(regions.begin(), regions.end());
   // Capture 2's 16 MiB lies inside capture 1's 32 MiB block: one region of pool 1.
-  EXPECT_EQ(regions, (std::vector<std::pair<int32_t, int64_t>>{{0, 16}, {0, 32}, {0, 64}, {1, 32}, {2, 16}}));
+  EXPECT_EQ(regions,
+            (std::vector<std::pair<int32_t, int64_t>>{{0, 16}, {0, 32}, {0, 64}, {1, 32}, {2, 16}, {3, 16}, {4, 16}}));
 }
 
 // vLLM's piecewise capture records 25 graphs (one per piece of the compiled model) into one
