@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "attnprof/call_facts.h"
 #include "attnprof/report.h"
 
 namespace attnprof {
@@ -69,8 +70,5 @@ std::vector<CostTable> cost_tables(const Report& report);
 
 // The module path of a call: the trace's, else the live capture's; "" when neither knows it.
 std::string module_of(const Call& call);
-
-// The slower of two backend classes ("" = none yet): eager over fallback over fused.
-std::string worse_backend_class(const std::string& a, const std::string& b);
 
 }  // namespace attnprof
