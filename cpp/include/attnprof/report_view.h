@@ -59,6 +59,8 @@ struct ReportView {
 };
 
 ReportView make_report_view(const Report& report);
+// The views of several Reports, in order (views[i] points into reports[i]).
+std::vector<ReportView> views_of(const std::vector<Report>& reports);
 
 // No call's kernels were recorded (a graph capture): the run's time and fused shares are
 // unknown, not 0. False for a run without calls.

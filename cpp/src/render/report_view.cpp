@@ -94,4 +94,11 @@ ReportView make_report_view(const Report& report) {
   return view;
 }
 
+std::vector<ReportView> views_of(const std::vector<Report>& reports) {
+  std::vector<ReportView> views;
+  views.reserve(reports.size());
+  for (const Report& r : reports) views.push_back(make_report_view(r));
+  return views;
+}
+
 }  // namespace attnprof
