@@ -13,6 +13,7 @@
 #include "attnprof/ingest.h"
 #include "attnprof/io.h"
 #include "attnprof/render.h"
+#include "attnprof/report_view.h"
 #include "attnprof/report_json.h"
 #include "command.h"
 
@@ -59,15 +60,17 @@ Report heads_report_from_trace(const HeadsCliOptions& o) {
 
 int run_heads(const HeadsCliOptions& o) {
   const Report report = is_safetensors(o.path) ? heads_report_from_tensors(o) : heads_report_from_trace(o);
+  const ReportView view = make_report_view(report);  // once, for every output
   if (!o.json_path.empty())
     if (Status s = write_file_atomic(o.json_path, report_to_json(report)); !s) fail("heads", s.error());
   if (!o.markdown_path.empty())
-    if (Status s = write_file_atomic(o.markdown_path, render_markdown(report)); !s) fail("heads", s.error());
+    if (Status s = write_file_atomic(o.markdown_path, render_markdown(view)); !s) fail("heads", s.error());
   if (!o.html_path.empty()) {
-    const DashboardOptions view{.labels = {}, .sections = {"heads"}, .diff_json = ""};
-    if (Status s = write_file_atomic(o.html_path, render_html({report}, view)); !s) fail("heads", s.error());
+    const DashboardOptions page{.labels = {}, .sections = {"heads"}, .diff_json = ""};
+    if (Status s = write_file_atomic(o.html_path, render_html(std::vector<ReportView>{view}, page)); !s)
+      fail("heads", s.error());
   }
-  std::fputs(render_text(report).c_str(), stdout);
+  std::fputs(render_text(view).c_str(), stdout);
   return kExitOk;
 }
 

@@ -13,20 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "attnprof/call_facts.h"  // backend_class_of: how the page colours a call
 #include "attnprof/report.h"
 
 namespace attnprof {
-
-// How a call is coloured everywhere attnprof draws it (dashboard, annotated trace):
-// "fused" (one fused attention kernel: flash, efficient, cudnn, cpu_flash, flex, ...),
-// "eager" (the model's own matmul/softmax code), "fallback" (SDPA's unfused math path and
-// anything else that is not fused).
-namespace backend_class {
-inline constexpr const char* kFused = "fused";
-inline constexpr const char* kFallback = "fallback";
-inline constexpr const char* kEager = "eager";
-}  // namespace backend_class
-const char* backend_class_of(const Call& call);
 
 // Components drawn as activation-map columns, in this order.
 const std::vector<std::string>& activation_map_components();

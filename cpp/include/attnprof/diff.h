@@ -1,28 +1,19 @@
 // Regression detection: two runs (Reports, or traces analysed on the fly) -> a verdict on
-// what got worse in attention, and why. The comparison itself (compare_reports) is a pure
-// function of two Reports; git history and file loading are separate steps so each can be
-// tested on its own. How every number and the noise rule are computed: docs/diff.md.
+// what got worse in attention, and why. The comparison itself (compare_reports, compare.h) is
+// a pure function of two Reports; git history and file loading are the separate steps here so
+// each can be tested on its own. How every number and the noise rule are computed: docs/diff.md.
 #pragma once
 
-#include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "attnprof/analyze.h"
+#include "attnprof/compare.h"
 #include "attnprof/error.h"
 #include "attnprof/report.h"
-#include "attnprof/trace.h"
 
 namespace attnprof {
-
-// What counts as a regression. Percentages are stored as fractions (0.10 = 10%).
-struct DiffThresholds {
-  double max_fused_drop_pp = 5;        // fused share may drop by this many percentage points
-  double max_time_increase = 0.10;     // attention device time may grow by this fraction
-  double max_memory_increase = 0.10;   // peak memory during attention may grow by this fraction
-};
 
 // "10%" -> 0.10, "10" -> 0.10 (a bare number is a percentage), "0.5%" -> 0.005.
 Result<double> parse_percent(std::string_view text);
@@ -31,106 +22,12 @@ Result<double> parse_percent(std::string_view text);
 // "max_memory_increase": 15}; keys it lacks keep the values of `defaults`.
 Result<DiffThresholds> load_diff_config(const std::string& path, const DiffThresholds& defaults);
 
-// One metric before and after, summarised over every sample (step of every run) of a side.
-struct MetricDelta {
-  bool known = false;           // both sides have samples, none of them unknown
-  double before = 0;            // median of the baseline samples
-  double after = 0;             // median of the candidate samples
-  int64_t before_samples = 0;   // samples with a value
-  int64_t after_samples = 0;
-  // Samples whose value depends on device time the trace did not record (Call::
-  // device_time_unknown): a side with any is "unknown", and the metric is not compared.
-  int64_t before_unknown = 0;
-  int64_t after_unknown = 0;
-  double noise = 0;             // max(spread of baseline, spread of candidate); spread = max - min
-  double worsening = 0;         // change in the "worse" direction (negative = improvement)
-  double limit = 0;             // allowed worsening, in the metric's own unit
-  bool gated = false;           // whether this metric can make the verdict a regression
-  bool regression = false;      // gated && worsening > limit && worsening > noise
-  double relative() const { return before != 0 ? (after - before) / before : 0; }
-};
-
-struct LayerDelta {
-  int64_t layer = -1;
-  std::string module;                  // candidate's module path (baseline's when absent)
-  bool in_baseline = true;
-  bool in_candidate = true;
-  std::string backend_before;          // "cudnn", "cudnn+math", "" when absent
-  std::string backend_after;
-  MetricDelta time_us;                 // attention device time of the layer per step
-  MetricDelta fused_time_pct;          // 0..100
-  MetricDelta fused_calls_pct;         // 0..100
-  MetricDelta tflops;                  // sum(flops) / sum(device time)
-  MetricDelta peak_bytes;              // peak allocated during the layer's calls
-  std::vector<std::string> input_changes;  // "head_dim 128 -> 96", "mask appeared (bool)"
-  std::string fallback_explanation;    // rules' account of the candidate's backend, when filled
-  bool backend_changed() const { return backend_before != backend_after; }
-};
-
-// Consecutive layers that changed backend the same way: "layers 0-3: cudnn -> math".
-struct BackendChange {
-  std::vector<int64_t> layers;
-  std::string before, after;
-  std::string explanation;  // from Call::explanation of the candidate, "" when not filled
-};
-
-struct CodeCommit {
-  std::string hash;
-  std::string subject;
-  std::vector<std::string> files;  // files the commit touched (restricted to the filter files)
-};
-
-struct CodeChange {
-  std::string before_commit, after_commit;
-  bool before_dirty = false, after_dirty = false;
-  std::string config_hash_before, config_hash_after;
-  std::string repo;                    // repository git ran in, "" when it did not run
-  bool history_available = false;     // both commits were found in `repo`
-  bool filtered_by_files = false;      // commits restricted to the attention modules' files
-  std::vector<std::string> files;      // those files, relative to the repository root
-  std::vector<CodeCommit> commits;     // newest first, as `git log` prints them
-  std::string note;                    // why the history is missing or unfiltered
-  bool commit_changed() const { return before_commit != after_commit; }
-  bool config_changed() const { return config_hash_before != config_hash_after; }
-};
-
-struct CauseSummary {
-  std::vector<std::string> inputs;       // "head_dim 128 -> 96 (layers 0-3)"
-  std::vector<std::string> environment;  // "torch 2.11 -> 2.13", "GPU NVIDIA H200 -> NVIDIA H100"
-  std::optional<CodeChange> code;        // absent when neither Report records its code
-};
-
-struct DiffVerdict {
-  std::string name;                      // pair name (file stem) in directory mode
-  std::string baseline, candidate;       // labels (paths) of the two sides
-  int64_t baseline_runs = 0, candidate_runs = 0;
-  bool regression = false;
-  std::vector<std::string> reasons;      // one line per gated metric that regressed
-  int64_t calls_before = 0, calls_after = 0;
-  MetricDelta attention_time_us, fused_time_pct, fused_calls_pct, tflops, peak_bytes;
-  std::vector<LayerDelta> layers;
-  std::vector<BackendChange> backend_changes;
-  CauseSummary causes;
-  std::vector<std::string> notes;        // what could not be compared and why
-};
-
 struct DiffResult {
   DiffThresholds thresholds;
   std::vector<DiffVerdict> pairs;
   std::vector<std::string> unmatched;    // directory mode: files present on one side only
   bool regression() const;
 };
-
-// One side of the comparison: one or more runs of the same configuration.
-struct DiffSide {
-  std::string label;
-  std::vector<Report> runs;
-};
-
-// Pure comparison (no I/O, no git): per-layer and total deltas, backend changes, input and
-// environment causes, and the code range recorded in SourceInfo::code (commits not listed).
-DiffVerdict compare_reports(const DiffSide& baseline, const DiffSide& candidate,
-                            const DiffThresholds& thresholds);
 
 // Lists the commits between the two recorded commits with `git log` (subprocess), restricted
 // to the files of the attention modules when the Reports know them. Runs in the repository
@@ -162,8 +59,5 @@ Result<DiffResult> diff_paths(const std::string& baseline, const std::string& ca
 std::string diff_to_markdown(const DiffResult& result);  // PR comment, per-layer table
 std::string diff_to_text(const DiffResult& result);      // terminal summary
 std::string diff_to_json(const DiffResult& result, bool pretty = true);  // schema: docs/diff.md
-
-// The exact noise rule, as printed in the JSON verdict and docs/diff.md.
-extern const char* const kNoiseRule;
 
 }  // namespace attnprof

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "attnprof/call_facts.h"  // shape_text, explanation_lines: the spellings every format uses
 #include "attnprof/report.h"
 
 namespace attnprof {
@@ -30,14 +31,6 @@ std::string render_markdown(const ReportView& view);
 // "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<...>>(Params)" ->
 // "pytorch_flash::flash_fwd_kernel": no return type, template arguments or parameters.
 std::string short_kernel_name(std::string_view name);
-
-// "B4 Hq32/Hkv8 S2048x2048 D128 bf16" from what is known of the shape; "" when nothing is.
-std::string shape_text(const Shape& shape);
-
-// One call's explanation, a line per fact: the rules' prediction, the consistency note, each
-// failed rule of each backend with its value, message and fix, the fix with its gain, the
-// assumptions. Empty for a call without one.
-std::vector<std::string> explanation_lines(const Call& call);
 
 // The kernels of a fused call by name, of an unfused call by component
 // ("qk gemm, softmax, av gemm (+4 more)"), shortened for one table cell.

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "attnprof/call_facts.h"
 #include "attnprof/report.h"
 
 namespace attnprof {
@@ -58,6 +59,8 @@ struct ReportView {
 };
 
 ReportView make_report_view(const Report& report);
+// The views of several Reports, in order (views[i] points into reports[i]).
+std::vector<ReportView> views_of(const std::vector<Report>& reports);
 
 // No call's kernels were recorded (a graph capture): the run's time and fused shares are
 // unknown, not 0. False for a run without calls.
@@ -69,8 +72,5 @@ std::vector<CostTable> cost_tables(const Report& report);
 
 // The module path of a call: the trace's, else the live capture's; "" when neither knows it.
 std::string module_of(const Call& call);
-
-// The slower of two backend classes ("" = none yet): eager over fallback over fused.
-std::string worse_backend_class(const std::string& a, const std::string& b);
 
 }  // namespace attnprof

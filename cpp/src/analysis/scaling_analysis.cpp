@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "attnprof/call_facts.h"
 #include "attnprof/hw.h"
 #include "attnprof/scaling.h"
 
@@ -19,10 +20,11 @@ namespace {
 // fixtures: the same cuDNN kernel measured 1106 vs 1118 us, 1.1%; docs/cost.md).
 constexpr double kMinNoise = 0.05;
 
+// The advice groups runs by what the text report prints for their shape; a masked call is
+// another problem, so its mask kind joins the key.
 std::string shape_key(const Call& call) {
-  const Shape& s = call.shape;
-  std::string key = fmt::format("B={} Hq={} Hkv={} S={} D={} {}", s.B, s.Hq, s.Hkv, s.Sq, s.D, s.dtype);
-  if (call.mask.present) key += " mask=" + call.mask.kind;  // a masked call is another problem
+  std::string key = shape_text(call.shape);
+  if (call.mask.present) key += " mask=" + call.mask.kind;
   return key;
 }
 

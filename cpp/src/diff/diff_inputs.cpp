@@ -127,6 +127,10 @@ Result<std::vector<Report>> load_runs(const std::string& path, const AnalyzeOpti
   return std::vector<Report>{std::move(report).value()};
 }
 
+bool DiffResult::regression() const {
+  return std::any_of(pairs.begin(), pairs.end(), [](const DiffVerdict& v) { return v.regression; });
+}
+
 Result<DiffResult> diff_paths(const std::string& baseline, const std::string& candidate,
                               const DiffOptions& options) {
   std::error_code ec;

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnprof/diff.h"
-#include "diff/diff_format.h"
+#include "attnprof/diff_format.h"
 #include "attnprof/layer_ranges.h"
 
 namespace attnprof {

@@ -7,6 +7,8 @@
 
 #include "attnprof/ingest.h"
 #include "attnprof/io.h"
+#include "attnprof/output_format.h"
+#include "attnprof/render.h"
 
 namespace attnprof {
 namespace {
@@ -63,5 +65,35 @@ Result<int64_t> write_tensorboard(const Report& report, const std::string& dir, 
   }
   return write_tensorboard_events(report, dir, resolved, annotated);
 }
+
+namespace {
+
+Status write_chrome(const FormatInput& in, const std::string& path) {
+  if (in.reports.size() != 1)
+    return make_error(ErrorCode::kInvalidArgument, "--chrome annotates one trace; give one trace file");
+  return write_chrome_overlay(in.reports.front(), "", path);
+}
+
+// Each Report appends one run, with its Markdown report as the text summary.
+Status write_tensorboard_runs(const FormatInput& in, const std::string& dir) {
+  for (size_t i = 0; i < in.reports.size(); ++i) {
+    TensorBoardOptions tb;
+    tb.markdown = render_markdown(in.views[i]);
+    if (auto step = write_tensorboard(in.reports[i], dir, tb); !step) return step.error();
+  }
+  return Ok{};
+}
+
+}  // namespace
+
+extern const OutputFormat kChromeFormat{"chrome", ".json.gz", "--chrome",
+                                        "write the trace plus an attention overlay track for chrome://tracing and "
+                                        "Perfetto (gzip when the name ends in .gz)",
+                                        nullptr, write_chrome};
+
+extern const OutputFormat kTensorBoardFormat{
+    "tensorboard", "", "--tensorboard",
+    "append this run to a TensorBoard log dir (scalars, the Markdown report, the trace)", nullptr,
+    write_tensorboard_runs};
 
 }  // namespace attnprof

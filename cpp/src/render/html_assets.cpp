@@ -241,8 +241,8 @@ const char* const kDashboardJs = R"attnprof_js(
       k.appendChild(el('div', { class: 'kpi-v' }, value));
       k.appendChild(el('div', { class: 'kpi-l' }, label));
     };
-    // No call with a recorded device time: the time shares are unknown, not 0%.
-    const allUnknown = sm.calls > 0 && sm.unknown_time_calls === sm.calls;
+    // No call with a recorded device time: the time shares are unknown, not 0% (device_time_unknown).
+    const allUnknown = sm.time_unknown;
     kpi('attention calls', sm.calls);
     kpi('fused calls', sm.fused_calls + ' / ' + sm.calls);
     kpi('fused share of attention time', allUnknown ? 'unknown' : pct(sm.fused_time_fraction));
@@ -350,8 +350,7 @@ const char* const kDashboardJs = R"attnprof_js(
   // --- multi-run ------------------------------------------------------------------------------
   const runsSection = (cmp, onPick) => {
     const s = section('runs', 'Runs', 'Several Reports side by side; the first is the baseline. Pick a run to show its details below.');
-    const base = cmp.runs[0];
-    const ratio = (a, b) => (a !== null && b ? (a / b).toFixed(2) + '\u00d7' : 'n/a');
+    const ratioText = (x) => (x === null ? 'n/a' : x.toFixed(2) + '\u00d7');
     const tabs = s.appendChild(el('div', { class: 'tabs', role: 'tablist' }));
     cmp.runs.forEach((r, i) => {
       const b = tabs.appendChild(el('button', { class: i === 0 ? 'tab active' : 'tab', 'data-run': i, type: 'button' }, r.label));
@@ -362,7 +361,7 @@ const char* const kDashboardJs = R"attnprof_js(
       });
     });
     s.appendChild(table(['run', 'calls', 'fused share', 'attention time', 'vs baseline', 'peak memory'],
-      cmp.runs.map((r) => [r.label, String(r.calls), pct(r.fused_time_fraction), (r.calls > 0 && r.unknown_time_calls === r.calls ? 'unknown' : fmtUs(r.attention_us)), ratio(r.attention_us, base.attention_us), fmtBytes(r.peak_bytes)])));
+      cmp.runs.map((r) => [r.label, String(r.calls), pct(r.fused_time_fraction), (r.time_unknown ? 'unknown' : fmtUs(r.attention_us)), ratioText(r.ratio), fmtBytes(r.peak_bytes)])));
     s.appendChild(lineChart({ name: 'runs-layers', xLabel: 'layer', fmtY: fmtUs,
       series: cmp.runs.map((r, i) => ({ name: r.label, xs: r.layers.map((l) => l.layer), ys: r.layers.map((l) => l.us), color: SERIES[i % SERIES.length] })) }));
     const reg = section('regressions', 'Per-layer comparison', 'Attention time per layer against the baseline run; a backend class change is marked.');
@@ -370,10 +369,8 @@ const char* const kDashboardJs = R"attnprof_js(
       const cells = ['L' + layer];
       cmp.runs.forEach((r, i) => {
         const l = r.layers[li];
-        const b = base.layers[li];
-        const direction = l.us !== null && b.us !== null && l.us < b.us ? 'better' : 'worse';
-        const td = el('span', { class: l.cls !== b.cls && i > 0 ? 'changed ' + direction : '' },
-          (l.unknown ? 'unknown' : fmtUs(l.us)) + (i > 0 ? ' (' + ratio(l.us, b.us) + ')' : '') + (l.cls ? ' ' + l.cls : ''));
+        const td = el('span', { class: l.changed ? 'changed ' + (l.better ? 'better' : 'worse') : '' },
+          (l.unknown ? 'unknown' : fmtUs(l.us)) + (i > 0 ? ' (' + ratioText(l.ratio) + ')' : '') + (l.cls ? ' ' + l.cls : ''));
         cells.push(td);
       });
       return cells;

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "attnprof/dashboard.h"
+#include "attnprof/output_format.h"
 #include "attnprof/utf8.h"
 #include "render/html_assets.h"
 #include "render/html_sections.h"
@@ -107,9 +108,7 @@ std::string render_html(const std::vector<Report>& reports, const std::vector<st
 }
 
 std::string render_html(const std::vector<Report>& reports, const DashboardOptions& options) {
-  std::vector<ReportView> views;
-  for (const Report& r : reports) views.push_back(make_report_view(r));
-  return render_html(views, options);
+  return render_html(views_of(reports), options);
 }
 
 std::string render_html(const std::vector<ReportView>& views, const std::vector<std::string>& labels) {
@@ -163,5 +162,13 @@ std::string render_html(const std::vector<ReportView>& views, const DashboardOpt
   page += "</body>\n</html>\n";
   return page;
 }
+
+namespace {
+std::string html_of(const FormatInput& in) { return render_html(in.views); }
+}  // namespace
+
+extern const OutputFormat kHtmlFormat{
+    "html", ".html", "--html",
+    "write a self-contained HTML dashboard (several traces: one page with a multi-run view)", html_of, nullptr};
 
 }  // namespace attnprof

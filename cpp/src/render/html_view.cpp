@@ -6,18 +6,13 @@
 #include <set>
 #include <unordered_map>
 
+#include "attnprof/compare.h"
 #include "attnprof/dashboard.h"
 #include "attnprof/render.h"
 #include "render/html_sections.h"
 #include "attnprof/report_view.h"
 
 namespace attnprof {
-
-const char* backend_class_of(const Call& call) {
-  if (call.fused) return backend_class::kFused;
-  if (call.backend == backend::kEager) return backend_class::kEager;
-  return backend_class::kFallback;
-}
 
 const std::vector<std::string>& activation_map_components() {
   static const std::vector<std::string> components = {component::kQK,      component::kMask,
@@ -206,6 +201,16 @@ json ranks_view(const Report& report) {
           {"slowest_over_median", report.ranks->slowest_over_median}};
 }
 
+// after / before of a compared metric; null when it was not compared (a side lacks it or its
+// time is unknown) or the baseline is 0.
+json ratio(const MetricDelta& d) { return d.known && d.before != 0 ? json(d.after / d.before) : json(nullptr); }
+
+const LayerDelta* layer_delta(const DiffVerdict& verdict, int64_t layer) {
+  for (const LayerDelta& d : verdict.layers)
+    if (d.layer == layer) return &d;
+  return nullptr;
+}
+
 json findings_view(const Report& report) {
   json rows = json::array();
   for (const Finding& f : report.findings)
@@ -233,7 +238,8 @@ json run_view(const ReportView& view, const std::string& label) {
             {"fused_time_fraction", s.fused_time_fraction}, {"attention_us", s.attention_device_time_us},
             {"gpu_us", s.gpu_time_us}, {"attention_share", s.attention_share}, {"has_gpu", s.has_gpu},
             {"peak_bytes", view.peak_bytes},
-            {"unknown_time_calls", s.unknown_time_call_count}}},
+            {"unknown_time_calls", s.unknown_time_call_count},
+            {"time_unknown", device_time_unknown(s)}}},
           {"map", activation_map(view)},
           {"calls", std::move(calls)},
           {"tree", module_tree(report)},
@@ -247,15 +253,23 @@ json run_view(const ReportView& view, const std::string& label) {
 
 json run_view(const Report& report, const std::string& label) { return run_view(make_report_view(report), label); }
 
-// Per-run totals and per-layer times and classes (the views' layers), against the first run.
+// Each run against the first, as `attnprof diff` compares them (compare_runs): the ratio of
+// its attention time per step and of each layer's, the backend class of each layer, and
+// whether a changed class is faster. The times shown are the runs' own (Summary, Layer).
 json comparison_view(const std::vector<ReportView>& views, const std::vector<std::string>& labels) {
-  json runs = json::array();
   std::set<int64_t> all_layers;
   for (const ReportView& v : views)
     for (const ActivationRow& row : v.layers)
       if (!row.calls.empty()) all_layers.insert(row.layer->index);
+  std::vector<DiffVerdict> verdicts;  // verdicts[i - 1]: run i against run 0
+  if (!views.empty())
+    for (size_t i = 1; i < views.size(); ++i)
+      verdicts.push_back(compare_runs({views[0].report, 1}, {views[i].report, 1}, {}));
+  json runs = json::array();
   for (size_t i = 0; i < views.size(); ++i) {
     const Report& r = *views[i].report;
+    // The baseline's classes are the "before" side of its comparison with the second run.
+    const DiffVerdict* verdict = verdicts.empty() ? nullptr : &verdicts[i == 0 ? 0 : i - 1];
     std::map<int64_t, const ActivationRow*> by_index;
     for (const ActivationRow& row : views[i].layers)
       if (!row.calls.empty()) by_index[row.layer->index] = &row;
@@ -264,14 +278,25 @@ json comparison_view(const std::vector<ReportView>& views, const std::vector<std
       auto it = by_index.find(l);
       const bool present = it != by_index.end();
       const bool unknown = present && it->second->layer->device_time_unknown;
-      layers.push_back({{"layer", l},
-                        {"us", present && !unknown ? json(it->second->layer->device_time_us) : json(nullptr)},
-                        {"unknown", unknown}, {"cls", present ? it->second->cls : std::string()}});
+      const LayerDelta* d = verdict ? layer_delta(*verdict, l) : nullptr;
+      json layer = {{"layer", l},
+                    {"us", present && !unknown ? json(it->second->layer->device_time_us) : json(nullptr)},
+                    {"unknown", unknown},
+                    {"cls", d ? (i == 0 ? d->class_before : d->class_after) : std::string()}};
+      if (i > 0) {
+        layer["ratio"] = d ? ratio(d->time_us) : json(nullptr);
+        layer["changed"] = d && d->class_before != d->class_after;
+        layer["better"] = d && d->time_us.known && d->time_us.worsening < 0;
+      }
+      layers.push_back(std::move(layer));
     }
+    json run_ratio = verdict ? ratio(verdict->attention_time_us) : json(nullptr);
+    if (i == 0 && !run_ratio.is_null()) run_ratio = 1.0;  // the baseline against itself
     runs.push_back({{"label", labels[i]}, {"calls", r.summary.call_count},
                     {"fused_time_fraction", r.summary.fused_time_fraction},
                     {"attention_us", r.summary.attention_device_time_us},
-                    {"unknown_time_calls", r.summary.unknown_time_call_count},
+                    {"time_unknown", device_time_unknown(r.summary)},
+                    {"ratio", std::move(run_ratio)},
                     {"peak_bytes", views[i].peak_bytes}, {"layers", std::move(layers)}});
   }
   return {{"runs", std::move(runs)}, {"layers", all_layers}};

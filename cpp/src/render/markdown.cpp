@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attnprof/cost_render.h"
+#include "attnprof/output_format.h"
 #include "attnprof/render.h"
 #include "attnprof/report_view.h"
 
@@ -168,5 +169,17 @@ std::string render_markdown(const ReportView& v) {
 }
 
 std::string render_markdown(const Report& report) { return render_markdown(make_report_view(report)); }
+
+namespace {
+// Several Reports: sections separated by a rule.
+std::string markdown_of(const FormatInput& in) {
+  std::string out;
+  for (size_t i = 0; i < in.views.size(); ++i) out += (i ? "\n---\n\n" : "") + render_markdown(in.views[i]);
+  return out;
+}
+}  // namespace
+
+extern const OutputFormat kMarkdownFormat{"markdown", ".md", "--md,--markdown", "write the Report as Markdown",
+                                          markdown_of, nullptr};
 
 }  // namespace attnprof

@@ -20,50 +20,6 @@ std::string short_kernel_name(std::string_view name) {
   return function.empty() ? std::string(name) : std::string(function);
 }
 
-std::string shape_text(const Shape& s) {
-  if (s.Sq == 0 && s.D == 0) return s.dtype;
-  std::string out;
-  if (s.B) out += fmt::format("B{} ", s.B);
-  if (s.Hq) out += s.Hkv && s.Hkv != s.Hq ? fmt::format("H{}/{} ", s.Hq, s.Hkv) : fmt::format("H{} ", s.Hq);
-  if (s.tokens) {  // packed sequences: Sq/Skv are the longest ones
-    out += fmt::format("T{} ", s.tokens);
-    auto known = [](int64_t v) { return v ? std::to_string(v) : std::string("?"); };
-    if (s.Sq || s.Skv) out += fmt::format("max S{}x{} ", known(s.Sq), known(s.Skv));
-  } else if (s.Sq) {
-    out += s.Skv ? fmt::format("S{}x{} ", s.Sq, s.Skv) : fmt::format("T{} ", s.Sq);
-  }
-  if (s.D) out += fmt::format("D{} ", s.D);
-  if (s.Dv && s.Dv != s.D) out += fmt::format("Dv{} ", s.Dv);  // MLA-style value width
-  out += s.dtype;
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
-
-std::vector<std::string> explanation_lines(const Call& call) {
-  std::vector<std::string> lines;
-  if (!call.explanation) return lines;
-  const Explanation& e = *call.explanation;
-  if (!e.predicted_backend.empty()) lines.push_back("rules predict: " + e.predicted_backend);
-  if (!e.consistent && !e.consistency_note.empty()) lines.push_back("note: " + e.consistency_note);
-  for (const BackendVerdict& v : e.backends) {
-    for (const RuleCheck& r : v.failed) {
-      std::string line = v.backend + " not eligible: " + r.rule;
-      if (!r.value.empty()) line += " (" + r.value + ")";
-      if (!r.message.empty()) line += " - " + r.message;
-      if (!r.fix.empty()) line += " -> fix: " + r.fix;
-      lines.push_back(std::move(line));
-    }
-  }
-  if (!e.fix.empty()) {
-    std::string line = "fix: " + e.fix;
-    if (e.expected_speedup > 0) line += fmt::format(" (~{:.1f}x faster", e.expected_speedup);
-    if (e.expected_speedup > 0) line += e.gain_basis.empty() ? ")" : ", " + e.gain_basis + ")";
-    lines.push_back(std::move(line));
-  }
-  for (const std::string& a : e.assumptions) lines.push_back("assumed: " + a);
-  return lines;
-}
-
 std::string kernels_text(const Call& call, size_t max_chars) {
   std::vector<std::string> parts;
   if (call.fused) {

@@ -7,18 +7,11 @@
 #include <tuple>
 
 #include "attnprof/attention.h"
-#include "attnprof/dashboard.h"
+#include "attnprof/call_facts.h"
 #include "attnprof/peak_memory.h"
 
 namespace attnprof {
 namespace {
-
-// Severity order when one cell, layer or module mixes calls: the slowest kind is what to show.
-int class_rank(std::string_view cls) {
-  if (cls == backend_class::kEager) return 2;
-  if (cls == backend_class::kFallback) return 1;
-  return 0;
-}
 
 std::vector<const Call*> unfused_slowest_first(const Report& report) {
   std::vector<const Call*> unfused;
@@ -83,11 +76,6 @@ std::string module_of(const Call& call) {
   return "";
 }
 
-std::string worse_backend_class(const std::string& a, const std::string& b) {
-  if (a.empty()) return b;
-  return class_rank(b) > class_rank(a) ? b : a;
-}
-
 bool device_time_unknown(const Summary& s) { return s.call_count > 0 && s.unknown_time_call_count == s.call_count; }
 
 ReportView make_report_view(const Report& report) {
@@ -104,6 +92,13 @@ ReportView make_report_view(const Report& report) {
   if (explained != report.calls.end()) view.assumptions = explained->explanation->assumptions;
   view.cost_tables = cost_tables(report);
   return view;
+}
+
+std::vector<ReportView> views_of(const std::vector<Report>& reports) {
+  std::vector<ReportView> views;
+  views.reserve(reports.size());
+  for (const Report& r : reports) views.push_back(make_report_view(r));
+  return views;
 }
 
 }  // namespace attnprof

@@ -6,6 +6,7 @@
 
 #include "attnprof/cost_render.h"
 #include "attnprof/layer_ranges.h"
+#include "attnprof/output_format.h"
 #include "attnprof/render.h"
 #include "attnprof/report_view.h"
 
@@ -197,5 +198,16 @@ std::string render_text(const ReportView& view, const TextOptions& options) {
 std::string render_text(const Report& report, const TextOptions& options) {
   return render_text(make_report_view(report), options);
 }
+
+namespace {
+// The terminal report; several Reports one after the other, a blank line between them.
+std::string text_of(const FormatInput& in) {
+  std::string out;
+  for (size_t i = 0; i < in.views.size(); ++i) out += (i ? "\n" : "") + render_text(in.views[i]);
+  return out;
+}
+}  // namespace
+
+extern const OutputFormat kTextFormat{"text", ".txt", "--text", "write the terminal report to a file", text_of, nullptr};
 
 }  // namespace attnprof

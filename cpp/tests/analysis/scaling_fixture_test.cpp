@@ -153,6 +153,7 @@ TEST(BackendAdvice, ForcedRunsAgreeWithGroundTruthLatencies) {
   const AdviceSection advice = build_advice(runs);
   ASSERT_EQ(advice.rows.size(), 1u);
   const AdviceRow& row = advice.rows.front();
+  EXPECT_EQ(row.shape, "B4 H32 S2048x2048 D128 bf16");  // as every output spells it (shape_text)
   std::sort(truth.begin(), truth.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   ASSERT_EQ(row.times_us.size(), truth.size());
   for (size_t i = 0; i < truth.size(); ++i) EXPECT_EQ(row.times_us[i].first, truth[i].first) << i;

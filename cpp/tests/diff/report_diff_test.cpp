@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "attnprof/call_facts.h"
 #include "attnprof/diff.h"
 #include "diff/diff_test_reports.h"
 #include "attnprof/layer_ranges.h"
@@ -133,7 +134,7 @@ TEST(ReportDiff, EnvironmentChangesAreNamed) {
   EXPECT_EQ(v.causes.environment.size(), 2u);
 }
 
-TEST(ReportDiff, FallbackExplanationQuotesTheFailedRuleOfTheLostBackend) {
+TEST(ReportDiff, FallbackExplanationQuotesTheFailedRuleOfTheLostBackendAsTheReportDoes) {
   Report cand = make_report(2, 1, CallSpec{.backend = "math", .fused = false});
   Explanation e;
   e.predicted_backend = "math";
@@ -143,7 +144,10 @@ TEST(ReportDiff, FallbackExplanationQuotesTheFailedRuleOfTheLostBackend) {
   const DiffVerdict v = compare(make_report(2, 1, CallSpec{}), cand);
   ASSERT_EQ(v.backend_changes.size(), 1u);
   EXPECT_EQ(v.backend_changes[0].explanation,
-            "cudnn not eligible: head_dim must be a multiple of 8 (head_dim=100); fix: pad head_dim to 104");
+            "cudnn not eligible: cudnn.head_dim (head_dim=100) - head_dim must be a multiple of 8 -> fix: pad "
+            "head_dim to 104");
+  // The same line the text report and the dashboard list for the call (explanation_lines).
+  EXPECT_EQ(explanation_lines(cand.calls[0]).at(1), v.backend_changes[0].explanation);
 }
 
 TEST(ReportDiff, ChangedLayersAreGroupedIntoConsecutiveRanges) {

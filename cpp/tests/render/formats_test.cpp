@@ -6,7 +6,10 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <regex>
 #include <set>
+#include <sstream>
 
 #include "attnprof/analyze.h"
 #include "attnprof/formats.h"
@@ -15,9 +18,36 @@
 #include "render/render_test_reports.h"
 
 namespace attnprof {
+
+// The rows the list names, declared as the registry declares them.
+#define ATTNPROF_FORMAT(row) extern const OutputFormat row;
+#include "outputs/format_list.h"
+#undef ATTNPROF_FORMAT
+
 namespace {
 
 namespace fs = std::filesystem;
+
+std::string source_text(const fs::path& path) {
+  auto text = read_text_file(path.string());
+  return text ? *text : "";
+}
+
+// Every `extern const OutputFormat kName{` of cpp/src and cpp/include: name -> defining files.
+std::map<std::string, std::set<std::string>> defined_rows() {
+  static const std::regex row(R"(extern const OutputFormat (k\w+)\s*\{)");
+  std::map<std::string, std::set<std::string>> out;
+  for (const char* dir : {"cpp/src", "cpp/include"}) {
+    const fs::path root = fs::path(ATTNPROF_SOURCE_DIR) / dir;
+    for (const auto& entry : fs::recursive_directory_iterator(root)) {
+      if (!entry.is_regular_file()) continue;
+      const std::string text = source_text(entry.path());
+      for (auto m = std::sregex_iterator(text.begin(), text.end(), row); m != std::sregex_iterator(); ++m)
+        out[(*m)[1]].insert(fs::relative(entry.path(), ATTNPROF_SOURCE_DIR).string());
+    }
+  }
+  return out;
+}
 
 TEST(Formats, NamesExtensionsAndFlagsAreUniqueAndEveryFormatCanBeWritten) {
   std::set<std::string_view> names, extensions, flags;
@@ -34,6 +64,44 @@ TEST(Formats, NamesExtensionsAndFlagsAreUniqueAndEveryFormatCanBeWritten) {
   const auto unknown = find_output_format("pdf");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().message.find("json, text, markdown, html, chrome, tensorboard"), std::string::npos);
+}
+
+// A new format is its own file (renderer and row) plus one line of format_list.h: the registry
+// is exactly the listed rows in list order, each row is defined once in a source file that is
+// not the registry and in no header, and a row defined but not listed fails here.
+TEST(Formats, AFormatIsItsOwnFileAndOneLineOfTheList) {
+  const std::vector<const OutputFormat*> listed = {
+#define ATTNPROF_FORMAT(row) &row,
+#include "outputs/format_list.h"
+#undef ATTNPROF_FORMAT
+  };
+  const std::span<const OutputFormat> registry = output_formats();
+  ASSERT_EQ(registry.size(), listed.size());
+  for (size_t i = 0; i < listed.size(); ++i) {
+    EXPECT_EQ(registry[i].name, listed[i]->name);
+    EXPECT_EQ(registry[i].render, listed[i]->render) << registry[i].name;
+    EXPECT_EQ(registry[i].write, listed[i]->write) << registry[i].name;
+  }
+
+  const std::string list = source_text(fs::path(ATTNPROF_SOURCE_DIR) / "cpp/src/outputs/format_list.h");
+  static const std::regex line(R"(ATTNPROF_FORMAT\((k\w+)\))");
+  std::set<std::string> list_names;
+  std::istringstream lines(list);
+  std::smatch m;
+  for (std::string l; std::getline(lines, l);)
+    if (std::regex_match(l, m, line)) list_names.insert(m[1]);
+  EXPECT_EQ(list_names.size(), listed.size());
+
+  const auto defined = defined_rows();
+  std::set<std::string> defined_names;
+  for (const auto& [name, files] : defined) {
+    defined_names.insert(name);
+    ASSERT_EQ(files.size(), 1u) << name << " is defined in several files";
+    const std::string& file = *files.begin();
+    EXPECT_TRUE(file.starts_with("cpp/src/")) << name << " is defined in a header: " << file;
+    EXPECT_NE(file, "cpp/src/outputs/formats.cpp") << name << ": the registry holds no row";
+  }
+  EXPECT_EQ(defined_names, list_names);
 }
 
 TEST(Formats, ThePathsExtensionPicksTheFormatLongestFirst) {

@@ -2,7 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
+#include "attnprof/analyze.h"
 #include "attnprof/attention.h"
+#include "attnprof/compare.h"
 #include "attnprof/dashboard.h"
 #include "attnprof/ingest.h"
 #include "render/html_view.h"
@@ -186,6 +190,37 @@ TEST(HtmlDashboard, SeveralReportsAddAComparisonAgainstTheFirst) {
   EXPECT_EQ(cmp[0]["layers"][0]["cls"], "eager");
   EXPECT_EQ(cmp[1]["layers"][0]["cls"], "fused");
   EXPECT_FALSE(embedded_data(render_html({a})).contains("comparison"));
+}
+
+// The multi-run view judges each run against the first as `attnprof diff` does: on the real
+// eager and cuDNN runs of the same model, every layer's class, class change, better/worse mark
+// and ratio are compare_reports' own, and cuDNN is the faster one in every layer.
+TEST(HtmlDashboard, TheMultiRunViewJudgesEachRunAgainstTheFirstAsDiffDoes) {
+  auto eager = analyze_file(testing::fixture("h200-torch2.11/traces/llama7b4l_eager_bf16_b4_s2048.pt.trace.json.gz"), {});
+  auto cudnn = analyze_file(testing::fixture(testing::kCudnnTrace), {});
+  ASSERT_TRUE(eager.ok() && cudnn.ok());
+  const json cmp = embedded_data(render_html({*eager, *cudnn}, {"eager", "sdpa"}))["comparison"];
+  const DiffVerdict verdict = compare_reports(DiffSide{"eager", {*eager}}, DiffSide{"sdpa", {*cudnn}}, {});
+  ASSERT_EQ(cmp["layers"].size(), 4u);
+  for (size_t li = 0; li < cmp["layers"].size(); ++li) {
+    const int64_t layer = cmp["layers"][li].get<int64_t>();
+    const auto d = std::find_if(verdict.layers.begin(), verdict.layers.end(),
+                                [&](const LayerDelta& l) { return l.layer == layer; });
+    ASSERT_NE(d, verdict.layers.end()) << layer;
+    const json& before = cmp["runs"][0]["layers"][li];
+    const json& after = cmp["runs"][1]["layers"][li];
+    EXPECT_EQ(before["cls"], d->class_before);
+    EXPECT_EQ(after["cls"], d->class_after);
+    EXPECT_EQ(d->class_before, backend_class::kEager);
+    EXPECT_EQ(d->class_after, backend_class::kFused);
+    EXPECT_TRUE(after["changed"].get<bool>());
+    EXPECT_TRUE(after["better"].get<bool>()) << "cuDNN is faster than eager attention in layer " << layer;
+    EXPECT_DOUBLE_EQ(after["ratio"].get<double>(), d->time_us.after / d->time_us.before);
+    EXPECT_LT(after["ratio"].get<double>(), 1.0);
+  }
+  EXPECT_DOUBLE_EQ(cmp["runs"][1]["ratio"].get<double>(),
+                   verdict.attention_time_us.after / verdict.attention_time_us.before);
+  EXPECT_DOUBLE_EQ(cmp["runs"][0]["ratio"].get<double>(), 1.0);
 }
 
 }  // namespace

@@ -244,10 +244,14 @@ std::set<std::string> sources_matching(const std::regex& pattern) {
 }
 
 TEST(TextVocabulary, OneFunctionSpellsAShapeAndOneListsAnExplanation) {
-  // The HTML view and the annotated trace each had their own shape and explanation text.
+  // The HTML view and the annotated trace each had their own shape and explanation text; the
+  // scaling advice keyed shapes as "B=.. Hq=.. Hkv=..", and diff spelled a backend change's
+  // explanation its own way.
   using Files = std::set<std::string>;
-  EXPECT_EQ(sources_matching(std::regex(R"(std::string shape_text\(const Shape&)")), Files{"render/render_common.cpp"});
-  EXPECT_EQ(sources_matching(std::regex(R"(not eligible: )")), (Files{"diff/report_diff.cpp", "render/render_common.cpp"}));
+  EXPECT_EQ(sources_matching(std::regex(R"(std::string shape_text\(const Shape&)")), Files{"report/call_facts.cpp"});
+  // A format string that prints a head count ("H{}", "Hq={}") spells a shape.
+  EXPECT_EQ(sources_matching(std::regex(R"("[^"\n]*\bHq?=?\{\})")), Files{"report/call_facts.cpp"});
+  EXPECT_EQ(sources_matching(std::regex(R"(not eligible: )")), Files{"report/call_facts.cpp"});
 }
 
 TEST(TextVocabulary, TheAnnotatedTraceAndTheDashboardSpellAShapeAsTheTextReportDoes) {

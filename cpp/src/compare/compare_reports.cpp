@@ -7,8 +7,9 @@
 #include <map>
 #include <set>
 
-#include "attnprof/diff.h"
-#include "diff/diff_format.h"
+#include "attnprof/call_facts.h"
+#include "attnprof/compare.h"
+#include "attnprof/diff_format.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/peak_memory.h"
 
@@ -63,10 +64,10 @@ struct SideSamples {
   std::map<int64_t, SampleMap> per_layer;
 };
 
-SideSamples collect_samples(const DiffSide& side) {
+SideSamples collect_samples(std::span<const Report> runs) {
   SideSamples out;
-  for (size_t run = 0; run < side.runs.size(); ++run) {
-    const Report& report = side.runs[run];
+  for (size_t run = 0; run < runs.size(); ++run) {
+    const Report& report = runs[run];
     for (const Call& call : report.calls) {
       const auto key = std::make_pair(run, call.step);
       add_call(out.total[key], call);
@@ -208,16 +209,26 @@ Deltas compute_deltas(const SampleMap* before, const SampleMap* after, const Dif
   return d;
 }
 
-// Distinct backends of a layer's calls in first-seen order, joined by '+'.
-std::string backends_of(const Report& report, int64_t layer) {
+// Distinct backends of a layer's calls in first-seen order.
+std::vector<std::string> backends_of(const Report& report, int64_t layer) {
   std::vector<std::string> seen;
   for (const Call& call : report.calls) {
     if (call.layer != layer || call.backend.empty()) continue;
     if (std::find(seen.begin(), seen.end(), call.backend) == seen.end()) seen.push_back(call.backend);
   }
-  std::string out;
-  for (const auto& b : seen) out += (out.empty() ? "" : "+") + b;
-  return out;
+  return seen;
+}
+
+std::string joined(const std::vector<std::string>& parts, const char* separator) {
+  return fmt::format("{}", fmt::join(parts, separator));
+}
+
+// The slowest backend class of a layer's calls, "" when it has none.
+std::string class_of(const Report& report, int64_t layer) {
+  std::string cls;
+  for (const Call& call : report.calls)
+    if (call.layer == layer) cls = worse_backend_class(cls, backend_class_of(call));
+  return cls;
 }
 
 // The call that stands for a layer when comparing inputs: its first forward call.
@@ -275,25 +286,6 @@ std::vector<std::string> input_changes(const Call& b, const Call& a) {
   if (b.op != a.op && !b.op.empty() && !a.op.empty())
     out.push_back(fmt::format("attention op {} -> {}", b.op, a.op));
   return out;
-}
-
-// The rules' account of why the candidate runs `after` instead of `before`.
-std::string fallback_explanation(const Call& call, const std::string& before) {
-  if (!call.explanation) return "";
-  const Explanation& e = *call.explanation;
-  std::vector<std::string> parts;
-  for (const BackendVerdict& v : e.backends) {
-    if (before.find(v.backend) == std::string::npos || v.eligible) continue;
-    for (const RuleCheck& r : v.failed) {
-      std::string s = fmt::format("{} not eligible: {}", v.backend, r.message.empty() ? r.rule : r.message);
-      if (!r.value.empty()) s += " (" + r.value + ")";
-      if (!r.fix.empty()) s += "; fix: " + r.fix;
-      parts.push_back(s);
-    }
-  }
-  if (parts.empty() && !e.consistency_note.empty()) parts.push_back(e.consistency_note);
-  if (parts.empty() && !e.fix.empty()) parts.push_back("fix: " + e.fix);
-  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 std::set<int64_t> layer_indices(const Report& r) {
@@ -371,15 +363,15 @@ std::optional<CodeChange> code_change(const SourceInfo& b, const SourceInfo& a) 
   return c;
 }
 
-int64_t unknown_time_calls(const DiffSide& side) {
+int64_t unknown_time_calls(std::span<const Report> runs) {
   int64_t n = 0;
-  for (const Report& r : side.runs)
+  for (const Report& r : runs)
     for (const Call& c : r.calls) n += c.device_time_unknown ? 1 : 0;
   return n;
 }
 
 // Which side's calls have no recorded device time, and what that leaves uncompared.
-std::optional<std::string> unknown_time_note(const DiffSide& baseline, const DiffSide& candidate) {
+std::optional<std::string> unknown_time_note(std::span<const Report> baseline, std::span<const Report> candidate) {
   const int64_t b = unknown_time_calls(baseline), a = unknown_time_calls(candidate);
   if (b == 0 && a == 0) return std::nullopt;
   std::vector<std::string> sides;
@@ -426,23 +418,25 @@ void add_reasons(DiffVerdict& v, const DiffThresholds& t) {
 
 }  // namespace
 
-bool DiffResult::regression() const {
-  return std::any_of(pairs.begin(), pairs.end(), [](const DiffVerdict& v) { return v.regression; });
-}
-
 DiffVerdict compare_reports(const DiffSide& baseline, const DiffSide& candidate,
                             const DiffThresholds& thresholds) {
-  DiffVerdict v;
+  DiffVerdict v = compare_runs(baseline.runs, candidate.runs, thresholds);
   v.baseline = baseline.label;
   v.candidate = candidate.label;
-  v.baseline_runs = static_cast<int64_t>(baseline.runs.size());
-  v.candidate_runs = static_cast<int64_t>(candidate.runs.size());
-  if (baseline.runs.empty() || candidate.runs.empty()) {
+  return v;
+}
+
+DiffVerdict compare_runs(std::span<const Report> baseline, std::span<const Report> candidate,
+                         const DiffThresholds& thresholds) {
+  DiffVerdict v;
+  v.baseline_runs = static_cast<int64_t>(baseline.size());
+  v.candidate_runs = static_cast<int64_t>(candidate.size());
+  if (baseline.empty() || candidate.empty()) {
     v.notes.push_back("one side has no run to compare");
     return v;
   }
-  const Report& base = baseline.runs.front();
-  const Report& cand = candidate.runs.front();
+  const Report& base = baseline.front();
+  const Report& cand = candidate.front();
   v.calls_before = static_cast<int64_t>(base.calls.size());
   v.calls_after = static_cast<int64_t>(cand.calls.size());
 
@@ -466,8 +460,11 @@ DiffVerdict compare_reports(const DiffSide& baseline, const DiffSide& candidate,
     l.in_candidate = c_it != cs.per_layer.end();
     l.module = module_of(cand, index);
     if (l.module.empty()) l.module = module_of(base, index);
-    l.backend_before = backends_of(base, index);
-    l.backend_after = backends_of(cand, index);
+    const std::vector<std::string> before_backends = backends_of(base, index);
+    l.backend_before = joined(before_backends, "+");
+    l.backend_after = joined(backends_of(cand, index), "+");
+    l.class_before = class_of(base, index);
+    l.class_after = class_of(cand, index);
     const Deltas d = compute_deltas(l.in_baseline ? &b_it->second : nullptr,
                                     l.in_candidate ? &c_it->second : nullptr, thresholds, false);
     l.time_us = d.time_us;
@@ -479,7 +476,7 @@ DiffVerdict compare_reports(const DiffSide& baseline, const DiffSide& candidate,
     const Call* cc = representative_call(cand, index);
     if (bc && cc) {
       l.input_changes = input_changes(*bc, *cc);
-      if (l.backend_changed()) l.fallback_explanation = fallback_explanation(*cc, l.backend_before);
+      if (l.backend_changed()) l.fallback_explanation = joined(rejection_lines(*cc, before_backends), "; ");
     }
     v.layers.push_back(std::move(l));
   }

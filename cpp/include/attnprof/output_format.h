@@ -1,0 +1,33 @@
+// One output format: a row that its own file defines beside its renderer (text.cpp,
+// markdown.cpp, html_dashboard.cpp, json_format.cpp; trace_outputs.cpp for the formats that
+// copy the trace) and that one line of cpp/src/outputs/format_list.h registers (formats.h).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnprof/error.h"
+#include "attnprof/report.h"
+#include "attnprof/report_view.h"
+
+namespace attnprof {
+
+// What every format formats: the Reports and their views, computed once for all formats.
+struct FormatInput {
+  const std::vector<Report>& reports;
+  const std::vector<ReportView>& views;  // views[i] is the view of reports[i]
+};
+
+struct OutputFormat {
+  std::string_view name;       // "markdown": the binding's and Python's name for it
+  std::string_view extension;  // ".md": how save() without a format recognises a path; "" = a directory
+  std::string_view flags;      // "--md,--markdown": the CLI options that write it to a file
+  std::string_view help;
+  // The whole output as one text; null for formats that copy the original trace (write only).
+  std::string (*render)(const FormatInput& input);
+  // Writes `path`; null = write render's text atomically (no partial file on failure).
+  Status (*write)(const FormatInput& input, const std::string& path);
+};
+
+}  // namespace attnprof
