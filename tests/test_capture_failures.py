@@ -1,5 +1,5 @@
 """Live capture never raises into the user's code and never changes its results: every hook of
-the capture is made to fail in turn (module hooks, SDPA interception, the transformers attention
+the capture is made to fail in turn (the module call, SDPA interception, the transformers attention
 interface, installing and removing the hooks, the sidecar write, the analysis of the trace
 handler), and the model's outputs must stay bit-identical to an unprofiled run, with at most one
 warning reaching the user. docs/reliability.md, "Live capture"."""
@@ -26,23 +26,12 @@ def forced(*_args, **_kwargs):
     raise RuntimeError("forced failure in attnprof")
 
 
-class _PopFails(list):
-    def pop(self, *args):
-        raise RuntimeError("forced failure in attnprof")
-
-
-def fail_module_pre_hook(mp):
+def fail_module_call_start(mp):
     mp.setattr(_capture.AttentionCapture, "_range_name", forced)
 
 
-def fail_module_post_hook(mp):
-    original = _capture._ThreadState.__init__
-
-    def init(self):
-        original(self)
-        self.ranges = _PopFails()
-
-    mp.setattr(_capture._ThreadState, "__init__", init)
+def fail_closing_ranges(mp):
+    mp.setattr(_capture, "_close_range", forced)  # module, SDPA and interface ranges alike
 
 
 def fail_sdpa_arguments(mp):
@@ -87,7 +76,7 @@ def fail_analysis(mp):
     mp.setattr(attnprof_report, "analyze_path", forced)
 
 
-FAILURES = [fail_module_pre_hook, fail_module_post_hook, fail_sdpa_arguments, fail_sdpa_choice,
+FAILURES = [fail_module_call_start, fail_closing_ranges, fail_sdpa_arguments, fail_sdpa_choice,
             fail_interface_records, fail_installing, fail_removing, fail_sidecar_write, fail_analysis]
 
 

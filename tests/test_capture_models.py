@@ -254,6 +254,27 @@ def test_hand_written_naive_attention_is_named_by_its_module_range():
         assert "capture" not in c or c["capture"] is None
 
 
+def test_module_calls_are_followed_without_global_hooks_and_given_back_after_an_error():
+    # A global forward hook would send every module call, torch's own layers too, down the hook
+    # path of Module._call_impl; the capture follows module calls without one, and leaves torch's
+    # own _call_impl and an empty module stack behind, also when the user's module raised.
+    original = nn.Module._call_impl
+    seen = {}
+
+    class Failing(nn.Module):
+        def forward(self, x):
+            hooks = torch.nn.modules.module
+            seen["global hooks"] = len(hooks._global_forward_pre_hooks) + len(hooks._global_forward_hooks)
+            seen["torch's own call"] = nn.Module._call_impl is original
+            raise ValueError("the user's own error")
+
+    with attnprof.profile(activities=CPU) as prof, pytest.raises(ValueError, match="the user's own error"):
+        Failing()(torch.zeros(1))
+    assert seen == {"global hooks": 0, "torch's own call": False}
+    assert nn.Module._call_impl is original
+    assert prof.capture.modules == []
+
+
 def test_sdpa_imported_under_its_own_name_is_captured_and_given_back(tmp_path, monkeypatch):
     # A model file that binds the function at import (`from torch.nn.functional import ...`)
     # calls it without looking it up in torch.nn.functional.

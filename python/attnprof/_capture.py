@@ -7,7 +7,9 @@ removes it again:
   no TorchFunctionMode sits in front of every other torch function;
 - the transformers attention interface (``eager``, ``sdpa``, ``flex_attention``, ...), through
   ``AttentionInterface.get_interface``, and ``GenerationMixin.generate`` (prefill / decode);
-- global forward pre-/post-hooks that keep the nn.Module stack.
+- ``nn.Module._call_impl``, replaced by one that keeps the nn.Module stack and the module
+  ranges (global forward hooks would send every module call, torch's own layers included, down
+  the hook path of ``_call_impl``).
 
 Its subclasses say what to do with a call: ``AttentionCapture`` (here) writes one record per
 call for the sidecar, with ``torch._fused_sdp_choice``, and the record_function ranges
@@ -62,24 +64,13 @@ def _describe_tensor(t: Any) -> dict | None:
 
 # ---- trace ranges -------------------------------------------------------------------------------
 # record_function's own path costs about 20 us a range: the op packet resolves its overload in
-# Python, and the ops check their handle argument for __torch_function__ overrides. The
-# overloads' own C++ callables with those checks off (as record_function.__exit__ does for the
-# exit) leave the same user_annotation slice for about 4 us.
-_ENTER_RANGE = getattr(torch.ops.profiler._record_function_enter_new.default, "_op",
-                       torch.ops.profiler._record_function_enter_new.default)
-_EXIT_RANGE = getattr(torch.ops.profiler._record_function_exit._RecordFunction, "_op",
-                      torch.ops.profiler._record_function_exit._RecordFunction)
-_NO_TORCH_FUNCTION = torch._C.DisableTorchFunctionSubclass
-
-
-def _open_range(name: str) -> Any:
-    with _NO_TORCH_FUNCTION():
-        return _ENTER_RANGE(name, None)
-
-
-def _close_range(handle: Any) -> None:
-    with _NO_TORCH_FUNCTION():
-        _EXIT_RANGE(handle)
+# Python, the ops check their handle for __torch_function__ overrides and go through the
+# dispatcher, and the handle is a TorchScript object. The profiler's own C++ entry points
+# (torch.profiler records the process-group configuration through them) leave the same
+# user_annotation slice for two thirds of what even the ops' bare callables cost (4.9 against
+# 7.3 us, docs/performance.md), with a plain tensor as the handle and no allocation event.
+_open_range: Callable[[str], Any] = torch._C._autograd._record_function_with_args_enter
+_close_range: Callable[[Any], None] = torch._C._autograd._record_function_with_args_exit
 
 
 # ---- mask reading (the sidecar's mask facts and the heads capture's mask structure) --------------
@@ -365,10 +356,28 @@ def patch_attention_interface(wrap: Callable[[str, Callable], Callable]) -> Call
     return lambda: setattr(AttentionInterface, "get_interface", original_get)
 
 
+def patch_module_call(wrap: Callable[[Callable], Callable]) -> Callable[[], None]:
+    """Replaces ``nn.Module._call_impl`` (what ``Module.__call__`` runs) by ``wrap(original)``
+    for every module: one Python call more per module call, where a global forward hook makes
+    every module call take the hook path of ``_call_impl`` (several times that). ``_call_impl``
+    is a plain method, so the swap is a dict store; ``__call__`` is a type slot, and replacing it
+    updates every loaded nn.Module subclass (about 0.2 ms with GPT-2 and LLaMA loaded). A module
+    run through ``Module.compile()`` calls its compiled copy instead. Returns the undo; nested
+    patches must be undone in reverse order."""
+    original = torch.nn.Module._call_impl
+    replacement = wrap(original)
+    torch.nn.Module._call_impl = replacement
+
+    def undo() -> None:
+        if torch.nn.Module._call_impl is replacement:
+            torch.nn.Module._call_impl = original
+
+    return undo
+
+
 class _ThreadState(threading.local):
     def __init__(self) -> None:
         self.modules: list[torch.nn.Module] = []   # forward-call stack
-        self.ranges: list[Any] = []                # open module record_function handles (or None)
         self.interface_record: dict | None = None  # record of the transformers call in flight
         self.generate_depth = 0
 
@@ -391,9 +400,7 @@ class CaptureMode:
 
     def __enter__(self) -> "CaptureMode":
         try:
-            hooks = torch.nn.modules.module
-            self._undo.append(hooks.register_module_forward_pre_hook(self._pre_forward).remove)
-            self._undo.append(hooks.register_module_forward_hook(self._post_forward, always_call=True).remove)
+            self._undo.append(patch_module_call(self._module_call))
             self._patch_transformers()
             self._undo.append(patch_sdpa(self.sdpa_call))
         except Exception as e:  # noqa: BLE001 - no capture this time, but the user's run goes on
@@ -491,35 +498,48 @@ class CaptureMode:
         return path
 
     def _range_name(self, module: torch.nn.Module) -> str | None:
-        """The trace range a module's forward runs in (None: none); a subclass that names one
-        keeps it in self._range_names, which the hook reads first (it runs for every module)."""
+        """The trace range a module's forward runs in (None: none), kept in self._range_names,
+        which the module call reads first (it runs for every module)."""
+        self._range_names[id(module)] = None
         return None
 
-    def _pre_forward(self, module, args) -> None:
-        local = self._local
-        local.modules.append(module)
-        handle = None
-        try:
-            if torch.autograd._profiler_enabled():
-                name = self._range_names.get(id(module), False)
-                if name is False:
-                    name = self._range_name(module)
-                if name is not None:
-                    handle = _open_range(name)
-        except Exception as e:  # noqa: BLE001 - never let bookkeeping reach the user
-            self._hook_failed("module pre-hook", e)
-        local.ranges.append(handle)
+    def _module_call(self, call: Callable) -> Callable:
+        """``nn.Module._call_impl`` that keeps this thread's module stack and runs the module
+        inside its trace range (``call``: the one it replaces)."""
+        local, range_names, range_name = self._local, self._range_names, self._range_name
+        profiling, compiling = torch.autograd._profiler_enabled, torch.compiler.is_compiling
 
-    def _post_forward(self, module, args, output) -> None:
-        local = self._local
-        try:
-            if local.modules and local.modules[-1] is module:
-                local.modules.pop()
-                handle = local.ranges.pop()
+        def _call_impl(module, *args, **kwargs):  # the name torch._dynamo knows a module call frame by
+            if compiling():  # a graph being traced keeps torch's own call
+                return call(module, *args, **kwargs)
+            stack = local.modules
+            stack.append(module)
+            handle = None
+            try:
+                if profiling():
+                    name = range_names.get(id(module), False)
+                    if name is False:
+                        name = range_name(module)
+                    if name is not None:
+                        handle = _open_range(name)
+            except Exception as e:  # noqa: BLE001 - never let bookkeeping reach the user
+                self._hook_failed("module call", e)
+            try:
+                return call(module, *args, **kwargs)
+            finally:
+                stack.pop()
                 if handle is not None:
-                    _close_range(handle)
+                    self._close_range(handle, "module call end")
+
+        return _call_impl
+
+    def _close_range(self, handle: Any, where: str) -> None:
+        """Closes a trace range after the user's call returned (or raised): a failure here is
+        attnprof's, and must not replace the call's result or exception."""
+        try:
+            _close_range(handle)
         except Exception as e:  # noqa: BLE001
-            self._hook_failed("module post-hook", e)
+            self._hook_failed(where, e)
 
     def _phase(self, query: Any) -> str:
         if self._local.generate_depth == 0 or not isinstance(query, torch.Tensor) or query.dim() < 2:
@@ -591,7 +611,7 @@ class AttentionCapture(CaptureMode):
             return super().sdpa_call(func, args, kwargs)
         finally:
             if handle is not None:
-                _close_range(handle)
+                self._close_range(handle, "scaled_dot_product_attention end")
 
     def interface_call(self, implementation: str, fn: Callable, module: Any, query: Any, key: Any, value: Any,
                        attention_mask: Any, args: tuple, kwargs: dict) -> Any:
@@ -625,7 +645,7 @@ class AttentionCapture(CaptureMode):
             except Exception as e:  # noqa: BLE001
                 self._hook_failed("attention interface", e)
             if handle is not None:
-                _close_range(handle)
+                self._close_range(handle, "attention interface end")
 
     def _complete_from_interface(self, record: dict, a: dict) -> None:
         self._fill_arguments(record, a)
