@@ -112,8 +112,11 @@ TEST(TraceReads, ChunksParsedInParallelKeepTheSameAsOneThread) {
   EXPECT_TRUE(r->flows.empty());
   // Per copy: linear (sequence number only), matmul, softmax, SDPA.
   EXPECT_EQ(r->op_args.size(), 4u * kCopies);
-  for (const Slice& s : r->slices)
-    if (r->name_of(s) == "aten::view") EXPECT_EQ(r->op_args_of(s), nullptr);
+  for (const Slice& s : r->slices) {
+    if (r->name_of(s) == "aten::view") {
+      EXPECT_EQ(r->op_args_of(s), nullptr);
+    }
+  }
 }
 
 TEST(TraceReads, TheDeclarationNamesTheOpsWhoseInputsAreRead) {
