@@ -449,14 +449,17 @@ error_code TraceBuilder::read_gpu_args(std::string_view key, od::value v, GpuArg
   if (key == kineto::kDevice) return read_int(v, key, out.device);
   if (key == kineto::kStream) return read_int(v, key, out.stream);
   // Bytes, grid and block are checked but not kept (no analysis reads them).
-  int64_t x = 0;
-  if (key == kineto::kBytes) return read_int(v, key, x);
+  if (key == kineto::kBytes) {
+    int64_t bytes = 0;
+    return read_int(v, key, bytes);
+  }
   if (key == kineto::kGrid || key == kineto::kBlock) {
     od::array items;
     if (auto e = v.get_array().get(items)) return e;
     for (auto item_result : items) {
       od::value item;
       if (auto e = item_result.get(item)) return e;
+      int64_t x = 0;
       if (auto e = read_int(item, key, x)) return e;
       if (x < INT32_MIN || x > INT32_MAX) issue("number_out_of_range", std::string(key) + " = " + std::to_string(x));
     }
@@ -565,13 +568,17 @@ void TraceBuilder::finish_event(Event& ev) {
       return;
     case 's':
     case 'f':
-    case 't':
+    case 't': {
       if (!ev.has_ts || !ev.has_id) {
         issue(ev.has_ts ? "flow_without_id" : "missing_ts", std::string("flow ") + ev.ph);
         return;
       }
-      if (reads_.flows) trace_.flows.push_back(FlowEvent{ev.flow_id, ev.ph, intern(ev.cat), ev.pid, ev.tid, ev.ts});
+      // Interned even when flows are not kept: a chunk parsed elsewhere interns it too, and
+      // the string pool is then numbered alike with any number of threads.
+      const StrId cat = intern(ev.cat);
+      if (reads_.flows) trace_.flows.push_back(FlowEvent{ev.flow_id, ev.ph, cat, ev.pid, ev.tid, ev.ts});
       return;
+    }
     case 'M':
       switch (ev.meta) {
         case MetaKind::kProcessName: trace_.meta.process_names[ev.pid] = std::string(ev.meta_text); break;

@@ -106,8 +106,18 @@ TEST(TraceReads, ChunksParsedInParallelKeepTheSameAsOneThread) {
   parallel.chunk_bytes = 4096;
   parallel.threads = 2;
   auto r = parse_trace(text, "reads_chunks.json", parallel);
-  ASSERT_TRUE(r.ok()) << r.error().message;
+  IngestOptions one_thread = parallel;
+  one_thread.threads = 1;
+  auto one = parse_trace(text, "reads_chunks.json", one_thread);
+  ASSERT_TRUE(r.ok() && one.ok());
   ASSERT_EQ(r->slices.size(), 6u * kCopies);
+  ASSERT_EQ(one->slices.size(), r->slices.size());
+  EXPECT_EQ(one->op_args.size(), r->op_args.size());
+  EXPECT_EQ(one->strings.size(), r->strings.size());  // the pool is numbered alike
+  for (size_t i = 0; i < r->slices.size(); ++i) {
+    ASSERT_EQ(one->slices[i].name, r->slices[i].name) << "slice " << i;
+    ASSERT_EQ(one->slices[i].args, r->slices[i].args) << "slice " << i;
+  }
   EXPECT_TRUE(r->python_args.empty());
   EXPECT_TRUE(r->flows.empty());
   // Per copy: linear (sequence number only), matmul, softmax, SDPA.
