@@ -1,5 +1,6 @@
 // One timed pass over a trace file, printed as one JSON line (wall seconds, peak RSS).
-//   attnprof_ingest_bench load FILE      attnprof's load_trace (streaming ingest)
+//   attnprof_ingest_bench load FILE      attnprof's load_trace (streaming ingest), keeping what
+//                                        `attnprof analyze` keeps (analysis_reads)
 //   attnprof_ingest_bench simdjson FILE  bare simdjson: load the file, on-demand walk of
 //                                        traceEvents reading ph, cat, name, ts, dur
 // Run each mode in its own process (bench/ingest_compare.py does) so peak RSS is its own.
@@ -10,6 +11,7 @@
 #include <cstdio>
 #include <string>
 
+#include "attnprof/attention.h"
 #include "attnprof/ingest.h"
 
 namespace {
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   attnprof::IngestOptions options;  // CHUNK_MIB / THREADS: to measure other chunk sizes and thread counts
+  options.reads = attnprof::analysis_reads();
   if (argc >= 4) options.chunk_bytes = std::stoull(argv[3]) << 20;
   if (argc >= 5) options.threads = std::stoull(argv[4]);
   const std::string mode = argv[1];

@@ -46,7 +46,7 @@ Report heads_report_from_tensors(const HeadsCliOptions& o) {
 }
 
 Report heads_report_from_trace(const HeadsCliOptions& o) {
-  auto trace = load_trace(o.path);
+  auto trace = load_trace(o.path, ingest_options_of({}));
   if (!trace) fail("heads", trace.error());
   Report report = analyze_loaded_trace(*trace);
   HeadsSection section;

@@ -138,6 +138,18 @@ struct AttentionOp {
 std::span<const AttentionOp> attention_op_catalog();
 const AttentionOp* classify_attention_op(std::string_view op_name);
 
+// ---- what the analyses read of a trace (trace_reads.cpp) ----------------------------
+
+// Whether some analysis reads the recorded inputs of ops named `op_name`: the op catalog's
+// attention ops, the ATen ops of eager attention whose operands or arguments the eager
+// matcher reads, and the mask-building ops (vocabulary.h) window effectiveness reads.
+bool op_inputs_read(std::string_view op_name);
+
+// All the analyses read of a trace beyond each slice's own fields, for ingest
+// (IngestOptions::reads): a Trace loaded with it holds nothing they do not read. An analysis
+// that starts reading more says so in trace_reads.cpp.
+TraceReads analysis_reads();
+
 // ---- torch.compile ranges -------------------------------------------------------------
 
 // A range torch.compile records while it traces and compiles a frame or a graph

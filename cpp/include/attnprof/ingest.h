@@ -25,6 +25,9 @@ struct IngestOptions {
   // chunk and at most 8; none when that is one or less), 1 = the calling thread only. The
   // Trace is the same for any value; each thread holds about one chunk in memory.
   size_t threads = 0;
+  // What to keep besides each slice's own fields; the default keeps everything. The pipeline
+  // passes analysis_reads() (attention.h), so a Trace holds only what its analyses read.
+  TraceReads reads;
 };
 
 // Reads a trace file. Errors: kFileNotFound, kEmptyInput, kCorruptGzip, kMalformedJson,

@@ -139,20 +139,32 @@ class TensorDims {
   int64_t inline_[kInline] = {};
 };
 
-// One positional argument of a cpu_op, from "Input Dims", "Input type", "Input Strides"
-// and "Concrete Inputs" (all four are parallel lists in Kineto).
+// One positional argument of a cpu_op, from "Input Dims", "Input type" and "Concrete Inputs"
+// (parallel lists in Kineto). Only what an analysis reads is kept (TraceReads): no analysis
+// reads "Input Strides" or the member shapes of a TensorList, so neither is stored.
 struct OpInput {
-  TensorDims dims;                    // empty for scalars, None and TensorList
-  std::vector<std::vector<int64_t>> list_dims;  // TensorList only: one shape per tensor
-  TensorDims strides;                 // empty when the trace has no "Input Strides"
+  TensorDims dims;               // empty for scalars, None and TensorList
   StrId type = kNoStr;           // e.g. "c10::BFloat16", "float", "Scalar", "" for None
   StrId concrete = kNoStr;       // e.g. "0.", "True", "" when not recorded
 };
 
-struct OpArgs {  // for kCpuOp and kUserAnnotation slices
+// For kCpuOp and kUserAnnotation slices that carry something kept: inputs an analysis reads
+// (TraceReads::op_inputs) or a sequence number. Other ops have no row (Slice::args is kNoArgs).
+struct OpArgs {
   std::vector<OpInput> inputs;
   int64_t sequence_number = kNoId;  // autograd "Sequence number" (pairs fwd and bwd)
-  int64_t fwd_thread_id = kNoId;    // "Fwd thread id" on backward ops
+};
+
+// What the analyses read of a trace beyond each slice's own fields. The pipeline passes the
+// analyses' declaration (analysis_reads(), cpp/src/attention/trace_reads.cpp) to ingest, which
+// then stores nothing else: op inputs are most of a trace's rows, and most ops are views,
+// casts and copies whose shapes nothing reads. The default keeps everything ingest can read,
+// for tools and tests that inspect a trace itself.
+struct TraceReads {
+  // Ops whose recorded inputs some analysis reads; null: every op's.
+  bool (*op_inputs)(std::string_view op_name) = nullptr;
+  bool python_ids = true;  // python_function ids ("Python id", parent, module id)
+  bool flows = true;       // 's' / 'f' flow events
 };
 
 struct PythonArgs {  // for kPythonFunction slices
@@ -161,12 +173,11 @@ struct PythonArgs {  // for kPythonFunction slices
   int64_t module_id = kNoId;   // "Python module id"; set only for nn.Module calls
 };
 
-struct GpuArgs {  // for kKernel, kMemcpy, kMemset slices
+// For kKernel, kMemcpy, kMemset slices. Grid, block and bytes are not kept: no analysis
+// reads them (kernel identity comes from the name, the cost from the call's shape).
+struct GpuArgs {
   int64_t device = kNoId;
   int64_t stream = kNoId;
-  int32_t grid[3] = {0, 0, 0};
-  int32_t block[3] = {0, 0, 0};
-  int64_t bytes = 0;  // memcpy/memset only
 };
 
 // `[memory]` instant events (profile_memory=True). Bytes < 0 is a free.
@@ -245,10 +256,10 @@ struct Trace {
 
   std::vector<Slice> slices;  // all 'X' events, in file order
   std::vector<OpArgs> op_args;
-  std::vector<PythonArgs> python_args;
+  std::vector<PythonArgs> python_args;  // empty unless TraceReads::python_ids
   std::vector<GpuArgs> gpu_args;
   std::vector<MemoryEvent> memory;  // in file order
-  std::vector<FlowEvent> flows;
+  std::vector<FlowEvent> flows;  // empty unless TraceReads::flows
   std::vector<IngestIssue> issues;
   int64_t event_count = 0;  // all events in traceEvents, including ignored ones
 

@@ -235,6 +235,30 @@ constexpr const AtenOpWord* aten_op_word(std::string_view name) {
   return nullptr;
 }
 
+// ATen ops that build an attention mask from index compares, whose input shapes tell what the
+// mask hides (cpp/src/heads/window_effectiveness.cpp): an and of a bool key row marks key
+// padding; a query column compared with a key row is a causal mask (le/ge) or a window (gt/lt).
+enum class MaskBuildingRole { kAnd, kCausalCompare, kWindowCompare };
+
+struct MaskBuildingOp {
+  std::string_view name;
+  MaskBuildingRole role;
+};
+
+inline constexpr MaskBuildingOp kMaskBuildingOps[] = {
+    {"aten::__and__", MaskBuildingRole::kAnd},        {"aten::bitwise_and", MaskBuildingRole::kAnd},
+    {"aten::logical_and", MaskBuildingRole::kAnd},    {"aten::mul", MaskBuildingRole::kAnd},
+    {"aten::le", MaskBuildingRole::kCausalCompare},   {"aten::ge", MaskBuildingRole::kCausalCompare},
+    {"aten::gt", MaskBuildingRole::kWindowCompare},   {"aten::lt", MaskBuildingRole::kWindowCompare},
+};
+
+// The row of a mask-building op; nullptr for any other name.
+constexpr const MaskBuildingOp* mask_building_op(std::string_view name) {
+  for (const MaskBuildingOp& op : kMaskBuildingOps)
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
 struct IngestIssueWord {
   std::string_view kind;  // Trace::issues key (docs/ingest.md)
   // What ingest did to the events and, where obvious, which numbers it weakens, for

@@ -15,6 +15,7 @@
 #include <iterator>
 
 #include "attnprof/heads.h"
+#include "attnprof/vocabulary.h"
 
 namespace attnprof {
 namespace {
@@ -74,11 +75,6 @@ bool is_key_row(const Trace& trace, const OpArgs& args, size_t i) {
   return d.size() == 4 && d[1] == 1 && d[2] == 1 && d[3] > 1;
 }
 
-bool is_and_op(std::string_view name) {
-  return name == "aten::__and__" || name == "aten::bitwise_and" || name == "aten::logical_and" ||
-         name == "aten::mul";
-}
-
 // True when the op compares a key-index row [.., 1, N] with a query-index column [.., M, 1].
 bool is_outer_index_compare(const OpArgs& args) {
   if (args.inputs.size() < 2) return false;
@@ -94,15 +90,15 @@ MaskEvidence scan_mask_building(const Trace& trace) {
   MaskEvidence ev;
   for (const Slice& s : trace.slices) {
     if (s.cat != Category::kCpuOp) continue;
-    const std::string_view name = trace.name_of(s);
-    if (is_and_op(name)) {
+    const MaskBuildingOp* op = mask_building_op(trace.name_of(s));
+    if (op == nullptr) continue;
+    if (op->role == MaskBuildingRole::kAnd) {
       const OpArgs* args = trace.op_args_of(s);
       if (args != nullptr && (is_key_row(trace, *args, 0) || is_key_row(trace, *args, 1))) ev.key_padding = true;
       continue;
     }
-    const bool causal_op = name == "aten::le" || name == "aten::ge";
-    const bool window_op = name == "aten::gt" || name == "aten::lt";
-    if (!causal_op && !window_op) continue;
+    const bool causal_op = op->role == MaskBuildingRole::kCausalCompare;
+    const bool window_op = op->role == MaskBuildingRole::kWindowCompare;
     const OpArgs* args = trace.op_args_of(s);
     if (args == nullptr || !is_outer_index_compare(*args)) continue;
     ev.causal_compare |= causal_op;

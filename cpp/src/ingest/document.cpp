@@ -58,7 +58,8 @@ Error not_a_trace(const char* data, size_t size, const std::string& label, const
 
 // Walks the document: an object with traceEvents (Kineto), or a bare array of events
 // (the Chrome "JSON Array Format").
-Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, const std::string& label) {
+Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, const std::string& label,
+                                   const TraceReads& reads) {
   Trace trace;
   trace.path = label;
   const std::string_view text(data, size);
@@ -72,7 +73,7 @@ Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, con
   od::document doc;
   const simdjson::padded_string_view input(data, size, capacity);
   if (auto e = parser.iterate(input).get(doc)) return malformed_json(label, kNoOffset, e);
-  ingest::TraceBuilder builder(trace);
+  ingest::TraceBuilder builder(trace, ingest::TraceBuilder::Mode::kWhole, reads);
   const char* where = text.data();  // start of the value being read, for error messages
 
   json_type type;

@@ -19,7 +19,9 @@ inline constexpr const char* kNotArrayOfEvents = "a JSON array, but not of trace
 Error malformed_json(const std::string& label, size_t offset, simdjson::error_code e);
 
 // Reads a whole JSON document held in memory (capacity - size >= simdjson padding; invalid
-// UTF-8 is repaired in place). Errors: kEmptyInput, kMalformedJson, kNotATrace.
-Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, const std::string& label);
+// UTF-8 is repaired in place), keeping what `reads` asks for. Errors: kEmptyInput,
+// kMalformedJson, kNotATrace.
+Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, const std::string& label,
+                                   const TraceReads& reads);
 
 }  // namespace attnprof::ingest

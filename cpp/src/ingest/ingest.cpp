@@ -156,7 +156,7 @@ class StreamIngest {
   StreamIngest(ingest::ByteSource& src, const std::string& label, const IngestOptions& options)
       : src_(src), label_(label), options_(options),
         window_(std::min<size_t>(block(), std::max<size_t>(src.total() + 1, 4096))),
-        builder_(trace_, ingest::TraceBuilder::Mode::kStream),
+        builder_(trace_, ingest::TraceBuilder::Mode::kStream, options.reads),
         workers_(ingest::ingest_worker_threads(
             options.threads, ingest::current_worker_budget(src.total(), block(), src.inflates()))) {
     trace_.path = label;
@@ -224,7 +224,7 @@ Result<Trace> StreamIngest::whole_document() {
   if (window_.size() == 0) return make_error(ErrorCode::kEmptyInput, label_ + ": empty file");
   // The window is at the start of the stream here (nothing dropped yet).
   return ingest::parse_whole_document(window_.data(), window_.size(), window_.padded_capacity_from_bracket() - 1,
-                                      label_);
+                                      label_, options_.reads);
 }
 
 // Parses "{ members }" held in the window at open_brace[0, n) (already a complete object)

@@ -88,6 +88,7 @@ struct TraceBuilder::Event {
   int64_t ts = 0, dur = 0;
   int64_t flow_id = 0;
   Slice slice;       // External id, correlation and the args row for 'X'
+  bool op_args = false;  // args of a cpu_op / user_annotation were read into pending_op_
   MemoryEvent mem;   // for `[memory]`
   MetaKind meta = MetaKind::kNone;
   std::string_view meta_text;
@@ -310,12 +311,16 @@ error_code TraceBuilder::read_args(od::object args, Event& ev) {
   const bool memory = (ev.ph == 'i' || ev.ph == 'I') && ev.name == kineto::kMemoryEventName;
   if (ev.ph != 'X' && !memory) return SUCCESS;
   const Category cat = ev.ph == 'X' ? category_of(ev.cat) : Category::kOther;
+  // Values are read even where they are not kept, so that a bad one is an issue either way.
+  PythonArgs unkept_python;
+  PythonArgs* python = &unkept_python;
   if (has_op_args(cat)) {
-    ev.slice.args = static_cast<uint32_t>(trace_.op_args.size());
-    trace_.op_args.emplace_back();
-  } else if (cat == Category::kPythonFunction) {
+    pending_op_.inputs.clear();
+    pending_op_.sequence_number = kNoId;
+    ev.op_args = true;
+  } else if (cat == Category::kPythonFunction && reads_.python_ids) {
     ev.slice.args = static_cast<uint32_t>(trace_.python_args.size());
-    trace_.python_args.emplace_back();
+    python = &trace_.python_args.emplace_back();
   } else if (has_gpu_args(cat)) {
     ev.slice.args = static_cast<uint32_t>(trace_.gpu_args.size());
     trace_.gpu_args.emplace_back();
@@ -334,9 +339,9 @@ error_code TraceBuilder::read_args(od::object args, Event& ev) {
     } else if (key == kineto::kCorrelation) {
       e = read_int(v, key, ev.slice.correlation);
     } else if (has_op_args(cat)) {
-      e = read_op_args(key, v, trace_.op_args.back());
+      e = read_op_args(key, v, pending_op_);
     } else if (cat == Category::kPythonFunction) {
-      e = read_python_args(key, v, trace_.python_args.back());
+      e = read_python_args(key, v, *python);
     } else if (has_gpu_args(cat)) {
       e = read_gpu_args(key, v, trace_.gpu_args.back());
     }
@@ -351,20 +356,24 @@ error_code TraceBuilder::read_op_args(std::string_view key, od::value v, OpArgs&
   if (key == kineto::kInputType) return read_string_list(v, out, false);
   if (key == kineto::kConcreteInputs) return read_string_list(v, out, true);
   if (key == kineto::kSequenceNumber) return read_int(v, key, out.sequence_number);
-  if (key == kineto::kFwdThreadId) return read_int(v, key, out.fwd_thread_id);
+  if (key == kineto::kFwdThreadId) {  // no analysis reads it
+    int64_t unkept = kNoId;
+    return read_int(v, key, unkept);
+  }
   return SUCCESS;
 }
 
 // "Input Dims" / "Input Strides": one entry per positional input: [] for scalars and None,
 // [d0, d1, ...] for a tensor, [[...], [...]] for a TensorList. The numbers go to a reused
 // scratch buffer first, so each row gets its inputs in one allocation of the exact size
-// (shapes of rank <= 4 then live inside OpInput, see TensorDims).
+// (shapes of rank <= 4 then live inside OpInput, see TensorDims). Strides and a TensorList's
+// member shapes are read (a bad number in them is still an issue) but not kept: no analysis
+// reads them.
 error_code TraceBuilder::read_input_lists(od::value v, OpArgs& out, bool strides) {
   const std::string_view what = strides ? kineto::kInputStrides : kineto::kInputDims;
   od::array inputs;
   if (auto e = v.get_array().get(inputs)) return e;
   scratch_values_.clear();
-  scratch_list_values_.clear();
   scratch_spans_.clear();
   uint32_t n = 0;  // inputs seen
   for (auto input_result : inputs) {
@@ -385,35 +394,24 @@ error_code TraceBuilder::read_input_lists(od::value v, OpArgs& out, bool strides
       if (t == od::json_type::array) {  // TensorList: one shape per tensor
         od::array shape;
         if (auto e = item.get_array().get(shape)) return e;
-        const size_t begin = scratch_list_values_.size();
         for (auto d : shape) {
           int64_t x = 0;
           od::value dv;
           if (auto e = d.get(dv)) return e;
           if (auto e = read_int(dv, what, x)) return e;
-          scratch_list_values_.push_back(x);
         }
-        scratch_spans_.push_back({input_index, true, begin, scratch_list_values_.size()});
         continue;
       }
       int64_t x = 0;
       if (auto e = read_int(item, what, x)) return e;
       scratch_values_.push_back(x);
     }
-    if (scratch_values_.size() > flat_begin)
-      scratch_spans_.push_back({input_index, false, flat_begin, scratch_values_.size()});
+    if (!strides && scratch_values_.size() > flat_begin)
+      scratch_spans_.push_back({input_index, flat_begin, scratch_values_.size()});
   }
   if (out.inputs.size() < n) out.inputs.resize(n);
-  for (const ScratchSpan& span : scratch_spans_) {
-    OpInput& slot = out.inputs[span.input];
-    if (span.list) {
-      if (!strides)
-        slot.list_dims.emplace_back(scratch_list_values_.begin() + static_cast<ptrdiff_t>(span.begin),
-                                    scratch_list_values_.begin() + static_cast<ptrdiff_t>(span.end));
-      continue;
-    }
-    (strides ? slot.strides : slot.dims).append(scratch_values_.data() + span.begin, scratch_values_.data() + span.end);
-  }
+  for (const ScratchSpan& span : scratch_spans_)
+    out.inputs[span.input].dims.append(scratch_values_.data() + span.begin, scratch_values_.data() + span.end);
   return SUCCESS;
 }
 
@@ -450,23 +448,20 @@ error_code TraceBuilder::read_python_args(std::string_view key, od::value v, Pyt
 error_code TraceBuilder::read_gpu_args(std::string_view key, od::value v, GpuArgs& out) {
   if (key == kineto::kDevice) return read_int(v, key, out.device);
   if (key == kineto::kStream) return read_int(v, key, out.stream);
-  if (key == kineto::kBytes) return read_int(v, key, out.bytes);
+  // Bytes, grid and block are checked but not kept (no analysis reads them).
+  if (key == kineto::kBytes) {
+    int64_t bytes = 0;
+    return read_int(v, key, bytes);
+  }
   if (key == kineto::kGrid || key == kineto::kBlock) {
-    int32_t* dst = key == kineto::kGrid ? out.grid : out.block;
     od::array items;
     if (auto e = v.get_array().get(items)) return e;
-    size_t i = 0;
     for (auto item_result : items) {
       od::value item;
       if (auto e = item_result.get(item)) return e;
       int64_t x = 0;
       if (auto e = read_int(item, key, x)) return e;
-      if (x < INT32_MIN || x > INT32_MAX) {
-        issue("number_out_of_range", std::string(key) + " = " + std::to_string(x));
-        x = 0;
-      }
-      if (i < 3) dst[i] = static_cast<int32_t>(x);
-      ++i;
+      if (x < INT32_MIN || x > INT32_MAX) issue("number_out_of_range", std::string(key) + " = " + std::to_string(x));
     }
   }
   return SUCCESS;
@@ -503,11 +498,28 @@ error_code TraceBuilder::read_metadata_args(od::object args, Event& ev) {
 }
 
 void TraceBuilder::drop_args(const Event& ev) {
-  if (ev.slice.args == kNoArgs) return;
+  if (ev.slice.args == kNoArgs) return;  // op args wait in pending_op_ until finish_event
   const Category cat = category_of(ev.cat);
-  if (has_op_args(cat)) trace_.op_args.pop_back();
-  else if (cat == Category::kPythonFunction) trace_.python_args.pop_back();
+  if (cat == Category::kPythonFunction) trace_.python_args.pop_back();
   else if (has_gpu_args(cat)) trace_.gpu_args.pop_back();
+}
+
+bool TraceBuilder::inputs_read(StrId name) {
+  if (reads_.op_inputs == nullptr) return true;
+  enum : uint8_t { kUnchecked, kRead, kUnread };
+  if (name >= inputs_read_.size()) inputs_read_.resize(trace_.strings.size(), kUnchecked);
+  uint8_t& verdict = inputs_read_[name];
+  if (verdict == kUnchecked) verdict = reads_.op_inputs(trace_.strings.get(name)) ? kRead : kUnread;
+  return verdict == kRead;
+}
+
+uint32_t TraceBuilder::store_op_args(StrId name, OpArgs& row) {
+  if (!row.inputs.empty() && !inputs_read(name)) row.inputs.clear();
+  if (row.inputs.empty() && row.sequence_number == kNoId) return kNoArgs;
+  const auto index = static_cast<uint32_t>(trace_.op_args.size());
+  trace_.op_args.push_back(std::move(row));
+  row = OpArgs{};
+  return index;
 }
 
 void TraceBuilder::finish_event(Event& ev) {
@@ -537,6 +549,7 @@ void TraceBuilder::finish_event(Event& ev) {
       s.tid = ev.tid;
       s.ts_ns = ev.ts;
       s.dur_ns = ev.dur;
+      if (ev.op_args && has_op_args(s.cat)) s.args = store_op_args(s.name, pending_op_);
       note_launch(s, trace_.event_count - 1);
       trace_.slices.push_back(s);
       return;
@@ -555,13 +568,17 @@ void TraceBuilder::finish_event(Event& ev) {
       return;
     case 's':
     case 'f':
-    case 't':
+    case 't': {
       if (!ev.has_ts || !ev.has_id) {
         issue(ev.has_ts ? "flow_without_id" : "missing_ts", std::string("flow ") + ev.ph);
         return;
       }
-      trace_.flows.push_back(FlowEvent{ev.flow_id, ev.ph, intern(ev.cat), ev.pid, ev.tid, ev.ts});
+      // Interned even when flows are not kept: a chunk parsed elsewhere interns it too, and
+      // the string pool is then numbered alike with any number of threads.
+      const StrId cat = intern(ev.cat);
+      if (reads_.flows) trace_.flows.push_back(FlowEvent{ev.flow_id, ev.ph, cat, ev.pid, ev.tid, ev.ts});
       return;
+    }
     case 'M':
       switch (ev.meta) {
         case MetaKind::kProcessName: trace_.meta.process_names[ev.pid] = std::string(ev.meta_text); break;
@@ -608,7 +625,6 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
   };
 
   absorb_issues(part, event_base);
-  const auto op_base = static_cast<uint32_t>(trace_.op_args.size());
   const auto python_base = static_cast<uint32_t>(trace_.python_args.size());
   const auto gpu_base = static_cast<uint32_t>(trace_.gpu_args.size());
   size_t launch = 0;
@@ -617,32 +633,37 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
     s.pid = id(s.pid);
     s.tid = id(s.tid);
     if (s.args != kNoArgs) {
-      if (has_op_args(s.cat)) s.args += op_base;
-      else if (s.cat == Category::kPythonFunction) s.args += python_base;
-      else if (has_gpu_args(s.cat)) s.args += gpu_base;
+      if (has_op_args(s.cat)) {  // the chunk kept everything: this trace's reads decide
+        OpArgs& row = part.op_args[s.args];
+        for (OpInput& input : row.inputs) {
+          input.type = str[input.type];
+          input.concrete = str[input.concrete];
+        }
+        s.args = store_op_args(s.name, row);
+      } else if (s.cat == Category::kPythonFunction) {
+        s.args = reads_.python_ids ? s.args + python_base : kNoArgs;
+      } else if (has_gpu_args(s.cat)) {
+        s.args += gpu_base;
+      }
     }
     if (is_launch_with_correlation(s)) check_launch(s, event_base + chunk.launch_events[launch++]);
     trace_.slices.push_back(s);
   }
-  for (OpArgs& row : part.op_args) {
-    for (OpInput& input : row.inputs) {
-      input.type = str[input.type];
-      input.concrete = str[input.concrete];
-    }
-    trace_.op_args.push_back(std::move(row));
-  }
-  trace_.python_args.insert(trace_.python_args.end(), part.python_args.begin(), part.python_args.end());
+  if (reads_.python_ids)
+    trace_.python_args.insert(trace_.python_args.end(), part.python_args.begin(), part.python_args.end());
   trace_.gpu_args.insert(trace_.gpu_args.end(), part.gpu_args.begin(), part.gpu_args.end());
   for (MemoryEvent m : part.memory) {
     m.pid = id(m.pid);
     m.tid = id(m.tid);
     trace_.memory.push_back(m);
   }
-  for (FlowEvent f : part.flows) {
-    f.cat = str[f.cat];
-    f.pid = id(f.pid);
-    f.tid = id(f.tid);
-    trace_.flows.push_back(f);
+  if (reads_.flows) {
+    for (FlowEvent f : part.flows) {
+      f.cat = str[f.cat];
+      f.pid = id(f.pid);
+      f.tid = id(f.tid);
+      trace_.flows.push_back(f);
+    }
   }
   // Later metadata events win, as they do within one chunk.
   for (auto& [pid, name] : part.meta.process_names) trace_.meta.process_names[id(pid)] = std::move(name);

@@ -42,7 +42,10 @@ class TraceBuilder {
   // a chunk's launches when told the chunk ended (end_chunk), where absorb() would check them,
   // so the issues come out in the same order as through the merge.
   enum class Mode { kWhole, kChunk, kStream };
-  explicit TraceBuilder(Trace& trace, Mode mode = Mode::kWhole) : trace_(trace), mode_(mode) {}
+  // `reads`: what to keep besides each slice's own fields (TraceReads). A kChunk builder keeps
+  // everything; absorb() applies the reads of the builder it appends to.
+  explicit TraceBuilder(Trace& trace, Mode mode = Mode::kWhole, TraceReads reads = {})
+      : trace_(trace), mode_(mode), reads_(reads) {}
 
   // One element of traceEvents.
   simdjson::error_code add_event(od::value event);
@@ -78,6 +81,10 @@ class TraceBuilder {
   simdjson::error_code read_time(od::value v, std::string_view key, int64_t& out, bool& present);
   void finish_event(Event& ev);
   void drop_args(const Event& ev);
+  // The op args just read (pending_op_) as a row of Trace::op_args, their inputs dropped unless
+  // an analysis reads them; kNoArgs when nothing is left to keep.
+  uint32_t store_op_args(StrId name, OpArgs& row);
+  bool inputs_read(StrId name);  // reads_.op_inputs, decided once per interned name
   int64_t string_id(std::string_view text);
   StrId intern(std::string_view s);  // trace_.strings.intern through a small cache
   void issue(std::string_view kind, std::string_view detail);
@@ -87,6 +94,9 @@ class TraceBuilder {
 
   Trace& trace_;
   Mode mode_;
+  TraceReads reads_;
+  OpArgs pending_op_;  // the op args of the event being read, stored by finish_event
+  std::vector<uint8_t> inputs_read_;  // per StrId: kUnchecked, or whether reads_.op_inputs holds
   std::vector<int64_t> launch_events_;  // kChunk and kStream: event numbers of the launches not yet checked
   std::unordered_map<std::string, int64_t> string_ids_;
   std::unordered_set<int64_t> launch_correlations_;  // runtime/driver correlation ids seen
@@ -94,11 +104,9 @@ class TraceBuilder {
   // Reused by read_input_lists / read_string_list (no allocation per event once warm).
   struct ScratchSpan {
     uint32_t input;  // position in the list
-    bool list;       // a TensorList member shape (in scratch_list_values_), else the tensor's own
     size_t begin, end;
   };
   std::vector<int64_t> scratch_values_;
-  std::vector<int64_t> scratch_list_values_;
   std::vector<ScratchSpan> scratch_spans_;
   std::vector<StrId> scratch_ids_;
 

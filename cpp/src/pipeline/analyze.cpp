@@ -193,6 +193,7 @@ IngestOptions ingest_options_of(const AnalyzeOptions& options) {
   IngestOptions ingest;
   ingest.progress = options.progress;
   ingest.threads = options.ingest_threads;
+  ingest.reads = analysis_reads();
   return ingest;
 }
 

@@ -13,6 +13,7 @@
 #include <optional>
 #include <thread>
 
+#include "attnprof/attention.h"
 #include "attnprof/ingest.h"
 #include "pipeline/rank_progress.h"
 
@@ -115,6 +116,7 @@ std::vector<RankResult> analyze_in_parallel(const std::vector<std::string>& file
     for (size_t i = next++; i < files.size(); i = next++) {
       IngestOptions ingest;
       ingest.threads = threads_per_file;
+      ingest.reads = analysis_reads();
       if (on_progress) ingest.progress = [&progress, i](size_t consumed, size_t) { progress.bytes_read(i, consumed); };
       results[i] = analyze_rank_file(files[i], options, std::move(ingest));
       progress.file_done(i);

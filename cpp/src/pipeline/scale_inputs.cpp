@@ -14,7 +14,7 @@ Result<Report> scale_traces(const std::vector<std::string>& paths, const std::st
   Report combined;
   std::vector<ScalingRun> runs;
   for (const auto& path : paths) {
-    auto trace = load_trace(path);
+    auto trace = load_trace(path, ingest_options_of({}));
     if (!trace) return trace.error();
     Report report = analyze_loaded_trace(*trace);
     auto run = scaling_run(report, *trace);

@@ -94,8 +94,11 @@ TEST(FixtureLoad, EveryFixtureLoadsWithTheEventCountsPythonSees) {
     EXPECT_EQ(t.memory.size(), c.memory);
     EXPECT_EQ(t.flows.size(), c.flows);
     EXPECT_TRUE(t.issues.empty()) << t.issues.front().kind << ": " << t.issues.front().samples.front();
-    // Every args row belongs to exactly one slice of its category.
-    EXPECT_EQ(t.op_args.size(), count_cat(t, Category::kCpuOp) + count_cat(t, Category::kUserAnnotation));
+    // Every args row belongs to exactly one slice of its category (ops without inputs or a
+    // sequence number have none).
+    size_t op_rows = 0;
+    for (const Slice& s : t.slices) op_rows += t.op_args_of(s) != nullptr;
+    EXPECT_EQ(t.op_args.size(), op_rows);
     EXPECT_EQ(t.python_args.size(), c.python);
   }
 }
@@ -166,9 +169,6 @@ TEST(FixtureLoad, H200LlamaHasDeviceCudnnSdpaKernelsAndMemoryEvents) {
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->device, 0);
   EXPECT_EQ(g->stream, 7);
-  EXPECT_EQ(g->grid[0], 132);
-  EXPECT_EQ(g->grid[1], 1);
-  EXPECT_EQ(g->block[0], 384);
 
   // First [memory] event: Total Reserved 2499805184, Total Allocated 1948362240,
   // Bytes 33554432, Device Id 0, Device Type 1, Addr 139668343488512, ts 5136433169593.588.
@@ -204,7 +204,6 @@ TEST(FixtureLoad, CpuOpShapesTypesAndConcreteInputsAreParallelLists) {
   ASSERT_EQ(a->inputs.size(), 5u);
   EXPECT_EQ(a->inputs[0].dims, (std::vector<int64_t>{32000, 4096}));
   EXPECT_EQ(a->inputs[1].dims, (std::vector<int64_t>{4, 1024}));
-  EXPECT_EQ(a->inputs[0].strides, (std::vector<int64_t>{4096, 1}));
   EXPECT_TRUE(a->inputs[2].dims.empty());
   EXPECT_EQ(t.strings.get(a->inputs[0].type), "c10::BFloat16");
   EXPECT_EQ(t.strings.get(a->inputs[1].type), "long int");
@@ -221,8 +220,7 @@ TEST(FixtureLoad, CpuOpShapesTypesAndConcreteInputsAreParallelLists) {
   ASSERT_NE(ca, nullptr);
   ASSERT_EQ(ca->inputs.size(), 2u);
   EXPECT_EQ(t.strings.get(ca->inputs[0].type), "TensorList");
-  EXPECT_TRUE(ca->inputs[0].dims.empty());
-  EXPECT_EQ(ca->inputs[0].list_dims, (std::vector<std::vector<int64_t>>{{4, 1}, {4, 1024}}));
+  EXPECT_TRUE(ca->inputs[0].dims.empty());  // no analysis reads a TensorList's member shapes
 }
 
 TEST(FixtureLoad, StringPidsGetStableNegativeIdsAndMetadataNamesAreKept) {
@@ -266,19 +264,14 @@ TEST(FixtureLoad, StackTraceHasPythonTreeWithModuleIds) {
 
 TEST(FixtureLoad, TrainTraceCarriesAutogradSequenceNumbers) {
   const Trace t = load("h200-torch2.11/traces/llama7b4l_sdpa_bf16_b1_s2048_train.pt.trace.json.gz");
-  size_t with_seq = 0, with_fwd_thread = 0;
-  for (const OpArgs& a : t.op_args) {
-    with_seq += a.sequence_number != kNoId;
-    with_fwd_thread += a.fwd_thread_id != kNoId;
-  }
+  size_t with_seq = 0;
+  for (const OpArgs& a : t.op_args) with_seq += a.sequence_number != kNoId;
   EXPECT_EQ(with_seq, 1026u);
-  EXPECT_EQ(with_fwd_thread, 1026u);
   const auto mean_bwd = std::find_if(t.slices.begin(), t.slices.end(), [&](const Slice& s) {
     return t.name_of(s) == "autograd::engine::evaluate_function: MeanBackward0";
   });
   ASSERT_NE(mean_bwd, t.slices.end());
   EXPECT_EQ(t.op_args_of(*mean_bwd)->sequence_number, 2071);
-  EXPECT_EQ(t.op_args_of(*mean_bwd)->fwd_thread_id, 1);
   EXPECT_GT(std::count_if(t.flows.begin(), t.flows.end(),
                           [&](const FlowEvent& f) { return t.strings.get(f.cat) == "fwdbwd"; }),
             0);
@@ -330,7 +323,7 @@ TEST(FixtureLoad, NsDisplayUnitTraceStillWritesMicrosecondsAndKeepsEveryNanoseco
   EXPECT_EQ(k->ts_ns, 1712195495505582988);
   EXPECT_EQ(k->dur_ns, 4928);
   EXPECT_EQ(k->correlation, 135071);
-  EXPECT_EQ(t.gpu_args_of(*k)->grid[1], 106);
+  EXPECT_EQ(t.gpu_args_of(*k)->stream, 7);
   EXPECT_EQ(t.meta.devices.size(), 8u);
   EXPECT_EQ(t.meta.devices[0].name, "Tesla V100-SXM2-32GB");
 }
