@@ -194,6 +194,7 @@ class StreamIngest {
   Result<Trace> whole_document();
   Status parse_members(char* open_brace, size_t n);
   void submit_chunk(size_t n);
+  void parse_here(ingest::ChunkJob& job);
   Status chunk_status();
   Status absorb_next_chunk();
   Status read_events();
@@ -207,7 +208,7 @@ class StreamIngest {
   ingest::TraceBuilder builder_;
   od::parser parser_;  // header and tail keys
   ingest::ChunkWorkers workers_;  // no threads: chunks are parsed on this thread, straight into trace_
-  od::parser chunk_parser_;        // for those
+  od::parser chunk_parser_;        // for those, and for chunks this thread parses beside the workers
   std::optional<Error> chunk_error_;  // the first error of a chunk parsed here
   // Buffers of absorbed chunks, for the window's next cuts: reusing them saves faulting in
   // fresh pages for every chunk (performance-limits.md: first touch dominates).
@@ -264,11 +265,13 @@ void StreamIngest::submit_chunk(size_t n) {
   }
   job.buffer = window_.cut_front(n, std::move(spare));
   ++chunks_submitted_;
-  if (workers_.threads() > 0) {
-    workers_.submit(std::move(job));
-    return;
-  }
-  // One thread: parse into the trace itself, without chunk-local tables to merge.
+  if (workers_.threads() > 0) workers_.submit(std::move(job));
+  else parse_here(job);
+}
+
+// Parses a chunk on this thread straight into the trace (every chunk before it is in the
+// trace already): no chunk-local tables, no merge.
+void StreamIngest::parse_here(ingest::ChunkJob& job) {
   if (chunk_error_) return;
   const size_t first_slice = trace_.slices.size();
   chunk_error_ = ingest::parse_event_chunk_into(job, chunk_parser_, builder_, trace_);
@@ -283,9 +286,15 @@ Status StreamIngest::chunk_status() {
   return Ok{};
 }
 
-// Appends the oldest parsed chunk to the trace; its error (if any) ends the ingest.
+// Appends the oldest chunk to the trace; its error (if any) ends the ingest. A chunk no
+// worker has started yet is parsed here, as on one thread; while a worker parses the oldest,
+// this thread parses the chunks behind it (ChunkWorkers::next_result).
 Status StreamIngest::absorb_next_chunk() {
-  ingest::ParsedChunk chunk = workers_.next_result();
+  if (std::optional<ingest::ChunkJob> job = workers_.take_oldest_if_unstarted()) {
+    parse_here(*job);
+    return chunk_status();
+  }
+  ingest::ParsedChunk chunk = workers_.next_result(chunk_parser_);
   if (chunk.error) return source_error_or(std::move(*chunk.error));
   builder_.absorb(chunk);
   spare_buffers_.push_back(std::move(chunk.buffer));

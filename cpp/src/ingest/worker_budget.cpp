@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <optional>
 #include <thread>
+
+#include <sched.h>
 #include <utility>
 
 namespace attnprof::ingest {
@@ -25,11 +27,19 @@ std::optional<std::pair<double, double>> read_loadavg() {
   return std::pair<double, double>{one_minute, static_cast<double>(runnable)};
 }
 
+// The cores this process may run on (taskset, a container's cpuset), else the machine's.
+size_t usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return static_cast<size_t>(std::max(CPU_COUNT(&set), 1));
+  return std::max<size_t>(std::thread::hardware_concurrency(), 1);
+}
+
 }  // namespace
 
 WorkerBudget current_worker_budget(size_t input_bytes, size_t chunk_bytes, bool inflating) {
   WorkerBudget budget;
-  budget.cores = std::max<size_t>(std::thread::hardware_concurrency(), 1);
+  budget.cores = usable_cores();
   if (const auto load = read_loadavg())
     // Runnable now counts this thread, and the inflater when it has started already.
     budget.busy_cores = std::max(0.0, std::min(load->first, load->second - 1 - (inflating ? 1 : 0)));
@@ -42,10 +52,12 @@ WorkerBudget current_worker_budget(size_t input_bytes, size_t chunk_bytes, bool 
 size_t ingest_worker_threads(size_t requested, const WorkerBudget& budget) {
   if (requested > 0) return requested == 1 ? 0 : requested;
   constexpr size_t kMaxWorkers = 8;
+  constexpr size_t kFewestParallel = 2;
+  const size_t most = std::min({budget.cores, budget.chunks, kMaxWorkers});
+  if (most < kFewestParallel) return 0;
   const double free_cores = static_cast<double>(budget.cores) - budget.busy_cores - (budget.inflating ? 1.0 : 0.0);
   const auto whole_free = static_cast<size_t>(std::max(0.0, std::floor(free_cores + 0.5)));
-  const size_t workers = std::min({whole_free, budget.chunks, kMaxWorkers});
-  return workers <= 1 ? 0 : workers;
+  return std::clamp(whole_free, kFewestParallel, most);
 }
 
 }  // namespace attnprof::ingest
