@@ -88,8 +88,10 @@ ParsedChunk parse_event_chunk(ChunkJob& job, od::parser& parser) {
   return out;
 }
 
-ChunkWorkers::ChunkWorkers(size_t threads) {
-  for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+ChunkWorkers::ChunkWorkers(size_t threads) { start(threads); }
+
+void ChunkWorkers::start(size_t more_threads) {
+  for (size_t i = 0; i < more_threads; ++i) threads_.emplace_back([this] { work(); });
 }
 
 ChunkWorkers::~ChunkWorkers() {

@@ -74,6 +74,7 @@ std::optional<Error> parse_event_chunk_into(ChunkJob& job, simdjson::ondemand::p
 class ChunkWorkers {
  public:
   explicit ChunkWorkers(size_t threads);
+  void start(size_t more_threads);  // adds worker threads (submitted chunks wait for none)
   ~ChunkWorkers();
   ChunkWorkers(const ChunkWorkers&) = delete;
   ChunkWorkers& operator=(const ChunkWorkers&) = delete;
