@@ -30,10 +30,6 @@ TEST(MicrosTextToNs, NegativeAndExponentForms) {
 
 TEST(MicrosTextToNs, OverflowAndGarbageAreRejected) {
   EXPECT_FALSE(micros_text_to_ns("99999999999999999999"));
-  EXPECT_FALSE(micros_text_to_ns("9223372036854776"));  // 19 digits of ns: past int64 after x1000
-  EXPECT_EQ(micros_text_to_ns("9223372036854775"), 9223372036854775000);
-  EXPECT_EQ(micros_text_to_ns("999999999999999999"), std::nullopt);  // 18 digits: fast path, then x1000 overflows
-  EXPECT_EQ(micros_text_to_ns("0000000000000000000012"), 12000);      // past 18 digits, checked, still fits
   EXPECT_FALSE(micros_text_to_ns("1e400"));
   EXPECT_FALSE(micros_text_to_ns("abc"));
   EXPECT_FALSE(micros_text_to_ns(""));
