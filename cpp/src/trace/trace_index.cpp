@@ -216,12 +216,6 @@ void find_steps(const Trace& trace, TraceIndex& index) {
 
 }  // namespace
 
-bool is_cpu_op(const Slice& s) { return s.cat == Category::kCpuOp; }
-
-bool is_gpu_activity(const Slice& s) {
-  return s.cat == Category::kKernel || s.cat == Category::kMemcpy || s.cat == Category::kMemset;
-}
-
 TraceIndex build_trace_index(const Trace& trace) {
   TraceIndex index;
   const size_t n = trace.slices.size();
