@@ -114,7 +114,7 @@ fuzz-ci: fuzz-build
 # AVX2 flags, so the portable scanner path is exercised too. Fails on any reported race.
 TSAN_TEST := build/tsan/attnprof_ingest_tsan
 TSAN_SOURCES := $(wildcard cpp/src/ingest/*.cpp) cpp/src/trace/trace.cpp cpp/src/vocab/error.cpp cpp/src/vocab/utf8.cpp \
-                cpp/tests/ingest/parallel_chunks_test.cpp cpp/tests/ingest/fixture_load_test.cpp
+                cpp/tests/ingest/parallel_chunks_test.cpp cpp/tests/ingest/fixture_load_test.cpp cpp/tests/ingest/chunk_workers_test.cpp
 $(TSAN_TEST): $(TSAN_SOURCES) $(wildcard cpp/src/ingest/*.h cpp/include/attnprof/*.h)
 	@mkdir -p $(dir $@)
 	clang++ -std=c++20 -fsanitize=thread -O1 -g -Icpp/include -Icpp/src \

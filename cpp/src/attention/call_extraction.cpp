@@ -14,25 +14,9 @@
 namespace attnprof {
 namespace {
 
-// Classification of op names, cached per interned string.
-class OpClassifier {
- public:
-  explicit OpClassifier(const Trace& trace) : trace_(trace) {}
-  const AttentionOp* operator()(const Slice& s) {
-    if (!is_cpu_op(s)) return nullptr;
-    auto [it, inserted] = cache_.try_emplace(s.name, nullptr);
-    if (inserted) it->second = classify_attention_op(trace_.name_of(s));
-    return it->second;
-  }
-
- private:
-  const Trace& trace_;
-  std::unordered_map<StrId, const AttentionOp*> cache_;
-};
-
-bool has_attention_ancestor(const ExtractionContext& ctx, OpClassifier& classify, uint32_t slice) {
+bool has_attention_ancestor(ExtractionContext& ctx, uint32_t slice) {
   for (uint32_t p = ctx.index.parent[slice]; p != kNoSlice; p = ctx.index.parent[p])
-    if (classify(ctx.trace.slices[p])) return true;
+    if (ctx.names.attention_op(ctx.trace.slices[p])) return true;
   return false;
 }
 
@@ -226,7 +210,7 @@ void add_math_kernels(ExtractionContext& ctx, uint32_t math_op, Call& call) {
   add_kernels_under(ctx, math_op, component::kOther, call);  // launched by the op itself
 }
 
-Call call_from_op(ExtractionContext& ctx, OpClassifier& classify, uint32_t top) {
+Call call_from_op(ExtractionContext& ctx, uint32_t top) {
   const Trace& trace = ctx.trace;
   Call call;
   const Slice& top_slice = trace.slices[top];
@@ -236,9 +220,9 @@ Call call_from_op(ExtractionContext& ctx, OpClassifier& classify, uint32_t top) 
   call.cpu_dur_ns = top_slice.dur_ns;
 
   // The ops of the call: the top one and the attention ops below it.
-  std::vector<std::pair<uint32_t, const AttentionOp*>> ops{{top, classify(top_slice)}};
+  std::vector<std::pair<uint32_t, const AttentionOp*>> ops{{top, ctx.names.attention_op(top_slice)}};
   for_each_descendant(ctx.index, top, [&](uint32_t s) {
-    if (const AttentionOp* op = classify(trace.slices[s])) ops.emplace_back(s, op);
+    if (const AttentionOp* op = ctx.names.attention_op(trace.slices[s])) ops.emplace_back(s, op);
   });
   auto best = [&](auto rank) {
     return *std::min_element(ops.begin(), ops.end(), [&](const auto& a, const auto& b) {
@@ -291,9 +275,9 @@ Call call_from_op(ExtractionContext& ctx, OpClassifier& classify, uint32_t top) 
 }
 
 // A kernel replayed by cudaGraphLaunch / hipGraphLaunch / cuGraphLaunch.
-bool is_graph_replay(const ExtractionContext& ctx, uint32_t gpu_slice) {
+bool is_graph_replay(ExtractionContext& ctx, uint32_t gpu_slice) {
   const uint32_t launch = ctx.index.launch_of[gpu_slice];
-  return launch != kNoSlice && ctx.trace.name_of(ctx.trace.slices[launch]).find("GraphLaunch") != std::string_view::npos;
+  return launch != kNoSlice && ctx.names.graph_launch(ctx.trace.slices[launch]);
 }
 
 // Whether `op` launched the attention kernels of one call only (a library op, a Triton
@@ -441,16 +425,9 @@ void adopt_graph_replays(std::vector<Call>& calls, const std::vector<size_t>& re
 // work below or around them is already part of a call.
 void add_unrecognised_op_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
   const Trace& trace = ctx.trace;
-  enum : uint8_t { kUnchecked, kKnown, kUnknown };
-  std::vector<uint8_t> verdict(trace.strings.size(), kUnchecked);  // per interned name, not per event
-  auto unknown = [&](const Slice& s) {
-    if (s.name >= verdict.size()) return is_unrecognised_attention_op(trace.name_of(s));
-    if (verdict[s.name] == kUnchecked) verdict[s.name] = is_unrecognised_attention_op(trace.name_of(s)) ? kUnknown : kKnown;
-    return verdict[s.name] == kUnknown;
-  };
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
-    if (!is_cpu_op(s) || ctx.inside_call[i] || !unknown(s)) continue;
+    if (!is_cpu_op(s) || ctx.inside_call[i] || !ctx.names.unrecognised_attention_op(s)) continue;
     bool around_call = false;
     for (uint32_t a = ctx.index.parent[i]; a != kNoSlice && !around_call; a = ctx.index.parent[a])
       around_call = ctx.inside_call[a];
@@ -490,19 +467,28 @@ std::string_view kernel_component(const KernelPattern* p, std::string_view op_co
 
 }  // namespace
 
+const NameClasses::Entry& NameClasses::answer(StrId name, Question question) {
+  Entry& e = name < entries_.size() ? entries_[name] : (outside_ = Entry{});
+  if (e.answered & question) return e;
+  const std::string_view text = trace_.strings.get(name);
+  switch (question) {
+    case kKernel: e.kernel = classify_kernel(text); break;
+    case kOp: e.op = classify_attention_op(text); break;
+    case kUnrecognisedOp: e.unrecognised_op = is_unrecognised_attention_op(text); break;
+    case kGraphLaunch: e.graph_launch = text.find("GraphLaunch") != std::string_view::npos; break;
+  }
+  e.answered |= question;
+  return e;
+}
+
+const KernelPattern* NameClasses::kernel(const Slice& s) { return answer(s.name, kKernel).kernel; }
+const AttentionOp* NameClasses::attention_op(const Slice& s) { return is_cpu_op(s) ? answer(s.name, kOp).op : nullptr; }
+bool NameClasses::unrecognised_attention_op(const Slice& s) { return answer(s.name, kUnrecognisedOp).unrecognised_op; }
+bool NameClasses::graph_launch(const Slice& s) { return answer(s.name, kGraphLaunch).graph_launch; }
+
 ExtractionContext::ExtractionContext(const Trace& t, const TraceIndex& i)
     : trace(t), index(i), has_gpu(!i.gpu_slices.empty()), claimed_gpu(t.slices.size(), false),
-      inside_call(t.slices.size(), false), pattern_of_name_(t.strings.size(), nullptr),
-      classified_(t.strings.size(), false) {}
-
-const KernelPattern* ExtractionContext::kernel_pattern(const Slice& s) {
-  if (s.name >= classified_.size()) return classify_kernel(trace.name_of(s));
-  if (!classified_[s.name]) {
-    pattern_of_name_[s.name] = classify_kernel(trace.name_of(s));
-    classified_[s.name] = true;
-  }
-  return pattern_of_name_[s.name];
-}
+      inside_call(t.slices.size(), false), names(t) {}
 
 void note_grad_sequences(ExtractionContext& ctx, uint32_t op, int64_t call_ts, std::string_view component) {
   auto note = [&](uint32_t s) {
@@ -656,16 +642,15 @@ double attention_flops(const Call& call) {
 
 std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& index) {
   ExtractionContext ctx(trace, index);
-  OpClassifier classify(trace);
   claim_compile_tracing(ctx);
   std::vector<uint32_t> tops;
   for (uint32_t i = 0; i < trace.slices.size(); ++i)
-    if (!ctx.inside_call[i] && classify(trace.slices[i]) && !has_attention_ancestor(ctx, classify, i))
+    if (!ctx.inside_call[i] && ctx.names.attention_op(trace.slices[i]) && !has_attention_ancestor(ctx, i))
       tops.push_back(i);
 
   std::vector<Call> calls;
   calls.reserve(tops.size());
-  for (const uint32_t top : tops) calls.push_back(call_from_op(ctx, classify, top));
+  for (const uint32_t top : tops) calls.push_back(call_from_op(ctx, top));
   std::vector<Call> eager = find_eager_calls(ctx);
   std::move(eager.begin(), eager.end(), std::back_inserter(calls));
   add_unfused_backward_calls(ctx, calls);

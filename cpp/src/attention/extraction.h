@@ -13,6 +13,33 @@ namespace attnprof {
 // Autograd runs a backward node inside an op named "<prefix><node>".
 inline constexpr std::string_view kAutogradNodePrefix = "autograd::engine::evaluate_function: ";
 
+// What the catalogs say of each interned name of a Trace, asked once per name and kept: the
+// finders ask per event, and a trace repeats a few thousand names millions of times. One
+// table for every question, so no finder keeps a cache of its own.
+class NameClasses {
+ public:
+  explicit NameClasses(const Trace& trace) : trace_(trace), entries_(trace.strings.size()) {}
+  const KernelPattern* kernel(const Slice& s);      // classify_kernel
+  const AttentionOp* attention_op(const Slice& s);  // classify_attention_op of a cpu_op, else nullptr
+  bool unrecognised_attention_op(const Slice& s);   // is_unrecognised_attention_op
+  bool graph_launch(const Slice& s);                // cudaGraphLaunch / hipGraphLaunch / cuGraphLaunch
+
+ private:
+  enum Question : uint8_t { kKernel = 1, kOp = 2, kUnrecognisedOp = 4, kGraphLaunch = 8 };
+  struct Entry {
+    const KernelPattern* kernel = nullptr;
+    const AttentionOp* op = nullptr;
+    bool unrecognised_op = false, graph_launch = false;
+    uint8_t answered = 0;  // Question bits
+  };
+  // The name's entry with `question` answered (only what is asked is computed).
+  const Entry& answer(StrId name, Question question);
+
+  const Trace& trace_;
+  std::vector<Entry> entries_;  // per StrId
+  Entry outside_;               // an id past the pool (never from ingest): answered afresh
+};
+
 struct ExtractionContext {
   ExtractionContext(const Trace& t, const TraceIndex& i);
 
@@ -25,13 +52,9 @@ struct ExtractionContext {
   // call, component), to find their backward, which autograd runs op by op.
   std::unordered_map<int64_t, std::pair<int64_t, std::string>> grad_owner;
 
-  // The catalog entry of a slice's name (classify_kernel), computed once per distinct name:
-  // the vocabulary check of unknown names must not run per event.
-  const KernelPattern* kernel_pattern(const Slice& s);
+  NameClasses names;  // the catalogs' verdicts per interned name
 
- private:
-  std::vector<const KernelPattern*> pattern_of_name_;
-  std::vector<bool> classified_;
+  const KernelPattern* kernel_pattern(const Slice& s) { return names.kernel(s); }
 };
 
 // Records the Sequence numbers of `op` and the ops below it as belonging to the unfused

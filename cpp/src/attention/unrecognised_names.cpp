@@ -22,32 +22,6 @@ struct Tally {
   int64_t dur_ns = 0;
 };
 
-// A yes/no question about a slice's name, answered once per interned string, never per event.
-template <typename Question>
-class NameVerdicts {
- public:
-  NameVerdicts(const Trace& trace, Question question)
-      : trace_(trace), question_(question), verdict_(trace.strings.size(), kUnchecked) {}
-  bool operator()(const Slice& s) {
-    if (s.name >= verdict_.size()) return question_(trace_.name_of(s));
-    if (verdict_[s.name] == kUnchecked) verdict_[s.name] = question_(trace_.name_of(s)) ? kYes : kNo;
-    return verdict_[s.name] == kYes;
-  }
-
- private:
-  enum : uint8_t { kUnchecked, kNo, kYes };
-  const Trace& trace_;
-  Question question_;
-  std::vector<uint8_t> verdict_;
-};
-
-bool is_unrecognised_kernel(std::string_view name) { return is_unrecognised(classify_kernel(name)); }
-
-bool is_known_attention_kernel(std::string_view name) {
-  const KernelPattern* p = classify_kernel(name);
-  return p && p->kind == KernelKind::kFusedAttention && !is_unrecognised(p);
-}
-
 void append(const Trace& trace, const std::unordered_map<StrId, Tally>& tallies, const char* kind,
             std::vector<UnrecognisedName>& out) {
   for (const auto& [name, t] : tallies)
@@ -57,9 +31,12 @@ void append(const Trace& trace, const std::unordered_map<StrId, Tally>& tallies,
 }  // namespace
 
 std::vector<UnrecognisedName> unrecognised_attention_names(const Trace& trace, const TraceIndex& index) {
-  NameVerdicts unknown_kernel(trace, is_unrecognised_kernel);
-  NameVerdicts unknown_op(trace, is_unrecognised_attention_op);
-  NameVerdicts known_attention(trace, is_known_attention_kernel);
+  NameClasses names(trace);
+  const auto unknown_kernel = [&](const Slice& k) { return is_unrecognised(names.kernel(k)); };
+  const auto known_attention = [&](const Slice& k) {
+    const KernelPattern* p = names.kernel(k);
+    return p && p->kind == KernelKind::kFusedAttention && !is_unrecognised(p);
+  };
   std::unordered_map<StrId, Tally> kernels, ops;
   for (const uint32_t g : index.gpu_slices) {
     const Slice& k = trace.slices[g];
@@ -71,7 +48,7 @@ std::vector<UnrecognisedName> unrecognised_attention_names(const Trace& trace, c
   std::vector<uint32_t> gpu;
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
-    if (!is_cpu_op(s) || !unknown_op(s)) continue;
+    if (!is_cpu_op(s) || !names.unrecognised_attention_op(s)) continue;
     gpu.clear();
     collect_subtree_gpu(trace, index, i, gpu);
     // An op around catalog attention kernels (a library's autograd Function) is named by them.

@@ -88,8 +88,10 @@ ParsedChunk parse_event_chunk(ChunkJob& job, od::parser& parser) {
   return out;
 }
 
-ChunkWorkers::ChunkWorkers(size_t threads) {
-  for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { work(); });
+ChunkWorkers::ChunkWorkers(size_t threads) { start(threads); }
+
+void ChunkWorkers::start(size_t more_threads) {
+  for (size_t i = 0; i < more_threads; ++i) threads_.emplace_back([this] { work(); });
 }
 
 ChunkWorkers::~ChunkWorkers() {
@@ -109,9 +111,35 @@ void ChunkWorkers::submit(ChunkJob job) {
   job_ready_.notify_one();
 }
 
-ParsedChunk ChunkWorkers::next_result() {
+std::optional<ChunkJob> ChunkWorkers::take_oldest_if_unstarted() {
+  std::lock_guard lock(mutex_);
+  if (slots_.empty() || slots_.front().started) return std::nullopt;
+  ChunkJob job = std::move(slots_.front().job);
+  slots_.pop_front();
+  return job;
+}
+
+ChunkWorkers::Slot* ChunkWorkers::start_next_unstarted() {
+  auto it = std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.started; });
+  if (it == slots_.end()) return nullptr;
+  it->started = true;
+  return &*it;
+}
+
+ParsedChunk ChunkWorkers::next_result(od::parser& parser) {
   std::unique_lock lock(mutex_);
-  result_ready_.wait(lock, [this] { return slots_.front().result.has_value(); });
+  while (!slots_.front().result) {
+    Slot* slot = start_next_unstarted();
+    if (slot == nullptr) {
+      result_ready_.wait(lock);
+      continue;
+    }
+    ChunkJob job = std::move(slot->job);
+    lock.unlock();
+    ParsedChunk result = parse_event_chunk(job, parser);
+    lock.lock();
+    slot->result = std::move(result);  // a deque keeps its elements in place while the back grows
+  }
   ParsedChunk out = std::move(*slots_.front().result);
   slots_.pop_front();
   return out;
@@ -121,17 +149,14 @@ void ChunkWorkers::work() {
   od::parser parser;  // one per worker, reused: its buffers are sized once for the chunk size
   std::unique_lock lock(mutex_);
   for (;;) {
-    job_ready_.wait(lock, [this] {
-      return stopping_ || std::any_of(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.started; });
-    });
+    Slot* slot = nullptr;
+    job_ready_.wait(lock, [&] { return stopping_ || (slot = start_next_unstarted()) != nullptr; });
     if (stopping_) return;
-    Slot& slot = *std::find_if(slots_.begin(), slots_.end(), [](const Slot& s) { return !s.started; });
-    slot.started = true;
-    ChunkJob job = std::move(slot.job);
+    ChunkJob job = std::move(slot->job);
     lock.unlock();
     ParsedChunk result = parse_event_chunk(job, parser);
     lock.lock();
-    slot.result = std::move(result);  // slots before this one may still be parsing: slot stays put
+    slot->result = std::move(result);  // slots before this one may still be parsing: slot stays put
     result_ready_.notify_all();
   }
 }

@@ -74,12 +74,19 @@ std::optional<Error> parse_event_chunk_into(ChunkJob& job, simdjson::ondemand::p
 class ChunkWorkers {
  public:
   explicit ChunkWorkers(size_t threads);
+  void start(size_t more_threads);  // adds worker threads (submitted chunks wait for none)
   ~ChunkWorkers();
   ChunkWorkers(const ChunkWorkers&) = delete;
   ChunkWorkers& operator=(const ChunkWorkers&) = delete;
 
   void submit(ChunkJob job);
-  ParsedChunk next_result();  // the oldest submitted chunk; blocks until it is parsed
+  // The oldest submitted chunk when no worker has started it yet: every chunk before it has
+  // been handed back, so the caller can parse it straight into the Trace, without the merge.
+  std::optional<ChunkJob> take_oldest_if_unstarted();
+  // The oldest submitted chunk. While a worker parses it, the caller parses (with `parser`)
+  // any chunk no worker has started, rather than sleep: a worker that waits for a core
+  // another process holds then delays one chunk, not every chunk behind it.
+  ParsedChunk next_result(simdjson::ondemand::parser& parser);
   size_t in_flight() const { return slots_.size(); }
   size_t threads() const { return threads_.size(); }
 
@@ -90,6 +97,9 @@ class ChunkWorkers {
     std::optional<ParsedChunk> result;
   };
   void work();
+  // Marks the oldest unstarted slot started and takes its job (the lock is held); nullptr
+  // when every slot has been started.
+  Slot* start_next_unstarted();
 
   std::vector<std::thread> threads_;
   std::mutex mutex_;

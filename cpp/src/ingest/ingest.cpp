@@ -157,8 +157,9 @@ class StreamIngest {
       : src_(src), label_(label), options_(options),
         window_(std::min<size_t>(block(), std::max<size_t>(src.total() + 1, 4096))),
         builder_(trace_, ingest::TraceBuilder::Mode::kStream, options.reads),
-        workers_(ingest::ingest_worker_threads(
-            options.threads, ingest::current_worker_budget(src.total(), block(), src.inflates()))) {
+        budget_(ingest::current_worker_budget(src.total(), block(), src.inflates())),
+        workers_(ingest::ingest_worker_threads(options.threads, budget_)) {
+    if (ingest::may_parse_in_parallel(options.threads, budget_)) idle_probe_.emplace();
     trace_.path = label;
     // Kineto spends ~250-300 bytes of JSON per event, most of them 'X': reserving for one
     // slice per 200 bytes (virtual memory; untouched pages cost no RSS) saves the doublings,
@@ -194,6 +195,8 @@ class StreamIngest {
   Result<Trace> whole_document();
   Status parse_members(char* open_brace, size_t n);
   void submit_chunk(size_t n);
+  void parse_here(ingest::ChunkJob& job);
+  void maybe_start_workers();
   Status chunk_status();
   Status absorb_next_chunk();
   Status read_events();
@@ -206,8 +209,10 @@ class StreamIngest {
   Trace trace_;
   ingest::TraceBuilder builder_;
   od::parser parser_;  // header and tail keys
+  ingest::WorkerBudget budget_;
   ingest::ChunkWorkers workers_;  // no threads: chunks are parsed on this thread, straight into trace_
-  od::parser chunk_parser_;        // for those
+  std::optional<ingest::IdleProbe> idle_probe_;  // automatic threads, until they are chosen
+  od::parser chunk_parser_;        // for those, and for chunks this thread parses beside the workers
   std::optional<Error> chunk_error_;  // the first error of a chunk parsed here
   // Buffers of absorbed chunks, for the window's next cuts: reusing them saves faulting in
   // fresh pages for every chunk (performance-limits.md: first touch dominates).
@@ -268,7 +273,24 @@ void StreamIngest::submit_chunk(size_t n) {
     workers_.submit(std::move(job));
     return;
   }
-  // One thread: parse into the trace itself, without chunk-local tables to merge.
+  parse_here(job);
+  maybe_start_workers();
+}
+
+// Automatic threads: once this thread has parsed alone for a while, workers start if the
+// machine left cores idle meanwhile (ingest_worker_threads): what the parallel path would
+// gain is measured, not guessed from the load average.
+void StreamIngest::maybe_start_workers() {
+  constexpr double kProbeSeconds = 0.1;  // /proc/stat counts in 10 ms ticks
+  if (!idle_probe_ || idle_probe_->elapsed_seconds() < kProbeSeconds) return;
+  budget_.idle_cores = idle_probe_->idle_cores().value_or(0);
+  idle_probe_.reset();
+  workers_.start(ingest::ingest_worker_threads(0, budget_));
+}
+
+// Parses a chunk on this thread straight into the trace (every chunk before it is in the
+// trace already): no chunk-local tables, no merge.
+void StreamIngest::parse_here(ingest::ChunkJob& job) {
   if (chunk_error_) return;
   const size_t first_slice = trace_.slices.size();
   chunk_error_ = ingest::parse_event_chunk_into(job, chunk_parser_, builder_, trace_);
@@ -283,9 +305,15 @@ Status StreamIngest::chunk_status() {
   return Ok{};
 }
 
-// Appends the oldest parsed chunk to the trace; its error (if any) ends the ingest.
+// Appends the oldest chunk to the trace; its error (if any) ends the ingest. A chunk no
+// worker has started yet is parsed here, as on one thread; while a worker parses the oldest,
+// this thread parses the chunks behind it (ChunkWorkers::next_result).
 Status StreamIngest::absorb_next_chunk() {
-  ingest::ParsedChunk chunk = workers_.next_result();
+  if (std::optional<ingest::ChunkJob> job = workers_.take_oldest_if_unstarted()) {
+    parse_here(*job);
+    return chunk_status();
+  }
+  ingest::ParsedChunk chunk = workers_.next_result(chunk_parser_);
   if (chunk.error) return source_error_or(std::move(*chunk.error));
   builder_.absorb(chunk);
   spare_buffers_.push_back(std::move(chunk.buffer));
@@ -297,7 +325,6 @@ Status StreamIngest::absorb_next_chunk() {
 // most one per worker plus one in flight (bounded memory), and absorb them in order.
 Status StreamIngest::read_events() {
   ingest::EventScanner scanner;
-  const size_t max_in_flight = workers_.threads() + 1;
   size_t scanned = 0;
   for (;;) {
     scanner.scan(window_.data(), scanned, window_.size());
@@ -314,7 +341,7 @@ Status StreamIngest::read_events() {
       submit_chunk(cut);
       scanner.shift(cut);
       scanned -= cut;
-      while (workers_.in_flight() >= max_in_flight)
+      while (workers_.in_flight() >= workers_.threads() + 1)  // bounded memory: one chunk per worker plus one
         if (auto st = absorb_next_chunk(); !st) return st;
       if (auto st = chunk_status(); !st) return st;
     }

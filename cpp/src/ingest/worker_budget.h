@@ -1,29 +1,50 @@
 // How many threads parse a trace's chunks (chunks.h) when the caller leaves it to ingest.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
+#include <optional>
 
 namespace attnprof::ingest {
 
 // What the automatic thread count is chosen from.
 struct WorkerBudget {
-  size_t cores = 1;           // hardware threads
-  double busy_cores = 0;      // cores other processes keep busy (see current_worker_budget)
-  size_t chunks = 1;          // chunks the input will be cut into (SIZE_MAX when unknown)
-  bool inflating = false;     // a gzip inflater thread will take a core of its own
+  size_t cores = 1;        // cores this process may run on (its CPU affinity)
+  size_t chunks = 1;       // chunks the input will be cut into (SIZE_MAX when unknown)
+  double idle_cores = 0;   // cores the machine left idle while the reading thread parsed alone (IdleProbe)
 };
 
-// The machine now, for an input of `input_bytes` (compressed bytes when `inflating`): busy
-// cores are the smaller of the 1-minute load average and the processes runnable right now
-// besides this one (/proc/loadavg): the average lags a minute behind a machine that just
-// became quiet, the instant count jitters; taking the smaller trusts whichever says "free".
+// Cores and chunks for an input of `input_bytes` (compressed bytes when `inflating`, which
+// say little about the JSON behind them: then enough chunks are assumed); idle_cores is 0
+// until an IdleProbe has measured it.
 WorkerBudget current_worker_budget(size_t input_bytes, size_t chunk_bytes, bool inflating);
 
+// Whether automatic threads (requested == 0) could start two workers at all: two cores and
+// two chunks. Only then is the idle time worth measuring.
+bool may_parse_in_parallel(size_t requested, const WorkerBudget& budget);
+
 // Worker threads for IngestOptions::threads: none for 1 (the caller parses), as asked for
-// N > 1; for 0 (automatic), one per free core (cores minus busy cores, minus the inflater's),
-// at most one per chunk and at most 8, and none when that comes to one or less: a worker that
-// waits for a core someone else holds made the parallel path slower than one thread
-// (docs/performance.md), and a single worker only adds the merge.
+// N > 1; for 0 (automatic), none unless at least half a core stayed idle while the reading
+// thread parsed alone, else one more than the idle cores (the reading thread parses beside
+// them while it waits), at least two, at most one per core, one per chunk and 8. Idle time,
+// not the load average: the scheduler shares the cores between sessions (autogroup), so a
+// process of a busy machine gets no more CPU from more threads, only the merge's extra work
+// (docs/performance.md: 1.09x CPU, 1.15x wall at load 8), while on an idle core the workers
+// gain.
 size_t ingest_worker_threads(size_t requested, const WorkerBudget& budget);
+
+// The machine's idle CPU time (/proc/stat: idle + iowait of all cores) since construction,
+// as cores left idle on average.
+class IdleProbe {
+ public:
+  IdleProbe();
+  double elapsed_seconds() const;
+  // nullopt where /proc/stat cannot be read.
+  std::optional<double> idle_cores() const;
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  std::optional<double> idle_start_s_;
+};
 
 }  // namespace attnprof::ingest

@@ -39,11 +39,16 @@ int nesting_rank(Category c) {
 
 // The CPU-side slices of each thread, threads in (pid, tid) order, each in file order. Two
 // passes (count, then fill) so that each list is allocated once at its size: doubling slack
-// on lists of millions of slices would set the analysis's peak memory.
+// on lists of millions of slices would set the analysis's peak memory. Events of one thread
+// come in runs, so the map is looked up when the thread changes, not per slice.
 std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> cpu_slices_by_thread(const Trace& trace) {
-  std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> threads;
+  struct Thread {
+    size_t count = 0;
+    std::vector<uint32_t> slices;
+  };
+  std::map<std::pair<int64_t, int64_t>, Thread> threads;
   const auto for_each_cpu_slice = [&](auto&& visit) {
-    std::vector<uint32_t>* last = nullptr;  // events of one thread come in runs: skip the lookup
+    Thread* last = nullptr;
     std::pair<int64_t, int64_t> last_key{};
     for (uint32_t i = 0; i < trace.slices.size(); ++i) {
       const Slice& s = trace.slices[i];
@@ -55,11 +60,12 @@ std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> cpu_slices_by_threa
       visit(*last, i);
     }
   };
-  std::map<const std::vector<uint32_t>*, size_t> counts;
-  for_each_cpu_slice([&](std::vector<uint32_t>& list, uint32_t) { ++counts[&list]; });
-  for (auto& [thread, list] : threads) list.reserve(counts[&list]);
-  for_each_cpu_slice([](std::vector<uint32_t>& list, uint32_t i) { list.push_back(i); });
-  return threads;
+  for_each_cpu_slice([](Thread& thread, uint32_t) { ++thread.count; });
+  for (auto& [key, thread] : threads) thread.slices.reserve(thread.count);
+  for_each_cpu_slice([](Thread& thread, uint32_t i) { thread.slices.push_back(i); });
+  std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> lists;
+  for (auto& [key, thread] : threads) lists.emplace_hint(lists.end(), key, std::move(thread.slices));
+  return lists;
 }
 
 // Puts one thread's slices in nesting order: by start, longer first, then Python frames
@@ -209,12 +215,6 @@ void find_steps(const Trace& trace, TraceIndex& index) {
 }
 
 }  // namespace
-
-bool is_cpu_op(const Slice& s) { return s.cat == Category::kCpuOp; }
-
-bool is_gpu_activity(const Slice& s) {
-  return s.cat == Category::kKernel || s.cat == Category::kMemcpy || s.cat == Category::kMemset;
-}
 
 TraceIndex build_trace_index(const Trace& trace) {
   TraceIndex index;

@@ -1,6 +1,7 @@
 // How many threads parse chunks when the user leaves it to ingest (IngestOptions::threads = 0):
-// only cores nobody else is using, never more workers than chunks, and none (parse on the
-// reading thread, straight into the Trace) when that leaves one or fewer.
+// none unless cores stayed idle while the reading thread parsed alone (more threads of a busy
+// machine get no more CPU, only the merge's work), then one more than the idle cores, at least
+// two, never more workers than cores or chunks, and none with one core or one chunk.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,50 +11,64 @@
 namespace attnprof::ingest {
 namespace {
 
-WorkerBudget budget(size_t cores, double busy, size_t chunks, bool inflating = false) {
+WorkerBudget budget(size_t cores, double idle, size_t chunks) {
   WorkerBudget b;
   b.cores = cores;
-  b.busy_cores = busy;
+  b.idle_cores = idle;
   b.chunks = chunks;
-  b.inflating = inflating;
   return b;
 }
 
 TEST(IngestWorkerThreads, AQuietTwoCoreMachineParsesABigTraceOnTwoWorkers) {
-  EXPECT_EQ(ingest_worker_threads(0, budget(2, 0.1, 32)), 2u);
+  // The reading thread holds one core; the other stayed idle.
+  EXPECT_EQ(ingest_worker_threads(0, budget(2, 0.9, 32)), 2u);
+  EXPECT_EQ(ingest_worker_threads(0, budget(2, 0.5, 32)), 2u);
 }
 
-TEST(IngestWorkerThreads, ALoadedMachineParsesOnTheReadingThread) {
-  // Two cores that other builds hold: there the parallel path lost to --threads 1
-  // (docs/performance.md).
-  EXPECT_EQ(ingest_worker_threads(0, budget(2, 1.6, 32)), 0u);
-  EXPECT_EQ(ingest_worker_threads(0, budget(2, 9.5, 32)), 0u);
-  EXPECT_EQ(ingest_worker_threads(0, budget(16, 12.0, 32)), 4u);
+TEST(IngestWorkerThreads, ABusyMachineParsesOnTheReadingThread) {
+  EXPECT_EQ(ingest_worker_threads(0, budget(2, 0.0, 32)), 0u);
+  EXPECT_EQ(ingest_worker_threads(0, budget(2, 0.3, 32)), 0u);
+  EXPECT_EQ(ingest_worker_threads(16, budget(2, 0.0, 32)), 16u);  // unless asked
 }
 
-TEST(IngestWorkerThreads, NoMoreWorkersThanChunks) {
-  EXPECT_EQ(ingest_worker_threads(0, budget(16, 0, 1)), 0u);  // a fixture of a few MB: one chunk
-  EXPECT_EQ(ingest_worker_threads(0, budget(16, 0, 3)), 3u);
-  EXPECT_EQ(ingest_worker_threads(0, budget(64, 0, 1000)), 8u);
+TEST(IngestWorkerThreads, IdleCoresOfABigMachineEachGetAWorker) {
+  EXPECT_EQ(ingest_worker_threads(0, budget(16, 3.2, 32)), 4u);
+  EXPECT_EQ(ingest_worker_threads(0, budget(16, 15.0, 32)), 8u);  // at most 8
+  EXPECT_EQ(ingest_worker_threads(0, budget(4, 3.0, 32)), 4u);    // at most one per core
 }
 
-TEST(IngestWorkerThreads, AGzipInflaterKeepsACoreForItself) {
-  EXPECT_EQ(ingest_worker_threads(0, budget(2, 0, SIZE_MAX, true)), 0u);
-  EXPECT_EQ(ingest_worker_threads(0, budget(4, 0, SIZE_MAX, true)), 3u);
+TEST(IngestWorkerThreads, OneCoreOrOneChunkParsesOnTheReadingThread) {
+  EXPECT_EQ(ingest_worker_threads(0, budget(1, 1.0, 32)), 0u);
+  EXPECT_EQ(ingest_worker_threads(0, budget(16, 15.0, 1)), 0u);  // a fixture of a few MB
+  EXPECT_EQ(ingest_worker_threads(0, budget(16, 15.0, 3)), 3u);
+  EXPECT_FALSE(may_parse_in_parallel(0, budget(1, 0, 32)));
+  EXPECT_FALSE(may_parse_in_parallel(0, budget(16, 0, 1)));
+  EXPECT_TRUE(may_parse_in_parallel(0, budget(2, 0, 2)));
+  EXPECT_FALSE(may_parse_in_parallel(1, budget(2, 0, 32)));  // asked for: nothing to measure
 }
 
 TEST(IngestWorkerThreads, AnExplicitCountIsKept) {
-  EXPECT_EQ(ingest_worker_threads(1, budget(2, 0, 32)), 0u);
-  EXPECT_EQ(ingest_worker_threads(4, budget(2, 9.5, 1)), 4u);
+  EXPECT_EQ(ingest_worker_threads(1, budget(2, 1.0, 32)), 0u);
+  EXPECT_EQ(ingest_worker_threads(4, budget(2, 0, 1)), 4u);
 }
 
 TEST(IngestWorkerThreads, TheBudgetOfThisMachineCountsChunksFromTheInputSize) {
   const WorkerBudget b = current_worker_budget(size_t{100} << 20, size_t{32} << 20, false);
   EXPECT_GE(b.cores, 1u);
-  EXPECT_GE(b.busy_cores, 0.0);
   EXPECT_EQ(b.chunks, 4u);
   EXPECT_EQ(current_worker_budget(10, size_t{32} << 20, false).chunks, 1u);
   EXPECT_EQ(current_worker_budget(10, size_t{32} << 20, true).chunks, SIZE_MAX);
+}
+
+TEST(IngestWorkerThreads, TheIdleProbeMeasuresAtMostTheCoresOfTheMachine) {
+  const IdleProbe probe;
+  while (probe.elapsed_seconds() < 0.1) {
+  }
+  const std::optional<double> idle = probe.idle_cores();
+  ASSERT_TRUE(idle.has_value());  // Linux: /proc/stat
+  EXPECT_GE(*idle, 0.0);
+  // Ticks are 10 ms: over 0.1 s each core may be off by a tick or two.
+  EXPECT_LE(*idle, static_cast<double>(current_worker_budget(1, 1, false).cores) * 1.5);
 }
 
 }  // namespace
