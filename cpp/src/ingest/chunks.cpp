@@ -81,7 +81,7 @@ ParsedChunk parse_event_chunk(ChunkJob& job, od::parser& parser) {
   // Kineto spends ~250-300 bytes of JSON per event, most of them 'X' (see ingest.cpp).
   out.part.slices.reserve(job.size / 200);
   out.part.op_args.reserve(job.size / 1000);
-  TraceBuilder builder(out.part, TraceBuilder::Mode::kChunk);
+  TraceBuilder builder(out.part, TraceBuilder::Mode::kChunk, job.reads ? *job.reads : TraceReads{});
   out.error = parse_event_chunk_into(job, parser, builder, out.part);
   out.launch_events = builder.take_launch_events();
   out.buffer = std::move(job.buffer);

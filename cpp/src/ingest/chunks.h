@@ -48,6 +48,9 @@ struct ChunkJob {
   size_t stream_offset = 0;  // where data()[0] is in the (inflated) stream, for messages
   bool must_start_with_object = false;  // first chunk of a bare-array document
   const std::string* label = nullptr;
+  // What the analyses read: a worker drops the rest as it parses, so the reading thread's
+  // merge moves only kept rows (null: keep everything).
+  const TraceReads* reads = nullptr;
 };
 
 struct ParsedChunk {

@@ -262,6 +262,7 @@ void StreamIngest::submit_chunk(size_t n) {
   job.size = n;
   job.must_start_with_object = array_format_ && chunks_submitted_ == 0;
   job.label = &label_;
+  job.reads = &options_.reads;
   ingest::ChunkBuffer spare;
   if (!spare_buffers_.empty()) {
     spare = std::move(spare_buffers_.back());
