@@ -235,6 +235,29 @@ constexpr const AtenOpWord* aten_op_word(std::string_view name) {
   return nullptr;
 }
 
+// CUDA / HIP runtime and driver calls whose meaning attnprof reads from their names: a graph
+// replay (cudaGraphLaunch, hipGraphLaunch, cuGraphLaunch) and the bounds of a graph capture
+// (cudaStreamBeginCapture, cudaStreamBeginCaptureToGraph, hipStreamBeginCapture,
+// cuStreamBeginCapture_v2; cudaStreamEndCapture, ...): every spelling contains its word.
+enum class RuntimeCallRole { kNone, kGraphLaunch, kCaptureBegin, kCaptureEnd };
+
+struct RuntimeCallWord {
+  std::string_view word;  // contained in the call's name
+  RuntimeCallRole role;
+};
+
+inline constexpr RuntimeCallWord kRuntimeCallWords[] = {
+    {"GraphLaunch", RuntimeCallRole::kGraphLaunch},
+    {"StreamBeginCapture", RuntimeCallRole::kCaptureBegin},
+    {"StreamEndCapture", RuntimeCallRole::kCaptureEnd},
+};
+
+constexpr RuntimeCallRole runtime_call_role(std::string_view name) {
+  for (const RuntimeCallWord& w : kRuntimeCallWords)
+    if (name.find(w.word) != std::string_view::npos) return w.role;
+  return RuntimeCallRole::kNone;
+}
+
 // ATen ops that build an attention mask from index compares, whose input shapes tell what the
 // mask hides (cpp/src/heads/window_effectiveness.cpp): an and of a bool key row marks key
 // padding; a query column compared with a key row is a causal mask (le/ge) or a window (gt/lt).

@@ -11,6 +11,7 @@
 #include "analysis/memory_timeline.h"
 #include "attnprof/memory_sim.h"
 #include "attnprof/trace_index.h"
+#include "attnprof/vocabulary.h"
 
 namespace attnprof {
 namespace {
@@ -54,25 +55,28 @@ struct CaptureRange {
 
 bool is_capture_call(const Slice& s) { return s.cat == Category::kRuntime || s.cat == Category::kDriver; }
 
-// The runtime's (cudaStreamBeginCapture, cudaStreamBeginCaptureToGraph, hipStreamBeginCapture)
-// and the driver's (cuStreamBeginCapture_v2) spellings all contain these words.
-constexpr std::string_view kCaptureBegin = "StreamBeginCapture";
-constexpr std::string_view kCaptureEnd = "StreamEndCapture";
-
 std::vector<CaptureRange> capture_ranges(const Trace& trace) {
-  std::vector<const Slice*> calls;
+  // Roles per interned name: a trace repeats a few runtime call names millions of times.
+  std::vector<RuntimeCallRole> role(trace.strings.size(), RuntimeCallRole::kNone);
+  std::vector<bool> known(trace.strings.size(), false);
+  const auto role_of = [&](const Slice& s) {
+    if (s.name >= role.size()) return runtime_call_role(trace.name_of(s));
+    if (!known[s.name]) role[s.name] = runtime_call_role(trace.name_of(s)), known[s.name] = true;
+    return role[s.name];
+  };
+  std::vector<std::pair<const Slice*, bool>> calls;  // (call, begins a capture)
   for (const auto& s : trace.slices) {
     if (!is_capture_call(s)) continue;
-    const std::string_view name = trace.name_of(s);
-    if (name.find(kCaptureBegin) != std::string_view::npos || name.find(kCaptureEnd) != std::string_view::npos)
-      calls.push_back(&s);
+    const RuntimeCallRole r = role_of(s);
+    if (r == RuntimeCallRole::kCaptureBegin || r == RuntimeCallRole::kCaptureEnd)
+      calls.emplace_back(&s, r == RuntimeCallRole::kCaptureBegin);
   }
-  std::sort(calls.begin(), calls.end(), [](const Slice* a, const Slice* b) { return a->ts_ns < b->ts_ns; });
+  std::sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) { return a.first->ts_ns < b.first->ts_ns; });
   std::map<int64_t, std::vector<int64_t>> open;  // tid -> begin times of captures not yet ended
   std::vector<CaptureRange> ranges;
-  for (const Slice* s : calls) {
+  for (const auto& [s, begins_capture] : calls) {
     auto& begins = open[s->tid];
-    if (trace.name_of(*s).find(kCaptureBegin) != std::string_view::npos) {
+    if (begins_capture) {
       begins.push_back(s->ts_ns);
     } else if (!begins.empty()) {
       ranges.push_back({s->tid, begins.back(), s->end_ns()});

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attnprof/attention.h"
+#include "attnprof/vocabulary.h"
 #include "extraction.h"
 #include "op_args.h"
 
@@ -249,7 +250,7 @@ Call call_from_op(ExtractionContext& ctx, uint32_t top) {
   std::vector<uint32_t> gpu;
   collect_subtree_gpu(trace, ctx.index, top, gpu);
   for (const uint32_t g : gpu) {
-    const KernelPattern* p = ctx.kernel_pattern(trace.slices[g]);
+    const KernelPattern* p = ctx.names.kernel(trace.slices[g]);
     if (p && p->kind == KernelKind::kFusedAttention && (!main_kernel || main_kernel->auxiliary())) main_kernel = p;
     computes_attention = computes_attention || (p && (p->kind == KernelKind::kFusedAttention ||
                                                       p->kind == KernelKind::kGemm || p->kind == KernelKind::kSoftmax));
@@ -293,7 +294,7 @@ class SingleCallOps {
     collect_subtree_gpu(ctx_.trace, ctx_.index, op, gpu);
     int mains = 0;
     for (const uint32_t g : gpu) {
-      const KernelPattern* p = ctx_.kernel_pattern(ctx_.trace.slices[g]);
+      const KernelPattern* p = ctx_.names.kernel(ctx_.trace.slices[g]);
       mains += p && p->kind == KernelKind::kFusedAttention && !p->auxiliary();
     }
     return it->second = mains <= 1;
@@ -361,7 +362,7 @@ std::vector<size_t> add_kernel_only_calls(ExtractionContext& ctx, std::vector<Ca
   std::vector<uint32_t> before;    // kBefore helpers waiting for their main kernel
   for (const uint32_t g : ctx.index.gpu_slices) {
     if (ctx.claimed_gpu[g]) continue;
-    const KernelPattern* p = ctx.kernel_pattern(trace.slices[g]);
+    const KernelPattern* p = ctx.names.kernel(trace.slices[g]);
     if (!p || p->kind != KernelKind::kFusedAttention) continue;
     const bool launched = ctx.index.launch_of[g] != kNoSlice || ctx.index.op_of[g] != kNoSlice;
     if (!launched) continue;
@@ -475,7 +476,7 @@ const NameClasses::Entry& NameClasses::answer(StrId name, Question question) {
     case kKernel: e.kernel = classify_kernel(text); break;
     case kOp: e.op = classify_attention_op(text); break;
     case kUnrecognisedOp: e.unrecognised_op = is_unrecognised_attention_op(text); break;
-    case kGraphLaunch: e.graph_launch = text.find("GraphLaunch") != std::string_view::npos; break;
+    case kGraphLaunch: e.graph_launch = runtime_call_role(text) == RuntimeCallRole::kGraphLaunch; break;
   }
   e.answered |= question;
   return e;
@@ -576,7 +577,7 @@ void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view com
     if (ctx.claimed_gpu[g]) continue;
     ctx.claimed_gpu[g] = true;
     const Slice& k = trace.slices[g];
-    call.kernels.push_back(kernel_ref_of(trace, k, std::string(kernel_component(ctx.kernel_pattern(k), component))));
+    call.kernels.push_back(kernel_ref_of(trace, k, std::string(kernel_component(ctx.names.kernel(k), component))));
   }
 }
 

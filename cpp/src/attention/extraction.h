@@ -53,8 +53,6 @@ struct ExtractionContext {
   std::unordered_map<int64_t, std::pair<int64_t, std::string>> grad_owner;
 
   NameClasses names;  // the catalogs' verdicts per interned name
-
-  const KernelPattern* kernel_pattern(const Slice& s) { return names.kernel(s); }
 };
 
 // Records the Sequence numbers of `op` and the ops below it as belonging to the unfused

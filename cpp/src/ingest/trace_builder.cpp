@@ -633,7 +633,7 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
     s.pid = id(s.pid);
     s.tid = id(s.tid);
     if (s.args != kNoArgs) {
-      if (has_op_args(s.cat)) {  // a chunk parsed without this trace's reads kept everything: they decide here
+      if (has_op_args(s.cat)) {  // kept by the chunk's builder (ChunkJob::reads, or everything without): renumbered, or dropped here
         OpArgs& row = part.op_args[s.args];
         for (OpInput& input : row.inputs) {
           input.type = str[input.type];
