@@ -16,7 +16,9 @@
 
 #include "attnprof/io.h"
 
-using nlohmann::json;
+// ordered_json: the events keep the fixture's key order (Kineto writes "ph", "cat", "name", ..., "args"
+// last), which the reader sees in real traces; nlohmann::json would sort the keys.
+using json = nlohmann::ordered_json;
 
 namespace {
 
