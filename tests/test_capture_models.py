@@ -5,6 +5,7 @@ PyTorch chose (torch._fused_sdp_choice, asked by the test itself with the same t
 the backend in the Report."""
 from __future__ import annotations
 
+import json
 import math
 import warnings
 
@@ -252,6 +253,69 @@ def test_hand_written_naive_attention_is_named_by_its_module_range():
         assert c["backend"] == "eager"
         assert c["source"] == "trace+capture"
         assert "capture" not in c or c["capture"] is None
+
+
+class ScaledDotProductAttention(nn.Module):
+    """The parameterless leaf attention of many hand-written transformers."""
+
+    def forward(self, q, k, v):
+        return torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1) @ v
+
+
+class LeafAttention(_QkvAttention):
+    def __init__(self):
+        super().__init__()
+        self.inner = ScaledDotProductAttention()
+
+    def attend(self, q, k, v):
+        return self.inner(q, k, v)
+
+
+def module_ranges(prof, tmp_path) -> set[str]:
+    """The module paths of the trace's module ranges (the trace attention_report() exported)."""
+    if prof.last_trace_path is None:
+        prof.export_chrome_trace(str(tmp_path / "trace.json"))
+    with open(prof.last_trace_path) as f:
+        names = {e.get("name", "") for e in json.load(f)["traceEvents"]}
+    return {n.removeprefix(_capture.MODULE_PREFIX) for n in names if n.startswith(_capture.MODULE_PREFIX)}
+
+
+def test_projection_activation_and_norm_leaves_get_no_module_range(tmp_path):
+    # GPT-2's Conv1D projections and its activation, LLaMA's RMSNorms, SiLU and rotary
+    # embedding cannot hold an attention call: only the modules that can keep their range.
+    gpt2 = build(tf.GPT2LMHeadModel, tf.GPT2Config(n_embd=HIDDEN, n_layer=1, n_head=HEADS, vocab_size=100,
+                                                   n_positions=64, attn_implementation="eager"))
+    llama = build(tf.LlamaForCausalLM, tf.LlamaConfig(vocab_size=100, num_key_value_heads=2,
+                                                      attn_implementation="eager", **{**SMALL, "num_hidden_layers": 1}))
+    ranges = []
+    for model in (gpt2, llama):
+        with torch.no_grad(), attnprof.profile(activities=CPU) as prof:
+            model(ids())
+        ranges.append(module_ranges(prof, tmp_path))
+    assert ranges[0] == {"GPT2LMHeadModel", "transformer", "transformer.h.0", "transformer.h.0.attn", "transformer.h.0.mlp"}
+    assert ranges[1] == {"LlamaForCausalLM", "model", "model.layers.0", "model.layers.0.self_attn", "model.layers.0.mlp"}
+
+
+def test_a_parameterless_leaf_attention_module_keeps_its_range_and_names_its_calls(tmp_path):
+    torch.manual_seed(0)
+    model = TwoBlocks(LeafAttention).eval()
+    with torch.no_grad():
+        _, prof, report = run_profiled(lambda: model(torch.randn(B, S, HIDDEN)))
+    assert [c["module"] for c in forward_calls(report)] == ["blocks.0.inner", "blocks.1.inner"]
+    assert {"blocks.0.inner", "blocks.1.inner"} <= module_ranges(prof, tmp_path)
+
+
+def test_a_listed_class_keeps_its_range_when_subclassed_elsewhere_or_its_forward_replaced():
+    from transformers.pytorch_utils import Conv1D
+
+    class OwnProjection(Conv1D):  # a subclass outside transformers may do anything in forward
+        pass
+
+    replaced = Conv1D(HIDDEN, HIDDEN)
+    replaced.forward = lambda x: x  # accelerate's hooks and users' patches replace it this way
+    assert _capture.holds_no_attention(Conv1D(HIDDEN, HIDDEN))
+    assert not _capture.holds_no_attention(OwnProjection(HIDDEN, HIDDEN))
+    assert not _capture.holds_no_attention(replaced)
 
 
 def test_module_calls_are_followed_without_global_hooks_and_given_back_after_an_error():

@@ -13,8 +13,9 @@ removes it again:
 
 Its subclasses say what to do with a call: ``AttentionCapture`` (here) writes one record per
 call for the sidecar, with ``torch._fused_sdp_choice``, and the record_function ranges
-(``attnprof.call#N`` per call, ``attnprof.module <path>`` per non-torch module) by which the C++
-core matches records to trace events (cpp/include/attnprof/capture.h, docs/capture-sidecar.md);
+(``attnprof.call#N`` per call, ``attnprof.module <path>`` per non-torch module that can hold an
+attention call: not NO_ATTENTION_CLASSES) by which the C++ core matches records to trace
+events (cpp/include/attnprof/capture.h, docs/capture-sidecar.md);
 ``attnprof.heads.HeadCapture`` copies Q/K/V. Both read masks with the one mask reader below.
 
 Profiling never changes or breaks the run: the intercepted function is always called with the
@@ -23,6 +24,7 @@ a warning, and the run continues.
 """
 from __future__ import annotations
 
+import fnmatch
 import functools
 import itertools
 import json
@@ -71,6 +73,45 @@ def _describe_tensor(t: Any) -> dict | None:
 # 7.3 us, docs/performance.md), with a plain tensor as the handle and no allocation event.
 _open_range: Callable[[str], Any] = torch._C._autograd._record_function_with_args_enter
 _close_range: Callable[[Any], None] = torch._C._autograd._record_function_with_args_exit
+
+
+# ---- modules that cannot hold an attention call ---------------------------------------------------
+# A module range names the attention calls no interception sees (a hand-written matmul/softmax,
+# a library's own kernel). These classes compute one projection, activation, normalisation or
+# position embedding (their forwards, transformers 5: Conv1D is one addmm, the activations and
+# norms are elementwise and reductions, a rotary embedding is cos/sin of positions x
+# frequencies), so no attention call can start inside them. A range around one costs ~0.1 ms
+# when it opens or closes next to a big matmul (whatever runs then starts with cold caches; 5 us
+# warm), and GPT-2-small has 60 of them a pass, 48 right around its addmms (docs/performance.md).
+# (module of the class, class name) as fnmatch patterns, matched on the exact class, a leaf (no
+# submodules) whose forward is the class's own: a subclass defined elsewhere, a module with
+# children (transformers' HubertEncoderLayerStableLayerNorm is a whole encoder layer) or a
+# forward replaced on the instance (accelerate's hooks, a user's patch) keeps its range.
+NO_ATTENTION_CLASSES: tuple[tuple[str, str], ...] = (
+    ("transformers.pytorch_utils", "Conv1D"),      # GPT-2 family projections: x @ W + b
+    ("transformers.activations", "*"),             # ACT2FN: elementwise activations
+    ("transformers.models.*", "*RMSNorm"),
+    ("transformers.models.*", "*LayerNorm"),
+    ("transformers.models.*", "*RotaryEmbedding"),
+)
+
+_class_holds_no_attention: dict[type, bool] = {}  # per class, once per process
+
+
+def _in_no_attention_table(cls: type) -> bool:
+    found = _class_holds_no_attention.get(cls)
+    if found is None:
+        found = _class_holds_no_attention[cls] = any(
+            fnmatch.fnmatchcase(cls.__module__, module) and fnmatch.fnmatchcase(cls.__qualname__, name)
+            for module, name in NO_ATTENTION_CLASSES)
+    return found
+
+
+def holds_no_attention(module: torch.nn.Module) -> bool:
+    """True for a module of NO_ATTENTION_CLASSES that runs its class's own forward, without
+    submodules: no attention call can start inside it."""
+    return (not module._modules and "forward" not in module.__dict__
+            and _in_no_attention_table(type(module)))
 
 
 # ---- mask reading (the sidecar's mask facts and the heads capture's mask structure) --------------
@@ -562,11 +603,11 @@ class AttentionCapture(CaptureMode):
         """Modules defined outside torch get a trace range, which names the attention calls
         that no interception sees (a hand-written matmul/softmax, a library's own kernel):
         torch's own layers cannot hold an attention computation that attnprof does not already
-        see as an op."""
+        see as an op, nor can the projections, activations and norms of NO_ATTENTION_CLASSES."""
         key = id(module)
         if key not in self._range_names:
-            own = not type(module).__module__.startswith("torch.")
-            self._range_names[key] = MODULE_PREFIX + self._path_of(module) if own else None
+            named = not type(module).__module__.startswith("torch.") and not holds_no_attention(module)
+            self._range_names[key] = MODULE_PREFIX + self._path_of(module) if named else None
         return self._range_names[key]
 
     # ---- records --------------------------------------------------------------------------
