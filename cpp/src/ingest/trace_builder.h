@@ -64,19 +64,24 @@ class TraceBuilder {
 
  private:
   struct Event;  // fields of the event being read
+ public:
+  enum class ArgKey : size_t;    // a key of an event's args that ingest reads
+  enum class ArgsRead : uint8_t;  // which of them an event's args are read for
+ private:
 
+  simdjson::error_code read_phase(od::value v, Event& ev);
   simdjson::error_code read_args(od::object args, Event& ev);
-  simdjson::error_code read_op_args(std::string_view key, od::value v, OpArgs& out);
-  simdjson::error_code read_gpu_args(std::string_view key, od::value v, GpuArgs& out);
-  simdjson::error_code read_python_args(std::string_view key, od::value v, PythonArgs& out);
-  simdjson::error_code read_memory_args(std::string_view key, od::value v, MemoryEvent& out);
+  simdjson::error_code read_arg(ArgsRead what, ArgKey k, std::string_view key, od::value v, Event& ev);
+  simdjson::error_code read_python_arg(ArgKey k, std::string_view key, od::value v, PythonArgs& out);
+  simdjson::error_code read_memory_arg(ArgKey k, std::string_view key, od::value v, MemoryEvent& out);
   simdjson::error_code read_metadata_args(od::object args, Event& ev);
-  simdjson::error_code read_input_lists(od::value v, OpArgs& out, bool strides);
+  simdjson::error_code read_input_dims(od::value v, OpArgs& out);
   simdjson::error_code read_string_list(od::value v, OpArgs& out, bool concrete);
   simdjson::error_code read_device_properties(od::value v);
   simdjson::error_code read_distributed_info(od::value v);
 
   simdjson::error_code read_int(od::value v, std::string_view key, int64_t& out);
+  simdjson::error_code read_int32(od::value v, std::string_view key, int32_t& out);
   simdjson::error_code read_id(od::value v, std::string_view key, int64_t& out);  // int or string
   simdjson::error_code read_time(od::value v, std::string_view key, int64_t& out, bool& present);
   void finish_event(Event& ev);
@@ -101,7 +106,7 @@ class TraceBuilder {
   std::unordered_map<std::string, int64_t> string_ids_;
   std::unordered_set<int64_t> launch_correlations_;  // runtime/driver correlation ids seen
 
-  // Reused by read_input_lists / read_string_list (no allocation per event once warm).
+  // Reused by read_input_dims / read_string_list (no allocation per event once warm).
   struct ScratchSpan {
     uint32_t input;  // position in the list
     size_t begin, end;
