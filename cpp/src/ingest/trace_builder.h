@@ -69,21 +69,21 @@ class TraceBuilder {
   enum class ArgsRead : uint8_t;  // which of them an event's args are read for
  private:
 
-  simdjson::error_code read_phase(od::value v, Event& ev);
+  simdjson::error_code read_phase(od::value& v, Event& ev);
   simdjson::error_code read_args(od::object args, Event& ev);
-  simdjson::error_code read_arg(ArgsRead what, ArgKey k, std::string_view key, od::value v, Event& ev);
-  simdjson::error_code read_python_arg(ArgKey k, std::string_view key, od::value v, PythonArgs& out);
-  simdjson::error_code read_memory_arg(ArgKey k, std::string_view key, od::value v, MemoryEvent& out);
+  simdjson::error_code read_arg(ArgsRead what, ArgKey k, std::string_view key, od::value& v, Event& ev);
+  simdjson::error_code read_python_arg(ArgKey k, std::string_view key, od::value& v, PythonArgs& out);
+  simdjson::error_code read_memory_arg(ArgKey k, std::string_view key, od::value& v, MemoryEvent& out);
   simdjson::error_code read_metadata_args(od::object args, Event& ev);
-  simdjson::error_code read_input_dims(od::value v, OpArgs& out);
-  simdjson::error_code read_string_list(od::value v, OpArgs& out, bool concrete);
+  simdjson::error_code read_input_dims(od::value& v, OpArgs& out);
+  simdjson::error_code read_string_list(od::value& v, OpArgs& out, bool concrete);
   simdjson::error_code read_device_properties(od::value v);
   simdjson::error_code read_distributed_info(od::value v);
 
-  simdjson::error_code read_int(od::value v, std::string_view key, int64_t& out);
-  simdjson::error_code read_int32(od::value v, std::string_view key, int32_t& out);
-  simdjson::error_code read_id(od::value v, std::string_view key, int64_t& out);  // int or string
-  simdjson::error_code read_time(od::value v, std::string_view key, int64_t& out, bool& present);
+  simdjson::error_code read_int(od::value& v, std::string_view key, int64_t& out);
+  simdjson::error_code read_int32(od::value& v, std::string_view key, int32_t& out);
+  simdjson::error_code read_id(od::value& v, std::string_view key, int64_t& out);  // int or string
+  simdjson::error_code read_time(od::value& v, std::string_view key, int64_t& out, bool& present);
   void finish_event(Event& ev);
   void drop_args(const Event& ev);
   // The op args just read (pending_op_) as a row of Trace::op_args, their inputs dropped unless
