@@ -411,6 +411,10 @@ error_code TraceBuilder::read_args(od::object args, Event& ev) {
   const bool memory = (ev.ph == 'i' || ev.ph == 'I') && ev.name == kineto::kMemoryEventName;
   if (ev.ph != 'X' && !memory) return SUCCESS;
   const Category cat = ev.ph == 'X' ? category_of(ev.cat) : Category::kOther;
+  // A python_function's args hold only its frame ids (Kineto's Python tracer writes no
+  // External id or correlation there, and frames are linked by time): with the ids not
+  // kept, nothing in them is read. Frames are two events in five of a with_stack trace.
+  if (cat == Category::kPythonFunction && !reads_.python_ids) return SUCCESS;
   ArgsRead what = ArgsRead::kSliceIds;
   if (memory) {
     what = ArgsRead::kMemory;
