@@ -44,13 +44,17 @@ class KeyIndex {
   }
 
   // a == b for short keys without a call to memcmp (the keys are 2 - 20 bytes): two
-  // overlapping 8-byte (or 4-byte) words from each end cover every byte.
+  // overlapping 8-byte (or 4-byte) words from each end cover every byte; shorter keys ("ph",
+  // "ts", "cat", half an event's keys) byte by byte.
   static constexpr bool same_text(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
-    if (std::is_constant_evaluated() || a.size() > 16 || a.size() < 4) return a == b;
     const size_t n = a.size();
+    if (std::is_constant_evaluated() || n > 16) return a == b;
     if (n >= 8) return word<uint64_t>(a, 0) == word<uint64_t>(b, 0) && word<uint64_t>(a, n - 8) == word<uint64_t>(b, n - 8);
-    return word<uint32_t>(a, 0) == word<uint32_t>(b, 0) && word<uint32_t>(a, n - 4) == word<uint32_t>(b, n - 4);
+    if (n >= 4) return word<uint32_t>(a, 0) == word<uint32_t>(b, 0) && word<uint32_t>(a, n - 4) == word<uint32_t>(b, n - 4);
+    for (size_t i = 0; i < n; ++i)
+      if (a[i] != b[i]) return false;
+    return true;
   }
   template <typename Word>
   static Word word(std::string_view s, size_t at) {

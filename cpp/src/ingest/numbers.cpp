@@ -1,5 +1,6 @@
 #include "ingest/numbers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -31,7 +32,12 @@ bool micros_text_to_ns(std::string_view text, int64_t& out) {
   const bool negative = text[0] == '-';
   if (negative) ++i;
   if (i >= text.size() || !is_digit(text[i])) return false;
+  // Up to 18 digits cannot overflow int64 (10^18 - 1 < 2^63): checked only past that. (Tried
+  // before, 1eec947, and no faster then: the optional<int64_t> return's store-forwarding stall
+  // hid it; with that gone, perf on the 1 GB trace: 4.3% of the CPU with checks, 2.2% without.)
   int64_t whole = 0;
+  const size_t unchecked_end = std::min(text.size(), i + 18);
+  for (; i < unchecked_end && is_digit(text[i]); ++i) whole = whole * 10 + (text[i] - '0');
   for (; i < text.size() && is_digit(text[i]); ++i) {
     if (__builtin_mul_overflow(whole, 10, &whole) ||
         __builtin_add_overflow(whole, text[i] - '0', &whole))
