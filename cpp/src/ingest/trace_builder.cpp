@@ -226,6 +226,37 @@ bool is_launch_with_correlation(const Slice& s) {
 }
 }  // namespace
 
+namespace {
+size_t id_slot(int64_t id, size_t mask) {
+  const uint64_t h = static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ULL;  // Fibonacci hashing
+  return static_cast<size_t>(h >> 32) & mask;
+}
+}  // namespace
+
+bool IdSet::insert(int64_t id) {
+  if ((size_ + 1) * 2 > slots_.size()) grow();
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = id_slot(id, mask);; i = (i + 1) & mask) {
+    if (slots_[i] == id) return false;
+    if (slots_[i] == kNoId) {
+      slots_[i] = id;
+      ++size_;
+      return true;
+    }
+  }
+}
+
+void IdSet::grow() {
+  std::vector<int64_t> old = std::exchange(slots_, std::vector<int64_t>(std::max<size_t>(64, slots_.size() * 2), kNoId));
+  const size_t mask = slots_.size() - 1;
+  for (const int64_t id : old) {
+    if (id == kNoId) continue;
+    size_t i = id_slot(id, mask);
+    while (slots_[i] != kNoId) i = (i + 1) & mask;
+    slots_[i] = id;
+  }
+}
+
 void TraceBuilder::note_launch(const Slice& s, int64_t event_index) {
   if (!is_launch_with_correlation(s)) return;
   if (mode_ == Mode::kWhole) check_launch(s, event_index);
@@ -240,7 +271,7 @@ void TraceBuilder::end_chunk(size_t first_slice) {
 }
 
 void TraceBuilder::check_launch(const Slice& s, int64_t event_index) {
-  if (!launch_correlations_.insert(s.correlation).second)
+  if (!launch_correlations_.insert(s.correlation))
     trace_.add_issue("duplicate_correlation", event_sample(event_index, std::string(trace_.name_of(s)) +
                                                                             " correlation " + std::to_string(s.correlation)));
 }
