@@ -109,9 +109,9 @@ simdjson::error_code string_of(od::value& v, std::string_view& out) {
 
 // Keys of a traceEvents element, in the order of EventKey.
 enum EventKey : size_t { kPhKey, kCatKey, kNameKey, kPidKey, kTidKey, kTsKey, kDurKey, kFlowIdKey, kArgsKey };
-constexpr KeyIndex kEventKeys(std::array{kineto::kPhase, kineto::kCat, kineto::kName, kineto::kPid, kineto::kTid,
-                                         kineto::kTs, kineto::kDur, kineto::kFlowId, kineto::kArgs});
-static_assert(kEventKeys.find(kineto::kArgs) == kArgsKey && kEventKeys.find(kineto::kPhase) == kPhKey);
+constexpr std::array kEventKeys{kineto::kPhase, kineto::kCat, kineto::kName, kineto::kPid, kineto::kTid,
+                                kineto::kTs, kineto::kDur, kineto::kFlowId, kineto::kArgs};
+static_assert(find_key<kEventKeys>(kineto::kArgs) == kArgsKey && find_key<kEventKeys>(kineto::kPhase) == kPhKey);
 
 }  // namespace
 
@@ -136,32 +136,32 @@ namespace {
 
 using ArgKey = TraceBuilder::ArgKey;
 
-constexpr KeyIndex kArgKeys(std::array{
+constexpr std::array kArgKeys{
     kineto::kExternalId, kineto::kCorrelation, kineto::kInputDims, kineto::kInputType, kineto::kConcreteInputs,
     kineto::kSequenceNumber, kineto::kPythonId, kineto::kPythonParentId, kineto::kPythonModuleId, kineto::kDevice,
     kineto::kStream, kineto::kDeviceType, kineto::kDeviceId, kineto::kAddr, kineto::kMemoryBytes,
-    kineto::kTotalAllocated, kineto::kTotalReserved});
-static_assert(kArgKeys.kUnknown == static_cast<size_t>(ArgKey::kOther));
-static_assert(kArgKeys.find(kineto::kTotalReserved) == static_cast<size_t>(ArgKey::kTotalReserved) &&
-              kArgKeys.find(kineto::kInputDims) == static_cast<size_t>(ArgKey::kInputDims));
+    kineto::kTotalAllocated, kineto::kTotalReserved};
+static_assert(kArgKeys.size() == static_cast<size_t>(ArgKey::kOther));
+static_assert(find_key<kArgKeys>(kineto::kTotalReserved) == static_cast<size_t>(ArgKey::kTotalReserved) &&
+              find_key<kArgKeys>(kineto::kInputDims) == static_cast<size_t>(ArgKey::kInputDims));
 
-ArgKey arg_key(std::string_view key) { return static_cast<ArgKey>(kArgKeys.find(key)); }
+ArgKey arg_key(std::string_view key) { return static_cast<ArgKey>(find_key<kArgKeys>(key)); }
 
-// The `cat` spellings of kineto::kCategories, for a one-probe category_of.
+// The `cat` spellings of kineto::kCategories, as constants to compare with.
 constexpr auto category_texts() {
   std::array<std::string_view, std::size(kineto::kCategories)> texts;
   for (size_t i = 0; i < texts.size(); ++i) texts[i] = kineto::kCategories[i].text;
   return texts;
 }
-constexpr KeyIndex kCategoryIndex(category_texts());
+constexpr auto kCategoryTexts = category_texts();
 
 enum class MetaKind : uint8_t { kNone, kProcessName, kProcessLabels, kThreadName };
 
 }  // namespace
 
 Category category_of(std::string_view cat) {
-  const size_t i = kCategoryIndex.find(cat);
-  return i == kCategoryIndex.kUnknown ? Category::kOther : kineto::kCategories[i].category;
+  const size_t i = find_key<kCategoryTexts>(cat);
+  return i == kCategoryTexts.size() ? Category::kOther : kineto::kCategories[i].category;
 }
 
 struct TraceBuilder::Event {
@@ -380,8 +380,8 @@ error_code TraceBuilder::add_event(od::value value) {
     od::field& field = field_result.value_unsafe();
     std::string_view key;
     if (auto e = key_of(field, key)) return e;
-    const size_t which = kEventKeys.find(key);
-    if (which == kEventKeys.kUnknown) continue;  // not read: the iteration steps over the value
+    const size_t which = find_key<kEventKeys>(key);
+    if (which == kEventKeys.size()) continue;  // not read: the iteration steps over the value
     od::value& v = field.value();
     error_code e = SUCCESS;
     switch (which) {
