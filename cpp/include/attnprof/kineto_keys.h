@@ -21,23 +21,19 @@ inline constexpr std::string_view kDur = "dur";
 inline constexpr std::string_view kFlowId = "id";
 inline constexpr std::string_view kArgs = "args";
 
-// args of complete ('X') events.
+// args of complete ('X') events that some analysis reads. The others (Input Strides, Fwd
+// thread id, grid, block, bytes, Record function id, ...) are stepped over unparsed.
 inline constexpr std::string_view kExternalId = "External id";
 inline constexpr std::string_view kCorrelation = "correlation";
 inline constexpr std::string_view kInputDims = "Input Dims";          // cpu_op, user_annotation
-inline constexpr std::string_view kInputStrides = "Input Strides";
 inline constexpr std::string_view kInputType = "Input type";
 inline constexpr std::string_view kConcreteInputs = "Concrete Inputs";
 inline constexpr std::string_view kSequenceNumber = "Sequence number";
-inline constexpr std::string_view kFwdThreadId = "Fwd thread id";
 inline constexpr std::string_view kPythonId = "Python id";             // python_function
 inline constexpr std::string_view kPythonParentId = "Python parent id";
 inline constexpr std::string_view kPythonModuleId = "Python module id";
 inline constexpr std::string_view kDevice = "device";                  // kernel, gpu_memcpy, gpu_memset
 inline constexpr std::string_view kStream = "stream";
-inline constexpr std::string_view kGrid = "grid";
-inline constexpr std::string_view kBlock = "block";
-inline constexpr std::string_view kBytes = "bytes";
 
 // `[memory]` instant events and their args (profile_memory=True).
 inline constexpr std::string_view kMemoryEventName = "[memory]";
@@ -88,9 +84,9 @@ inline constexpr std::string_view kNcclVersion = "nccl_version";
 // Every key above, for the docs check and for anyone listing what ingest reads.
 inline constexpr std::string_view kAllKeys[] = {
     kPhase, kCat, kName, kPid, kTid, kTs, kDur, kFlowId, kArgs,
-    kExternalId, kCorrelation, kInputDims, kInputStrides, kInputType, kConcreteInputs,
-    kSequenceNumber, kFwdThreadId, kPythonId, kPythonParentId, kPythonModuleId,
-    kDevice, kStream, kGrid, kBlock, kBytes,
+    kExternalId, kCorrelation, kInputDims, kInputType, kConcreteInputs,
+    kSequenceNumber, kPythonId, kPythonParentId, kPythonModuleId,
+    kDevice, kStream,
     kMemoryEventName, kDeviceType, kDeviceId, kAddr, kMemoryBytes, kTotalAllocated, kTotalReserved,
     kProcessName, kThreadName, kProcessLabels, kMetaName, kMetaLabels,
     kTraceEvents, kSchemaVersion, kDeviceProperties, kDistributedInfo, kDisplayTimeUnit,

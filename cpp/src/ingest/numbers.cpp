@@ -1,5 +1,6 @@
 #include "ingest/numbers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -22,26 +23,31 @@ std::optional<int64_t> micros_via_floating(std::string_view text) {
 
 }  // namespace
 
-std::optional<int64_t> micros_text_to_ns(std::string_view text) {
+bool micros_text_to_ns(std::string_view text, int64_t& out) {
   while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' ||
                            text.back() == '\t'))
     text.remove_suffix(1);
-  if (text.empty()) return std::nullopt;
+  if (text.empty()) return false;
   size_t i = 0;
   const bool negative = text[0] == '-';
   if (negative) ++i;
-  if (i >= text.size() || !is_digit(text[i])) return std::nullopt;
+  if (i >= text.size() || !is_digit(text[i])) return false;
+  // Up to 18 digits cannot overflow int64 (10^18 - 1 < 2^63): checked only past that. (Tried
+  // before, 1eec947, and no faster then: the optional<int64_t> return's store-forwarding stall
+  // hid it; with that gone, perf on the 1 GB trace: 4.3% of the CPU with checks, 2.2% without.)
   int64_t whole = 0;
+  const size_t unchecked_end = std::min(text.size(), i + 18);
+  for (; i < unchecked_end && is_digit(text[i]); ++i) whole = whole * 10 + (text[i] - '0');
   for (; i < text.size() && is_digit(text[i]); ++i) {
     if (__builtin_mul_overflow(whole, 10, &whole) ||
         __builtin_add_overflow(whole, text[i] - '0', &whole))
-      return std::nullopt;
+      return false;
   }
   int64_t frac_ns = 0;  // first three fraction digits, as ns
   bool round_up = false;
   if (i < text.size() && text[i] == '.') {
     ++i;
-    if (i >= text.size() || !is_digit(text[i])) return std::nullopt;
+    if (i >= text.size() || !is_digit(text[i])) return false;
     int digits = 0;
     for (; i < text.size() && is_digit(text[i]); ++i, ++digits) {
       if (digits < 3) frac_ns = frac_ns * 10 + (text[i] - '0');
@@ -50,14 +56,23 @@ std::optional<int64_t> micros_text_to_ns(std::string_view text) {
     for (; digits < 3; ++digits) frac_ns *= 10;
   }
   if (i < text.size()) {
-    if (text[i] == 'e' || text[i] == 'E') return micros_via_floating(text);
-    return std::nullopt;
+    if (text[i] != 'e' && text[i] != 'E') return false;
+    const std::optional<int64_t> ns = micros_via_floating(text);
+    if (ns) out = *ns;
+    return ns.has_value();
   }
   int64_t ns = 0;
   if (__builtin_mul_overflow(whole, 1000, &ns) ||
       __builtin_add_overflow(ns, frac_ns + (round_up ? 1 : 0), &ns))
-    return std::nullopt;
-  return negative ? -ns : ns;
+    return false;
+  out = negative ? -ns : ns;
+  return true;
+}
+
+std::optional<int64_t> micros_text_to_ns(std::string_view text) {
+  int64_t ns = 0;
+  if (!micros_text_to_ns(text, ns)) return std::nullopt;
+  return ns;
 }
 
 }  // namespace attnprof::ingest

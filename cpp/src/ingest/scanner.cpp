@@ -5,6 +5,9 @@
 #elif defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__PCLMUL__)
+#include <wmmintrin.h>
+#endif
 
 namespace attnprof::ingest {
 namespace {
@@ -20,11 +23,14 @@ uint64_t eq_mask(__m256i lo, __m256i hi, char c) {
   const auto b = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, v)));
   return a | (uint64_t{b} << 32);
 }
+// '[' and '{' (0x5B, 0x7B) differ only in bit 0x20, as do ']' and '}': one compare of the
+// byte with that bit set finds both.
 BlockMasks classify(const char* p) {
   const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
-  return {eq_mask(lo, hi, '"'), eq_mask(lo, hi, '\\'), eq_mask(lo, hi, '{') | eq_mask(lo, hi, '['),
-          eq_mask(lo, hi, '}') | eq_mask(lo, hi, ']')};
+  const __m256i bit = _mm256_set1_epi8(0x20);
+  const __m256i lo_folded = _mm256_or_si256(lo, bit), hi_folded = _mm256_or_si256(hi, bit);
+  return {eq_mask(lo, hi, '"'), eq_mask(lo, hi, '\\'), eq_mask(lo_folded, hi_folded, '{'), eq_mask(lo_folded, hi_folded, '}')};
 }
 #elif defined(__SSE2__)
 uint64_t eq_mask(const __m128i* v, char c) {
@@ -58,6 +64,11 @@ BlockMasks classify(const char* p) {
 
 // Bit i set when an odd number of quote bits are at or below i.
 uint64_t prefix_xor(uint64_t x) {
+#if defined(__PCLMUL__)
+  // Carry-less multiplication by all ones is the prefix xor (the simdjson stage-1 trick).
+  const __m128i product = _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<int64_t>(x)), _mm_set1_epi8(-1), 0);
+  return static_cast<uint64_t>(_mm_cvtsi128_si64(product));
+#else
   x ^= x << 1;
   x ^= x << 2;
   x ^= x << 4;
@@ -65,6 +76,7 @@ uint64_t prefix_xor(uint64_t x) {
   x ^= x << 16;
   x ^= x << 32;
   return x;
+#endif
 }
 
 }  // namespace
@@ -93,22 +105,24 @@ void EventScanner::scan_byte(char c, size_t pos) {
   }
 }
 
-void EventScanner::scan_block(const char* block, size_t pos) {
-  BlockMasks m = classify(block);
+// The brackets outside strings of one 64-byte block, given the string and escape state at
+// its start (updated to the state at its end).
+EventScanner::Brackets EventScanner::brackets_of(const char* block, bool& in_string, bool& escaped_next) {
+  const BlockMasks m = classify(block);
   // Bytes preceded by an odd run of backslashes are escaped; backslashes are rare in
   // traces, so this walks only the backslash bits.
   uint64_t escaped = 0;
-  if (m.backslash != 0 || escaped_) {
+  if (m.backslash != 0 || escaped_next) {
     uint64_t b = m.backslash;
-    if (escaped_) {
+    if (escaped_next) {
       escaped |= 1;
       b &= ~uint64_t{1};
-      escaped_ = false;
+      escaped_next = false;
     }
     while (b != 0) {
       const int i = __builtin_ctzll(b);
       if (i == 63) {
-        escaped_ = true;
+        escaped_next = true;
         break;
       }
       escaped |= uint64_t{1} << (i + 1);
@@ -116,33 +130,67 @@ void EventScanner::scan_block(const char* block, size_t pos) {
     }
   }
   const uint64_t quotes = m.quote & ~escaped;
-  const uint64_t in_string = prefix_xor(quotes) ^ (in_string_ ? ~uint64_t{0} : 0);
-  in_string_ = (in_string >> 63) != 0;
-  const uint64_t open = m.open & ~in_string;
-  const uint64_t close = m.close & ~in_string;
-  if ((open | close) == 0) return;
-  if (depth_ - __builtin_popcountll(close) > 1) {  // no element can end in this block
-    depth_ += __builtin_popcountll(open) - __builtin_popcountll(close);
-    return;
-  }
-  for (uint64_t s = open | close; s != 0; s &= s - 1) {
+  const uint64_t strings = prefix_xor(quotes) ^ (in_string ? ~uint64_t{0} : 0);
+  in_string = (strings >> 63) != 0;
+  return {m.open & ~strings, m.close & ~strings};
+}
+
+// Where in a block depth returns to 1 (last) and to 0 (first), walking its bracket bits from
+// the depth at its start. Returns the depth at the end of the walk.
+int64_t EventScanner::walk_brackets(Brackets b, int64_t depth, size_t pos, size_t& boundary, size_t& end) {
+  for (uint64_t s = b.open | b.close; s != 0; s &= s - 1) {
     const int i = __builtin_ctzll(s);
-    if ((open >> i) & 1) {
-      ++depth_;
+    if ((b.open >> i) & 1) {
+      ++depth;
       continue;
     }
-    --depth_;
-    if (depth_ == 1) last_boundary_ = pos + static_cast<size_t>(i) + 1;
-    if (depth_ == 0) {
-      array_end_ = pos + static_cast<size_t>(i);
-      return;
+    --depth;
+    if (depth == 1) boundary = pos + static_cast<size_t>(i) + 1;
+    if (depth == 0) {
+      end = pos + static_cast<size_t>(i);
+      return depth;
     }
   }
+  return depth;
+}
+
+// Depth moves by the bracket counts alone; only a block where it may come back to 1 is
+// remembered, and only the last such block with a real boundary is walked bit by bit
+// (resolve_boundary), once per scan() instead of once per event.
+void EventScanner::scan_block(const char* block, size_t pos) {
+  const bool in_string = in_string_, escaped_next = escaped_;
+  const Brackets b = brackets_of(block, in_string_, escaped_);
+  if ((b.open | b.close) == 0) return;
+  const int64_t lowest_possible = depth_ - __builtin_popcountll(b.close);
+  if (lowest_possible <= 0) {  // the array may end here: find out now
+    resolve_boundary(block - pos);
+    depth_ = walk_brackets(b, depth_, pos, last_boundary_, array_end_);
+    return;
+  }
+  if (lowest_possible == 1) candidates_.push_back({pos, depth_, in_string, escaped_next});
+  depth_ += __builtin_popcountll(b.open) - __builtin_popcountll(b.close);
+}
+
+// The last boundary among the remembered blocks, latest first; earlier blocks cannot hold a
+// later one.
+void EventScanner::resolve_boundary(const char* data) {
+  for (size_t k = candidates_.size(); k-- > 0;) {
+    const Candidate& c = candidates_[k];
+    bool in_string = c.in_string, escaped_next = c.escaped_next;
+    size_t boundary = kNone, end = kNone;
+    walk_brackets(brackets_of(data + c.pos, in_string, escaped_next), c.depth, c.pos, boundary, end);
+    if (boundary != kNone) {
+      if (last_boundary_ == kNone || boundary > last_boundary_) last_boundary_ = boundary;
+      break;
+    }
+  }
+  candidates_.clear();
 }
 
 void EventScanner::scan(const char* data, size_t from, size_t to) {
   size_t pos = from;
   for (; pos + 64 <= to && array_end_ == kNone; pos += 64) scan_block(data + pos, pos);
+  resolve_boundary(data);  // before the bytes after the last block, which may hold a later one
   for (; pos < to && array_end_ == kNone; ++pos) scan_byte(data[pos], pos);
 }
 

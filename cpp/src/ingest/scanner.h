@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace attnprof::ingest {
 
@@ -29,14 +30,26 @@ class EventScanner {
   void shift(size_t n);
 
  private:
+  struct Brackets {
+    uint64_t open, close;  // '{' '[' and '}' ']' outside strings, one bit per byte
+  };
+  struct Candidate {  // a block where depth may have come back to 1, and the state at its start
+    size_t pos;
+    int64_t depth;
+    bool in_string, escaped_next;
+  };
+  static Brackets brackets_of(const char* block, bool& in_string, bool& escaped_next);
+  static int64_t walk_brackets(Brackets b, int64_t depth, size_t pos, size_t& boundary, size_t& end);
   void scan_block(const char* block, size_t pos);  // 64 bytes
   void scan_byte(char c, size_t pos);
+  void resolve_boundary(const char* data);
 
   int64_t depth_ = 1;  // inside the traceEvents array
   bool in_string_ = false;
   bool escaped_ = false;  // the next byte is escaped (a backslash ended the previous block)
   size_t last_boundary_ = kNone;
   size_t array_end_ = kNone;
+  std::vector<Candidate> candidates_;  // since the last resolve_boundary(), in file order
 };
 
 }  // namespace attnprof::ingest

@@ -6,7 +6,12 @@
 #include <utility>
 
 #include "ingest/chunks.h"
+#include "ingest/key_index.h"
 #include "ingest/numbers.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace attnprof::ingest {
 
@@ -41,8 +46,6 @@ simdjson::error_code check_literal(od::value v) {
   return SUCCESS;
 }
 
-Category category_of(std::string_view cat) { return kineto::category_of(cat); }
-
 namespace {
 
 bool has_op_args(Category c) { return c == Category::kCpuOp || c == Category::kUserAnnotation; }
@@ -61,23 +64,105 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
+// The first '"' or '\\' at or after p. Keys and strings end inside the padded buffer, so
+// 16-byte loads from inside them stay inside simdjson's padding (SIMDJSON_PADDING >= 16).
+const char* find_quote_or_backslash(const char* p) {
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\');
+  for (;; p += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const auto hits = static_cast<uint32_t>(
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash))));
+    if (hits != 0) return p + __builtin_ctz(hits);
+  }
+#else
+  while (*p != '"' && *p != '\\') ++p;
+  return p;
+#endif
+}
+
 // An object key as a view into the parsed buffer, without unescaping it into simdjson's
 // string buffer: Kineto's keys never hold escapes. One that does (`"p\u0068"`) goes through
 // unescaped_key(), so it still matches the key it spells.
 simdjson::error_code key_of(od::field& field, std::string_view& key) {
   const char* begin = field.key().raw();
-  const char* p = begin;
-  while (*p != '"') {
-    if (*p == '\\') return field.unescaped_key().get(key);
-    ++p;
-  }
-  key = std::string_view(begin, static_cast<size_t>(p - begin));
+  const char* end = find_quote_or_backslash(begin);
+  if (*end == '\\') return field.unescaped_key().get(key);
+  key = std::string_view(begin, static_cast<size_t>(end - begin));
   return SUCCESS;
 }
+
+// A string value as a view into the parsed buffer when it holds no escape (names, categories
+// and phases nearly always), else unescaped by simdjson; the value is not consumed on the
+// fast path (the object's iteration steps over it). Errors as get_string().
+simdjson::error_code string_of(od::value& v, std::string_view& out) {
+  const std::string_view token = v.raw_json_token();  // the string and the whitespace after it
+  if (!token.empty() && token[0] == '"') {
+    const char* end = find_quote_or_backslash(token.data() + 1);
+    if (*end == '"') {
+      out = std::string_view(token.data() + 1, static_cast<size_t>(end - token.data() - 1));
+      return SUCCESS;
+    }
+  }
+  return v.get_string().get(out);
+}
+
+// Keys of a traceEvents element, in the order of EventKey.
+enum EventKey : size_t { kPhKey, kCatKey, kNameKey, kPidKey, kTidKey, kTsKey, kDurKey, kFlowIdKey, kArgsKey };
+constexpr std::array kEventKeys{kineto::kPhase, kineto::kCat, kineto::kName, kineto::kPid, kineto::kTid,
+                                kineto::kTs, kineto::kDur, kineto::kFlowId, kineto::kArgs};
+static_assert(find_key<kEventKeys>(kineto::kArgs) == kArgsKey && find_key<kEventKeys>(kineto::kPhase) == kPhKey);
+
+}  // namespace
+
+// Keys of an event's args that ingest reads, in the order of kArgKeys.
+enum class TraceBuilder::ArgKey : size_t {
+  kExternalId, kCorrelation, kInputDims, kInputType, kConcreteInputs, kSequenceNumber,
+  kPythonId, kPythonParentId, kPythonModuleId, kDevice, kStream,
+  kDeviceType, kDeviceId, kAddr, kMemoryBytes, kTotalAllocated, kTotalReserved, kOther,
+};
+
+// Which values of an event's args are read.
+enum class TraceBuilder::ArgsRead : uint8_t {
+  kSliceIds,      // External id and correlation (every 'X' event)
+  kOp,            // + Sequence number: an op whose inputs no analysis reads
+  kOpWithInputs,  // + Input Dims, Input type, Concrete Inputs
+  kPython,        // + Python id, parent id, module id (TraceReads::python_ids)
+  kGpu,           // + device, stream
+  kMemory,        // a `[memory]` event's own args
+};
+
+namespace {
+
+using ArgKey = TraceBuilder::ArgKey;
+
+constexpr std::array kArgKeys{
+    kineto::kExternalId, kineto::kCorrelation, kineto::kInputDims, kineto::kInputType, kineto::kConcreteInputs,
+    kineto::kSequenceNumber, kineto::kPythonId, kineto::kPythonParentId, kineto::kPythonModuleId, kineto::kDevice,
+    kineto::kStream, kineto::kDeviceType, kineto::kDeviceId, kineto::kAddr, kineto::kMemoryBytes,
+    kineto::kTotalAllocated, kineto::kTotalReserved};
+static_assert(kArgKeys.size() == static_cast<size_t>(ArgKey::kOther));
+static_assert(find_key<kArgKeys>(kineto::kTotalReserved) == static_cast<size_t>(ArgKey::kTotalReserved) &&
+              find_key<kArgKeys>(kineto::kInputDims) == static_cast<size_t>(ArgKey::kInputDims));
+
+ArgKey arg_key(std::string_view key) { return static_cast<ArgKey>(find_key<kArgKeys>(key)); }
+
+// The `cat` spellings of kineto::kCategories, as constants to compare with.
+constexpr auto category_texts() {
+  std::array<std::string_view, std::size(kineto::kCategories)> texts;
+  for (size_t i = 0; i < texts.size(); ++i) texts[i] = kineto::kCategories[i].text;
+  return texts;
+}
+constexpr auto kCategoryTexts = category_texts();
 
 enum class MetaKind : uint8_t { kNone, kProcessName, kProcessLabels, kThreadName };
 
 }  // namespace
+
+Category category_of(std::string_view cat) {
+  const size_t i = find_key<kCategoryTexts>(cat);
+  return i == kCategoryTexts.size() ? Category::kOther : kineto::kCategories[i].category;
+}
 
 struct TraceBuilder::Event {
   char ph = 0;
@@ -94,12 +179,16 @@ struct TraceBuilder::Event {
   std::string_view meta_text;
   int64_t index = 0;  // position in traceEvents, for issue samples
 
-  bool ready_for_args() const {
+  // Whether the args can be read where they stand: which of their values are read depends
+  // on the phase, the category and, for ops, the name (Kineto writes them before "args").
+  bool knows_what_args_hold() const {
     if (ph == 0) return false;
-    if (ph == 'X') return has_cat;
+    if (ph == 'X') return has_cat && has_name;
     if (ph == 'i' || ph == 'I' || ph == 'M') return has_name;
     return true;
   }
+  // After the last key: an 'X' event without a name still has its args read.
+  bool args_readable() const { return ph == 'X' ? has_cat : knows_what_args_hold(); }
 };
 
 namespace {
@@ -137,6 +226,37 @@ bool is_launch_with_correlation(const Slice& s) {
 }
 }  // namespace
 
+namespace {
+size_t id_slot(int64_t id, size_t mask) {
+  const uint64_t h = static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ULL;  // Fibonacci hashing
+  return static_cast<size_t>(h >> 32) & mask;
+}
+}  // namespace
+
+bool IdSet::insert(int64_t id) {
+  if ((size_ + 1) * 2 > slots_.size()) grow();
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = id_slot(id, mask);; i = (i + 1) & mask) {
+    if (slots_[i] == id) return false;
+    if (slots_[i] == kNoId) {
+      slots_[i] = id;
+      ++size_;
+      return true;
+    }
+  }
+}
+
+void IdSet::grow() {
+  std::vector<int64_t> old = std::exchange(slots_, std::vector<int64_t>(std::max<size_t>(64, slots_.size() * 2), kNoId));
+  const size_t mask = slots_.size() - 1;
+  for (const int64_t id : old) {
+    if (id == kNoId) continue;
+    size_t i = id_slot(id, mask);
+    while (slots_[i] != kNoId) i = (i + 1) & mask;
+    slots_[i] = id;
+  }
+}
+
 void TraceBuilder::note_launch(const Slice& s, int64_t event_index) {
   if (!is_launch_with_correlation(s)) return;
   if (mode_ == Mode::kWhole) check_launch(s, event_index);
@@ -151,7 +271,7 @@ void TraceBuilder::end_chunk(size_t first_slice) {
 }
 
 void TraceBuilder::check_launch(const Slice& s, int64_t event_index) {
-  if (!launch_correlations_.insert(s.correlation).second)
+  if (!launch_correlations_.insert(s.correlation))
     trace_.add_issue("duplicate_correlation", event_sample(event_index, std::string(trace_.name_of(s)) +
                                                                             " correlation " + std::to_string(s.correlation)));
 }
@@ -189,7 +309,7 @@ int64_t TraceBuilder::string_id(std::string_view text) {
   return it->second;
 }
 
-error_code TraceBuilder::read_int(od::value v, std::string_view key, int64_t& out) {
+error_code TraceBuilder::read_int(od::value& v, std::string_view key, int64_t& out) {
   int64_t x = 0;
   const error_code e = v.get_int64().get(x);
   if (e == SUCCESS) {
@@ -203,7 +323,11 @@ error_code TraceBuilder::read_int(od::value v, std::string_view key, int64_t& ou
   return SUCCESS;
 }
 
-error_code TraceBuilder::read_id(od::value v, std::string_view key, int64_t& out) {
+error_code TraceBuilder::read_id(od::value& v, std::string_view key, int64_t& out) {
+  if (int64_t x = 0; v.get_int64().get(x) == SUCCESS) {  // the common case; a failure consumes nothing
+    out = x;
+    return SUCCESS;
+  }
   od::json_type t;
   if (auto e = v.type().get(t)) return e;
   if (t == od::json_type::string) {
@@ -215,13 +339,14 @@ error_code TraceBuilder::read_id(od::value v, std::string_view key, int64_t& out
   return read_int(v, key, out);
 }
 
-error_code TraceBuilder::read_time(od::value v, std::string_view key, int64_t& out, bool& present) {
-  od::json_type t;
-  if (auto e = v.type().get(t)) return e;
+error_code TraceBuilder::read_time(od::value& v, std::string_view key, int64_t& out, bool& present) {
   const std::string_view token = v.raw_json_token();
+  // What type() says of a number, without asking it: JSON numbers start with '-' or a digit.
+  od::json_type t = od::json_type::number;
+  if (token.empty() || (token[0] != '-' && (token[0] < '0' || token[0] > '9')))
+    if (auto e = v.type().get(t)) return e;
   if (t == od::json_type::number) {
-    if (auto ns = micros_text_to_ns(token)) {
-      out = *ns;
+    if (micros_text_to_ns(token, out)) {
       present = true;
       return SUCCESS;
     }
@@ -249,50 +374,42 @@ error_code TraceBuilder::add_event(od::value value) {
   ev.index = trace_.event_count - 1;
   bool args_deferred = false;
   for (auto field_result : obj) {
-    od::field field;
-    if (auto e = std::move(field_result).get(field)) return e;
+    // The field and its value are used in place: copies of simdjson's just-built iterators
+    // stall on store forwarding (perf: a third of this function's time).
+    if (auto e = field_result.error()) return e;
+    od::field& field = field_result.value_unsafe();
     std::string_view key;
     if (auto e = key_of(field, key)) return e;
-    od::value v = field.value();
+    const size_t which = find_key<kEventKeys>(key);
+    if (which == kEventKeys.size()) continue;  // not read: the iteration steps over the value
+    od::value& v = field.value();
     error_code e = SUCCESS;
-    if (key == kineto::kPhase) {
-      std::string_view ph;
-      e = v.get_string().get(ph);
-      if (e == SUCCESS && ph.size() == 1) {
-        ev.ph = ph[0];
-      } else if (!is_structural_error(e)) {
-        issue("bad_value", "ph = " + std::string(trimmed(v.raw_json_token())));
-        e = SUCCESS;
-      }
-    } else if (key == kineto::kCat) {
-      e = v.get_string().get(ev.cat);
-      ev.has_cat = e == SUCCESS;
-    } else if (key == kineto::kName) {
-      e = v.get_string().get(ev.name);
-      ev.has_name = e == SUCCESS;
-    } else if (key == kineto::kPid) {
-      e = read_id(v, key, ev.pid);
-    } else if (key == kineto::kTid) {
-      e = read_id(v, key, ev.tid);
-    } else if (key == kineto::kTs) {
-      e = read_time(v, key, ev.ts, ev.has_ts);
-    } else if (key == kineto::kDur) {
-      e = read_time(v, key, ev.dur, ev.has_dur);
-    } else if (key == kineto::kFlowId) {
-      e = read_id(v, key, ev.flow_id);
-      ev.has_id = true;
-    } else if (key == kineto::kArgs) {
-      if (ev.ready_for_args()) {
-        od::object args;
-        e = v.get_object().get(args);
-        if (e == SUCCESS) e = read_args(args, ev);
-      } else {
-        args_deferred = true;
-      }
+    switch (which) {
+      case kPhKey: e = read_phase(v, ev); break;
+      case kCatKey: ev.has_cat = (e = string_of(v, ev.cat)) == SUCCESS; break;
+      case kNameKey: ev.has_name = (e = string_of(v, ev.name)) == SUCCESS; break;
+      case kPidKey: e = read_id(v, key, ev.pid); break;
+      case kTidKey: e = read_id(v, key, ev.tid); break;
+      case kTsKey: e = read_time(v, key, ev.ts, ev.has_ts); break;
+      case kDurKey: e = read_time(v, key, ev.dur, ev.has_dur); break;
+      case kFlowIdKey:
+        e = read_id(v, key, ev.flow_id);
+        ev.has_id = true;
+        break;
+      case kArgsKey:
+        if (ev.knows_what_args_hold()) {
+          od::object args;
+          e = v.get_object().get(args);
+          if (e == SUCCESS) e = read_args(args, ev);
+        } else {
+          args_deferred = true;
+        }
+        break;
+      default: break;
     }
     if (e != SUCCESS && is_structural_error(e)) return e;
   }
-  if (args_deferred && ev.ready_for_args()) {  // "args" came before "ph"/"cat"/"name"
+  if (args_deferred && ev.args_readable()) {  // "args" came before "ph"/"cat"/"name"
     if (auto e = obj.reset().error()) return e;
     od::object args;
     const error_code e = obj.find_field_unordered(kineto::kArgs).get_object().get(args);
@@ -306,71 +423,86 @@ error_code TraceBuilder::add_event(od::value value) {
   return SUCCESS;
 }
 
+error_code TraceBuilder::read_phase(od::value& v, Event& ev) {
+  std::string_view ph;
+  error_code e = string_of(v, ph);
+  if (e == SUCCESS && ph.size() == 1) {
+    ev.ph = ph[0];
+  } else if (!is_structural_error(e)) {
+    issue("bad_value", "ph = " + std::string(trimmed(v.raw_json_token())));
+    e = SUCCESS;
+  }
+  return e;
+}
+
+// Only the values some analysis reads are parsed (TraceReads); simdjson steps over the rest
+// unparsed, so a bad value there is no issue (docs/ingest.md, "What is checked").
 error_code TraceBuilder::read_args(od::object args, Event& ev) {
   if (ev.ph == 'M') return read_metadata_args(args, ev);
   const bool memory = (ev.ph == 'i' || ev.ph == 'I') && ev.name == kineto::kMemoryEventName;
   if (ev.ph != 'X' && !memory) return SUCCESS;
   const Category cat = ev.ph == 'X' ? category_of(ev.cat) : Category::kOther;
-  // Values are read even where they are not kept, so that a bad one is an issue either way.
-  PythonArgs unkept_python;
-  PythonArgs* python = &unkept_python;
-  if (has_op_args(cat)) {
+  // A python_function's args hold only its frame ids (Kineto's Python tracer writes no
+  // External id or correlation there, and frames are linked by time): with the ids not
+  // kept, nothing in them is read. Frames are two events in five of a with_stack trace.
+  if (cat == Category::kPythonFunction && !reads_.python_ids) return SUCCESS;
+  ArgsRead what = ArgsRead::kSliceIds;
+  if (memory) {
+    what = ArgsRead::kMemory;
+  } else if (has_op_args(cat)) {
     pending_op_.inputs.clear();
     pending_op_.sequence_number = kNoId;
     ev.op_args = true;
+    what = reads_.op_inputs == nullptr || inputs_read(intern(ev.name)) ? ArgsRead::kOpWithInputs : ArgsRead::kOp;
   } else if (cat == Category::kPythonFunction && reads_.python_ids) {
     ev.slice.args = static_cast<uint32_t>(trace_.python_args.size());
-    python = &trace_.python_args.emplace_back();
+    trace_.python_args.emplace_back();
+    what = ArgsRead::kPython;
   } else if (has_gpu_args(cat)) {
     ev.slice.args = static_cast<uint32_t>(trace_.gpu_args.size());
     trace_.gpu_args.emplace_back();
+    what = ArgsRead::kGpu;
   }
   for (auto field_result : args) {
-    od::field field;
-    if (auto e = std::move(field_result).get(field)) return e;
+    if (auto e = field_result.error()) return e;
+    od::field& field = field_result.value_unsafe();  // in place, as in add_event
     std::string_view key;
     if (auto e = key_of(field, key)) return e;
-    od::value v = field.value();
-    error_code e = SUCCESS;
-    if (memory) {
-      e = read_memory_args(key, v, ev.mem);
-    } else if (key == kineto::kExternalId) {
-      e = read_int(v, key, ev.slice.external_id);
-    } else if (key == kineto::kCorrelation) {
-      e = read_int(v, key, ev.slice.correlation);
-    } else if (has_op_args(cat)) {
-      e = read_op_args(key, v, pending_op_);
-    } else if (cat == Category::kPythonFunction) {
-      e = read_python_args(key, v, *python);
-    } else if (has_gpu_args(cat)) {
-      e = read_gpu_args(key, v, trace_.gpu_args.back());
-    }
-    if (is_structural_error(e)) return e;
+    const ArgKey k = arg_key(key);
+    if (k == ArgKey::kOther) continue;  // not read: the iteration steps over the value
+    if (auto e = read_arg(what, k, key, field.value(), ev); is_structural_error(e)) return e;
   }
   return SUCCESS;
 }
 
-error_code TraceBuilder::read_op_args(std::string_view key, od::value v, OpArgs& out) {
-  if (key == kineto::kInputDims) return read_input_lists(v, out, false);
-  if (key == kineto::kInputStrides) return read_input_lists(v, out, true);
-  if (key == kineto::kInputType) return read_string_list(v, out, false);
-  if (key == kineto::kConcreteInputs) return read_string_list(v, out, true);
-  if (key == kineto::kSequenceNumber) return read_int(v, key, out.sequence_number);
-  if (key == kineto::kFwdThreadId) {  // no analysis reads it
-    int64_t unkept = kNoId;
-    return read_int(v, key, unkept);
+error_code TraceBuilder::read_arg(ArgsRead what, ArgKey k, std::string_view key, od::value& v, Event& ev) {
+  if (what == ArgsRead::kMemory) return read_memory_arg(k, key, v, ev.mem);
+  if (k == ArgKey::kExternalId) return read_int(v, key, ev.slice.external_id);
+  if (k == ArgKey::kCorrelation) return read_int(v, key, ev.slice.correlation);
+  switch (what) {
+    case ArgsRead::kOpWithInputs:
+      if (k == ArgKey::kInputDims) return read_input_dims(v, pending_op_);
+      if (k == ArgKey::kInputType) return read_string_list(v, pending_op_, false);
+      if (k == ArgKey::kConcreteInputs) return read_string_list(v, pending_op_, true);
+      [[fallthrough]];
+    case ArgsRead::kOp:
+      if (k == ArgKey::kSequenceNumber) return read_int(v, key, pending_op_.sequence_number);
+      return SUCCESS;
+    case ArgsRead::kPython: return read_python_arg(k, key, v, trace_.python_args.back());
+    case ArgsRead::kGpu:
+      if (k == ArgKey::kDevice) return read_int(v, key, trace_.gpu_args.back().device);
+      if (k == ArgKey::kStream) return read_int(v, key, trace_.gpu_args.back().stream);
+      return SUCCESS;
+    default: return SUCCESS;
   }
-  return SUCCESS;
 }
 
-// "Input Dims" / "Input Strides": one entry per positional input: [] for scalars and None,
-// [d0, d1, ...] for a tensor, [[...], [...]] for a TensorList. The numbers go to a reused
-// scratch buffer first, so each row gets its inputs in one allocation of the exact size
-// (shapes of rank <= 4 then live inside OpInput, see TensorDims). Strides and a TensorList's
-// member shapes are read (a bad number in them is still an issue) but not kept: no analysis
+// "Input Dims": one entry per positional input: [] for scalars and None, [d0, d1, ...] for a
+// tensor, [[...], [...]] for a TensorList. The numbers go to a reused scratch buffer first, so
+// each row gets its inputs in one allocation of the exact size (shapes of rank <= 4 then live
+// inside OpInput, see TensorDims). A TensorList's member shapes are stepped over: no analysis
 // reads them.
-error_code TraceBuilder::read_input_lists(od::value v, OpArgs& out, bool strides) {
-  const std::string_view what = strides ? kineto::kInputStrides : kineto::kInputDims;
+error_code TraceBuilder::read_input_dims(od::value& v, OpArgs& out) {
   od::array inputs;
   if (auto e = v.get_array().get(inputs)) return e;
   scratch_values_.clear();
@@ -389,25 +521,16 @@ error_code TraceBuilder::read_input_lists(od::value v, OpArgs& out, bool strides
     for (auto item_result : items) {
       od::value item;
       if (auto e = item_result.get(item)) return e;
-      od::json_type t;
-      if (auto e = item.type().get(t)) return e;
-      if (t == od::json_type::array) {  // TensorList: one shape per tensor
-        od::array shape;
-        if (auto e = item.get_array().get(shape)) return e;
-        for (auto d : shape) {
-          int64_t x = 0;
-          od::value dv;
-          if (auto e = d.get(dv)) return e;
-          if (auto e = read_int(dv, what, x)) return e;
-        }
-        continue;
-      }
       int64_t x = 0;
-      if (auto e = read_int(item, what, x)) return e;
+      if (item.get_int64().get(x) != SUCCESS) {  // a failure consumes nothing: look at what it is
+        od::json_type t;
+        if (auto e = item.type().get(t)) return e;
+        if (t == od::json_type::array) continue;  // TensorList: one shape per tensor, not kept
+        if (auto e = read_int(item, kineto::kInputDims, x)) return e;  // an issue; the dim stays 0
+      }
       scratch_values_.push_back(x);
     }
-    if (!strides && scratch_values_.size() > flat_begin)
-      scratch_spans_.push_back({input_index, flat_begin, scratch_values_.size()});
+    if (scratch_values_.size() > flat_begin) scratch_spans_.push_back({input_index, flat_begin, scratch_values_.size()});
   }
   if (out.inputs.size() < n) out.inputs.resize(n);
   for (const ScratchSpan& span : scratch_spans_)
@@ -415,7 +538,7 @@ error_code TraceBuilder::read_input_lists(od::value v, OpArgs& out, bool strides
   return SUCCESS;
 }
 
-error_code TraceBuilder::read_string_list(od::value v, OpArgs& out, bool concrete) {
+error_code TraceBuilder::read_string_list(od::value& v, OpArgs& out, bool concrete) {
   od::array items;
   if (auto e = v.get_array().get(items)) return e;
   scratch_ids_.clear();
@@ -434,55 +557,40 @@ error_code TraceBuilder::read_string_list(od::value v, OpArgs& out, bool concret
   return SUCCESS;
 }
 
-error_code TraceBuilder::read_python_args(std::string_view key, od::value v, PythonArgs& out) {
-  if (key == kineto::kPythonId) return read_int(v, key, out.python_id);
-  if (key == kineto::kPythonParentId) {
-    bool null = false;
-    if (v.is_null().get(null) == SUCCESS && null) return SUCCESS;  // roots: parent stays kNoId
-    return read_int(v, key, out.parent_id);
+error_code TraceBuilder::read_python_arg(ArgKey k, std::string_view key, od::value& v, PythonArgs& out) {
+  switch (k) {
+    case ArgKey::kPythonId: return read_int(v, key, out.python_id);
+    case ArgKey::kPythonParentId: {
+      bool null = false;
+      if (v.is_null().get(null) == SUCCESS && null) return SUCCESS;  // roots: parent stays kNoId
+      return read_int(v, key, out.parent_id);
+    }
+    case ArgKey::kPythonModuleId: return read_int(v, key, out.module_id);
+    default: return SUCCESS;
   }
-  if (key == kineto::kPythonModuleId) return read_int(v, key, out.module_id);
-  return SUCCESS;
 }
 
-error_code TraceBuilder::read_gpu_args(std::string_view key, od::value v, GpuArgs& out) {
-  if (key == kineto::kDevice) return read_int(v, key, out.device);
-  if (key == kineto::kStream) return read_int(v, key, out.stream);
-  // Bytes, grid and block are checked but not kept (no analysis reads them).
-  if (key == kineto::kBytes) {
-    int64_t bytes = 0;
-    return read_int(v, key, bytes);
+error_code TraceBuilder::read_memory_arg(ArgKey k, std::string_view key, od::value& v, MemoryEvent& out) {
+  switch (k) {
+    case ArgKey::kDeviceType: return read_int32(v, key, out.device_type);
+    case ArgKey::kDeviceId: return read_int32(v, key, out.device_id);
+    case ArgKey::kAddr: return read_int(v, key, out.addr);
+    case ArgKey::kMemoryBytes: return read_int(v, key, out.bytes);
+    case ArgKey::kTotalAllocated: return read_int(v, key, out.total_allocated);
+    case ArgKey::kTotalReserved: return read_int(v, key, out.total_reserved);
+    default: return SUCCESS;
   }
-  if (key == kineto::kGrid || key == kineto::kBlock) {
-    od::array items;
-    if (auto e = v.get_array().get(items)) return e;
-    for (auto item_result : items) {
-      od::value item;
-      if (auto e = item_result.get(item)) return e;
-      int64_t x = 0;
-      if (auto e = read_int(item, key, x)) return e;
-      if (x < INT32_MIN || x > INT32_MAX) issue("number_out_of_range", std::string(key) + " = " + std::to_string(x));
-    }
-  }
-  return SUCCESS;
 }
 
-error_code TraceBuilder::read_memory_args(std::string_view key, od::value v, MemoryEvent& out) {
-  int64_t x = 0;
-  if (key == kineto::kDeviceType || key == kineto::kDeviceId) {
-    x = key == kineto::kDeviceType ? out.device_type : out.device_id;
-    if (auto e = read_int(v, key, x)) return e;
-    if (x < INT32_MIN || x > INT32_MAX) {
-      issue("number_out_of_range", std::string(key) + " = " + std::to_string(x));
-      return SUCCESS;
-    }
-    (key == kineto::kDeviceType ? out.device_type : out.device_id) = static_cast<int32_t>(x);
+// A value kept as int32: one out of that range is an issue and leaves `out` as it was.
+error_code TraceBuilder::read_int32(od::value& v, std::string_view key, int32_t& out) {
+  int64_t x = out;
+  if (auto e = read_int(v, key, x)) return e;
+  if (x < INT32_MIN || x > INT32_MAX) {
+    issue("number_out_of_range", std::string(key) + " = " + std::to_string(x));
     return SUCCESS;
   }
-  if (key == kineto::kAddr) return read_int(v, key, out.addr);
-  if (key == kineto::kMemoryBytes) return read_int(v, key, out.bytes);
-  if (key == kineto::kTotalAllocated) return read_int(v, key, out.total_allocated);
-  if (key == kineto::kTotalReserved) return read_int(v, key, out.total_reserved);
+  out = static_cast<int32_t>(x);
   return SUCCESS;
 }
 

@@ -11,7 +11,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "attnprof/kineto_keys.h"
@@ -33,6 +32,20 @@ Category category_of(std::string_view cat);
 simdjson::error_code check_literal(od::value v);
 
 struct ParsedChunk;
+
+// A set of ids that are never kNoId, for the duplicate-launch check (one insert per launch,
+// ~0.3 M per GB of trace): open addressing in one power-of-two table grown at half full,
+// instead of a node allocated per id (std::unordered_set was 1.6 - 1.9% of a single-thread
+// analyze on the 1 GB trace).
+class IdSet {
+ public:
+  bool insert(int64_t id);  // false when `id` was there already
+
+ private:
+  void grow();
+  std::vector<int64_t> slots_;  // kNoId: empty
+  size_t size_ = 0;
+};
 
 class TraceBuilder {
  public:
@@ -64,21 +77,26 @@ class TraceBuilder {
 
  private:
   struct Event;  // fields of the event being read
+ public:
+  enum class ArgKey : size_t;    // a key of an event's args that ingest reads
+  enum class ArgsRead : uint8_t;  // which of them an event's args are read for
+ private:
 
+  simdjson::error_code read_phase(od::value& v, Event& ev);
   simdjson::error_code read_args(od::object args, Event& ev);
-  simdjson::error_code read_op_args(std::string_view key, od::value v, OpArgs& out);
-  simdjson::error_code read_gpu_args(std::string_view key, od::value v, GpuArgs& out);
-  simdjson::error_code read_python_args(std::string_view key, od::value v, PythonArgs& out);
-  simdjson::error_code read_memory_args(std::string_view key, od::value v, MemoryEvent& out);
+  simdjson::error_code read_arg(ArgsRead what, ArgKey k, std::string_view key, od::value& v, Event& ev);
+  simdjson::error_code read_python_arg(ArgKey k, std::string_view key, od::value& v, PythonArgs& out);
+  simdjson::error_code read_memory_arg(ArgKey k, std::string_view key, od::value& v, MemoryEvent& out);
   simdjson::error_code read_metadata_args(od::object args, Event& ev);
-  simdjson::error_code read_input_lists(od::value v, OpArgs& out, bool strides);
-  simdjson::error_code read_string_list(od::value v, OpArgs& out, bool concrete);
+  simdjson::error_code read_input_dims(od::value& v, OpArgs& out);
+  simdjson::error_code read_string_list(od::value& v, OpArgs& out, bool concrete);
   simdjson::error_code read_device_properties(od::value v);
   simdjson::error_code read_distributed_info(od::value v);
 
-  simdjson::error_code read_int(od::value v, std::string_view key, int64_t& out);
-  simdjson::error_code read_id(od::value v, std::string_view key, int64_t& out);  // int or string
-  simdjson::error_code read_time(od::value v, std::string_view key, int64_t& out, bool& present);
+  simdjson::error_code read_int(od::value& v, std::string_view key, int64_t& out);
+  simdjson::error_code read_int32(od::value& v, std::string_view key, int32_t& out);
+  simdjson::error_code read_id(od::value& v, std::string_view key, int64_t& out);  // int or string
+  simdjson::error_code read_time(od::value& v, std::string_view key, int64_t& out, bool& present);
   void finish_event(Event& ev);
   void drop_args(const Event& ev);
   // The op args just read (pending_op_) as a row of Trace::op_args, their inputs dropped unless
@@ -99,9 +117,9 @@ class TraceBuilder {
   std::vector<uint8_t> inputs_read_;  // per StrId: kUnchecked, or whether reads_.op_inputs holds
   std::vector<int64_t> launch_events_;  // kChunk and kStream: event numbers of the launches not yet checked
   std::unordered_map<std::string, int64_t> string_ids_;
-  std::unordered_set<int64_t> launch_correlations_;  // runtime/driver correlation ids seen
+  IdSet launch_correlations_;  // runtime/driver correlation ids seen
 
-  // Reused by read_input_lists / read_string_list (no allocation per event once warm).
+  // Reused by read_input_dims / read_string_list (no allocation per event once warm).
   struct ScratchSpan {
     uint32_t input;  // position in the list
     size_t begin, end;
