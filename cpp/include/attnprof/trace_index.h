@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,13 +35,6 @@ struct TraceIndex {
   std::vector<uint32_t> parent;
   std::vector<uint32_t> first_child;
   std::vector<uint32_t> next_sibling;
-  // Per slice: for GPU slices, the runtime/driver launch and the linked cpu_op.
-  std::vector<uint32_t> launch_of;
-  std::vector<uint32_t> op_of;
-  // Per cpu_op slice: the GPU slices it launched directly (CSR: gpu_items[gpu_begin[s] ..
-  // gpu_begin[s+1]) ), in device-time order.
-  std::vector<uint32_t> gpu_begin;
-  std::vector<uint32_t> gpu_items;
   // Root CPU slices of every thread, in (pid, tid, ts) order.
   std::vector<uint32_t> roots;
   // All GPU activity slices (kernel, memcpy, memset) in start-time order.
@@ -50,6 +44,33 @@ struct TraceIndex {
   std::vector<uint32_t> orphan_gpu_slices;
   std::vector<StepRange> steps;  // sorted by ts
   bool has_python_tree = false;  // python_function events present (with_stack=True)
+
+  // For a GPU slice: the runtime/driver call that launched it (same correlation) and the
+  // linked cpu_op; kNoSlice when there is none, and for every other slice.
+  uint32_t launch_of(uint32_t gpu_slice) const { return gpu_link(gpu_slice).launch; }
+  uint32_t op_of(uint32_t gpu_slice) const { return gpu_link(gpu_slice).op; }
+  // The GPU slices a cpu_op launched directly, in device-time order (empty for other slices).
+  std::span<const uint32_t> gpu_of(uint32_t op) const;
+
+  // The links behind launch_of / op_of / gpu_of, one row per GPU slice or per op with GPU
+  // work rather than per slice: most slices are CPU-side, and per-slice link arrays cost
+  // 12 bytes for every one of them (a third of the index at 1 GB).
+  struct GpuLink {
+    uint32_t slice = kNoSlice, launch = kNoSlice, op = kNoSlice;
+  };
+  struct OpGpuRange {
+    uint32_t op, begin;  // the op's GPU slices: gpu_items[begin, next row's begin)
+  };
+  std::vector<GpuLink> gpu_links;     // one per GPU slice, by slice
+  std::vector<OpGpuRange> op_ranges;  // by op, then one past the last: {kNoSlice, gpu_items.size()}
+  std::vector<uint32_t> gpu_items;
+
+ private:
+  GpuLink gpu_link(uint32_t gpu_slice) const {
+    auto it = std::lower_bound(gpu_links.begin(), gpu_links.end(), gpu_slice,
+                               [](const GpuLink& l, uint32_t s) { return l.slice < s; });
+    return it != gpu_links.end() && it->slice == gpu_slice ? *it : GpuLink{};
+  }
 };
 
 TraceIndex build_trace_index(const Trace& trace);

@@ -75,11 +75,11 @@ std::vector<CaptureRange> capture_ranges(const Trace& trace) {
   std::map<int64_t, std::vector<int64_t>> open;  // tid -> begin times of captures not yet ended
   std::vector<CaptureRange> ranges;
   for (const auto& [s, begins_capture] : calls) {
-    auto& begins = open[s->tid];
+    auto& begins = open[trace.tid_of(*s)];
     if (begins_capture) {
       begins.push_back(s->ts_ns);
     } else if (!begins.empty()) {
-      ranges.push_back({s->tid, begins.back(), s->end_ns()});
+      ranges.push_back({trace.tid_of(*s), begins.back(), s->end_ns()});
       begins.pop_back();
     }
   }
@@ -192,7 +192,7 @@ EventPools event_pools(const Trace& trace, const std::vector<const MemoryEvent*>
 std::vector<std::string> enclosing_ops(const Trace& trace, const std::vector<const MemoryEvent*>& events) {
   std::map<int64_t, std::vector<const Slice*>> ops_by_tid;
   for (const auto& s : trace.slices)
-    if (is_cpu_op(s)) ops_by_tid[s.tid].push_back(&s);
+    if (is_cpu_op(s)) ops_by_tid[trace.tid_of(s)].push_back(&s);
   for (auto& [tid, ops] : ops_by_tid)
     std::sort(ops.begin(), ops.end(), [](const Slice* a, const Slice* b) {
       return a->ts_ns != b->ts_ns ? a->ts_ns < b->ts_ns : a->dur_ns > b->dur_ns;

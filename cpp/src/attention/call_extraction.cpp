@@ -277,7 +277,7 @@ Call call_from_op(ExtractionContext& ctx, uint32_t top) {
 
 // A kernel replayed by cudaGraphLaunch / hipGraphLaunch / cuGraphLaunch.
 bool is_graph_replay(ExtractionContext& ctx, uint32_t gpu_slice) {
-  const uint32_t launch = ctx.index.launch_of[gpu_slice];
+  const uint32_t launch = ctx.index.launch_of(gpu_slice);
   return launch != kNoSlice && ctx.names.graph_launch(ctx.trace.slices[launch]);
 }
 
@@ -308,7 +308,7 @@ class SingleCallOps {
 // Adds one helper kernel (and, when its op launched nothing else of another call, the op)
 // to a kernel-only call.
 void add_helper_kernel(ExtractionContext& ctx, SingleCallOps& single, uint32_t g, Call& call) {
-  const uint32_t op = ctx.index.op_of[g];
+  const uint32_t op = ctx.index.op_of(g);
   if (op != kNoSlice && single(op)) {
     add_kernels_under(ctx, op, component::kFused, call);
     claim_ops(ctx, op);
@@ -326,8 +326,8 @@ Call kernel_only_call(ExtractionContext& ctx, SingleCallOps& single, uint32_t g,
   call.direction = std::string(p.direction.empty() ? "forward" : p.direction);
   call.phase = std::string(p.phase);
   call.fused = true;
-  const uint32_t op = ctx.index.op_of[g];
-  const uint32_t launch = ctx.index.launch_of[g];
+  const uint32_t op = ctx.index.op_of(g);
+  const uint32_t launch = ctx.index.launch_of(g);
   // The op is the call's own when it launched this call only; a region around a graph
   // launch is not: then the launch places the call in time.
   const bool own_op = op != kNoSlice && single(op);
@@ -364,7 +364,7 @@ std::vector<size_t> add_kernel_only_calls(ExtractionContext& ctx, std::vector<Ca
     if (ctx.claimed_gpu[g]) continue;
     const KernelPattern* p = ctx.names.kernel(trace.slices[g]);
     if (!p || p->kind != KernelKind::kFusedAttention) continue;
-    const bool launched = ctx.index.launch_of[g] != kNoSlice || ctx.index.op_of[g] != kNoSlice;
+    const bool launched = ctx.index.launch_of(g) != kNoSlice || ctx.index.op_of(g) != kNoSlice;
     if (!launched) continue;
     if (p->part == KernelPart::kBefore) {
       before.push_back(g);
@@ -376,7 +376,7 @@ std::vector<size_t> add_kernel_only_calls(ExtractionContext& ctx, std::vector<Ca
     }
     Call call = kernel_only_call(ctx, single, g, *p);
     for (const uint32_t h : before) {
-      const uint32_t cpu = ctx.index.op_of[h] != kNoSlice ? ctx.index.op_of[h] : ctx.index.launch_of[h];
+      const uint32_t cpu = ctx.index.op_of(h) != kNoSlice ? ctx.index.op_of(h) : ctx.index.launch_of(h);
       call.cpu_ts_ns = std::min(call.cpu_ts_ns, trace.slices[cpu].ts_ns);
       add_helper_kernel(ctx, single, h, call);
     }
@@ -565,13 +565,13 @@ void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view com
   const Trace& trace = ctx.trace;
   std::vector<uint32_t> gpu;
   if (is_cpu_op(trace.slices[op])) {
-    for (uint32_t i = ctx.index.gpu_begin[op]; i < ctx.index.gpu_begin[op + 1]; ++i) gpu.push_back(ctx.index.gpu_items[i]);
+    for (const uint32_t g : ctx.index.gpu_of(op)) gpu.push_back(g);
   }
   // Children's kernels are added with their own component by the caller when it cares;
   // everything not yet claimed below `op` gets `component`.
   for_each_descendant(ctx.index, op, [&](uint32_t s) {
     if (!is_cpu_op(trace.slices[s])) return;
-    for (uint32_t i = ctx.index.gpu_begin[s]; i < ctx.index.gpu_begin[s + 1]; ++i) gpu.push_back(ctx.index.gpu_items[i]);
+    for (const uint32_t g : ctx.index.gpu_of(s)) gpu.push_back(g);
   });
   for (const uint32_t g : gpu) {
     if (ctx.claimed_gpu[g]) continue;

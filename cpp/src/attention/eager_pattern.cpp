@@ -211,14 +211,13 @@ class EagerMatcher {
 std::vector<std::vector<uint32_t>> outermost_ops_per_thread(const ExtractionContext& ctx) {
   const Trace& trace = ctx.trace;
   std::vector<std::vector<uint32_t>> threads;
-  int64_t pid = 0, tid = 0;
+  uint32_t thread = 0;
   std::vector<uint32_t> stack;
   for (const uint32_t root : ctx.index.roots) {
     const Slice& r = trace.slices[root];
-    if (threads.empty() || r.pid != pid || r.tid != tid) {
+    if (threads.empty() || r.thread != thread) {
       threads.emplace_back();
-      pid = r.pid;
-      tid = r.tid;
+      thread = r.thread;
     }
     stack.assign(1, root);
     while (!stack.empty()) {

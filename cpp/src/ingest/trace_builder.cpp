@@ -179,6 +179,16 @@ StrId TraceBuilder::intern(std::string_view s) {
 // -1, -2, ...): real traces hold negative numeric tids, so -1, -2, ... cannot mark them.
 constexpr int64_t kChunkTextIdBase = INT64_MIN;
 
+// Events of one thread come in runs: the table is looked up when the thread changes.
+uint32_t TraceBuilder::thread_of(int64_t pid, int64_t tid) {
+  if (last_thread_ == kNoThread || pid != last_pid_ || tid != last_tid_) {
+    last_thread_ = trace_.threads.intern(pid, tid);
+    last_pid_ = pid;
+    last_tid_ = tid;
+  }
+  return last_thread_;
+}
+
 int64_t TraceBuilder::string_id(std::string_view text) {
   auto [it, inserted] = string_ids_.try_emplace(std::string(text), 0);
   if (inserted) {
@@ -545,8 +555,7 @@ void TraceBuilder::finish_event(Event& ev) {
         s.cat = Category::kCpuOp;
         issue("no_category", std::string(ev.name));
       }
-      s.pid = ev.pid;
-      s.tid = ev.tid;
+      s.thread = thread_of(ev.pid, ev.tid);
       s.ts_ns = ev.ts;
       s.dur_ns = ev.dur;
       if (ev.op_args && has_op_args(s.cat)) s.args = store_op_args(s.name, pending_op_);
@@ -627,11 +636,15 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
   absorb_issues(part, event_base);
   const auto python_base = static_cast<uint32_t>(trace_.python_args.size());
   const auto gpu_base = static_cast<uint32_t>(trace_.gpu_args.size());
+  std::vector<uint32_t> threads(part.threads.size());
+  for (size_t i = 0; i < threads.size(); ++i) {
+    const ThreadKey& key = part.threads.get(static_cast<uint32_t>(i));
+    threads[i] = trace_.threads.intern(id(key.pid), id(key.tid));
+  }
   size_t launch = 0;
   for (Slice s : part.slices) {
     s.name = str[s.name];
-    s.pid = id(s.pid);
-    s.tid = id(s.tid);
+    s.thread = threads[s.thread];
     if (s.args != kNoArgs) {
       if (has_op_args(s.cat)) {  // kept by the chunk's builder (ChunkJob::reads, or everything without): renumbered, or dropped here
         OpArgs& row = part.op_args[s.args];

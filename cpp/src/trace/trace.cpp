@@ -33,6 +33,12 @@ std::optional<StrId> StringPool::find(std::string_view s) const {
   return std::nullopt;
 }
 
+uint32_t ThreadTable::intern(int64_t pid, int64_t tid) {
+  const auto [it, inserted] = index_.try_emplace(ThreadKey{pid, tid}, static_cast<uint32_t>(keys_.size()));
+  if (inserted) keys_.push_back(it->first);
+  return it->second;
+}
+
 const char* category_name(Category c) {
   for (const kineto::CategorySpelling& spelling : kineto::kCategories)
     if (spelling.category == c) return spelling.text.data();  // the literals are NUL-terminated

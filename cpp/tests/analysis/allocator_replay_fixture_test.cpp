@@ -203,8 +203,8 @@ TEST(AllocatorReplay, EventsInsideAGraphCaptureAllocateFromItsPrivatePool) {
   Trace trace;
   trace.path = "hand-made";
   const auto call = [&](std::string_view name, int64_t ts) {
-    trace.slices.push_back({.name = trace.strings.intern(name), .cat = Category::kRuntime, .tid = capturing,
-                            .ts_ns = ts, .dur_ns = 5});
+    trace.slices.push_back({.name = trace.strings.intern(name), .thread = trace.threads.intern(0, capturing),
+                            .ts_ns = ts, .dur_ns = 5, .cat = Category::kRuntime});
   };
   call("cudaStreamBeginCapture", 100);
   call("cudaStreamEndCapture", 200);

@@ -72,8 +72,7 @@ class TraceBuilder {
     Slice s;
     s.name = trace.strings.intern(name);
     s.cat = cat;
-    s.pid = pid;
-    s.tid = tid;
+    s.thread = trace.threads.intern(pid, tid);
     s.ts_ns = ts_us * 1000;
     s.dur_ns = dur_us * 1000;
     return s;
@@ -95,7 +94,7 @@ TEST(TraceIndex, NestsOpsByTimeAndLinksKernelsThroughTheirLaunch) {
   EXPECT_EQ(index.parent[inner], outer);
   EXPECT_EQ(index.parent[after], kNoSlice);
   ASSERT_EQ(index.gpu_slices.size(), 1u);
-  EXPECT_EQ(index.op_of[index.gpu_slices[0]], inner);
+  EXPECT_EQ(index.op_of(index.gpu_slices[0]), inner);
   std::vector<uint32_t> gpu;
   collect_subtree_gpu(b.trace, index, outer, gpu);
   EXPECT_EQ(gpu.size(), 1u);

@@ -163,8 +163,8 @@ TEST(FixtureLoad, H200LlamaHasDeviceCudnnSdpaKernelsAndMemoryEvents) {
   EXPECT_EQ(k->dur_ns, 84800);
   EXPECT_EQ(k->external_id, 1191);
   EXPECT_EQ(k->correlation, 20126);
-  EXPECT_EQ(k->pid, 0);
-  EXPECT_EQ(k->tid, 7);
+  EXPECT_EQ(t.pid_of(*k), 0);
+  EXPECT_EQ(t.tid_of(*k), 7);
   const GpuArgs* g = t.gpu_args_of(*k);
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->device, 0);
@@ -197,8 +197,8 @@ TEST(FixtureLoad, CpuOpShapesTypesAndConcreteInputsAreParallelLists) {
   EXPECT_EQ(s.dur_ns, 710301);
   EXPECT_EQ(s.external_id, 1025);
   EXPECT_EQ(s.correlation, kNoId);
-  EXPECT_EQ(s.pid, 418);
-  EXPECT_EQ(s.tid, 418);
+  EXPECT_EQ(t.pid_of(s), 418);
+  EXPECT_EQ(t.tid_of(s), 418);
   const OpArgs* a = t.op_args_of(s);
   ASSERT_NE(a, nullptr);
   ASSERT_EQ(a->inputs.size(), 5u);
@@ -230,10 +230,10 @@ TEST(FixtureLoad, StringPidsGetStableNegativeIdsAndMetadataNamesAreKept) {
                                  [&](const Slice& s) { return t.name_of(s) == "PyTorch Profiler (0)"; });
   ASSERT_NE(span, t.slices.end());
   EXPECT_EQ(span->cat, Category::kOther);
-  ASSERT_LT(span->pid, 0);
-  ASSERT_LT(span->tid, 0);
-  EXPECT_EQ(t.meta.string_ids.at(static_cast<size_t>(-span->pid - 1)), "Spans");
-  EXPECT_EQ(t.meta.string_ids.at(static_cast<size_t>(-span->tid - 1)), "PyTorch Profiler");
+  ASSERT_LT(t.pid_of(*span), 0);
+  ASSERT_LT(t.tid_of(*span), 0);
+  EXPECT_EQ(t.meta.string_ids.at(static_cast<size_t>(-t.pid_of(*span) - 1)), "Spans");
+  EXPECT_EQ(t.meta.string_ids.at(static_cast<size_t>(-t.tid_of(*span) - 1)), "PyTorch Profiler");
   EXPECT_EQ(t.meta.process_names.at(418), "python3");
   EXPECT_EQ(t.meta.process_labels.at(418), "CPU");
   EXPECT_EQ(t.meta.process_labels.at(0), "GPU 0");

@@ -30,8 +30,8 @@ void expect_same_trace(const Trace& a, const Trace& b) {
     const Slice &x = a.slices[i], &y = b.slices[i];
     ASSERT_EQ(a.name_of(x), b.name_of(y)) << "slice " << i;
     ASSERT_EQ(x.cat, y.cat) << "slice " << i;
-    ASSERT_EQ(x.pid, y.pid) << "slice " << i;
-    ASSERT_EQ(x.tid, y.tid) << "slice " << i;
+    ASSERT_EQ(a.pid_of(x), b.pid_of(y)) << "slice " << i;
+    ASSERT_EQ(a.tid_of(x), b.tid_of(y)) << "slice " << i;
     ASSERT_EQ(x.ts_ns, y.ts_ns) << "slice " << i;
     ASSERT_EQ(x.dur_ns, y.dur_ns) << "slice " << i;
     ASSERT_EQ(x.external_id, y.external_id) << "slice " << i;
