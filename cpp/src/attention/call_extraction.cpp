@@ -611,7 +611,7 @@ KernelRef kernel_ref_of(const Trace& trace, const Slice& k, std::string componen
   ref.component = std::move(component);
   ref.ts_ns = k.ts_ns;
   ref.device_time_us = static_cast<double>(k.dur_ns) / 1000.0;
-  ref.correlation = k.correlation;
+  ref.correlation = k.correlation();
   if (const GpuArgs* a = trace.gpu_args_of(k)) ref.stream = a->stream;
   return ref;
 }

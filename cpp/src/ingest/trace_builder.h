@@ -81,6 +81,7 @@ class TraceBuilder {
   simdjson::error_code read_time(od::value v, std::string_view key, int64_t& out, bool& present);
   void finish_event(Event& ev);
   void drop_args(const Event& ev);
+  void keep_gpu_external_id(Slice& s, int64_t external_id);
   // The op args just read (pending_op_) as a row of Trace::op_args, their inputs dropped unless
   // an analysis reads them; kNoArgs when nothing is left to keep.
   uint32_t store_op_args(StrId name, OpArgs& row);

@@ -62,6 +62,12 @@ const GpuArgs* Trace::gpu_args_of(const Slice& s) const {
   return s.args < gpu_args.size() ? &gpu_args[s.args] : nullptr;
 }
 
+int64_t Trace::external_id_of(const Slice& s) const {
+  if (!links_by_correlation(s.cat)) return s.link_id;
+  const GpuArgs* gpu = gpu_args_of(s);
+  return gpu ? gpu->external_id : kNoId;
+}
+
 IngestIssue& Trace::issue_of(std::string_view kind) {
   for (IngestIssue& issue : issues)
     if (issue.kind == kind) return issue;

@@ -164,7 +164,7 @@ class SliceById {
 };
 
 bool is_launch(const Slice& s) {
-  return (s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId;
+  return (s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.link_id != kNoId;
 }
 
 // The cpu_ops with an External id some GPU slice still needs (the fallback link, for
@@ -178,7 +178,7 @@ SliceById ops_by_wanted_external_id(const Trace& trace, std::vector<int64_t> wan
   const auto is_wanted = [&](int64_t id) { return std::binary_search(wanted.begin(), wanted.end(), id); };
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
-    if (s.cat == Category::kCpuOp && s.external_id != kNoId && is_wanted(s.external_id)) ops.add(s.external_id, i);
+    if (s.cat == Category::kCpuOp && s.link_id != kNoId && is_wanted(s.link_id)) ops.add(s.link_id, i);
   }
   ops.finish();
   return ops;
@@ -211,21 +211,22 @@ void link_gpu_to_cpu(const Trace& trace, TraceIndex& index) {
   index.gpu_links.reserve(gpu);
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
-    if (is_launch(s)) launch_by_correlation.add(s.correlation, i);
+    if (is_launch(s)) launch_by_correlation.add(s.link_id, i);
     else if (is_gpu_activity(s)) index.gpu_links.push_back({i, kNoSlice, kNoSlice});
   }
   launch_by_correlation.finish();
   std::vector<int64_t> wanted_external_ids;
   for (TraceIndex::GpuLink& link : index.gpu_links) {
     const Slice& k = trace.slices[link.slice];
-    if (k.correlation != kNoId) link.launch = launch_by_correlation.find(k.correlation);
+    if (k.link_id != kNoId) link.launch = launch_by_correlation.find(k.link_id);
     if (link.launch != kNoSlice) link.op = parent_op(trace, index, link.launch);
-    if (link.op == kNoSlice && k.external_id != kNoId) wanted_external_ids.push_back(k.external_id);
+    if (const int64_t external_id = trace.external_id_of(k); link.op == kNoSlice && external_id != kNoId)
+      wanted_external_ids.push_back(external_id);
   }
   const SliceById op_by_external_id = ops_by_wanted_external_id(trace, std::move(wanted_external_ids));
   for (TraceIndex::GpuLink& link : index.gpu_links) {
-    const Slice& k = trace.slices[link.slice];
-    if (link.op == kNoSlice && k.external_id != kNoId) link.op = op_by_external_id.find(k.external_id);
+    const int64_t external_id = trace.external_id_of(trace.slices[link.slice]);
+    if (link.op == kNoSlice && external_id != kNoId) link.op = op_by_external_id.find(external_id);
   }
   index.gpu_slices.reserve(gpu);
   for (const TraceIndex::GpuLink& link : index.gpu_links) index.gpu_slices.push_back(link.slice);

@@ -219,7 +219,7 @@ TEST(AllocatorReplay, EventsInsideAGraphCaptureAllocateFromItsPrivatePool) {
   int64_t allocated = 1024 * MiB;
   const auto event = [&](int64_t ts, int64_t tid, int64_t offset, int64_t bytes) {
     allocated += bytes;
-    trace.memory.push_back({.ts_ns = ts, .tid = tid, .device_type = 1, .device_id = 0, .addr = base + offset,
+    trace.memory.push_back({.ts_ns = ts, .thread = trace.threads.intern(0, tid), .device_type = 1, .device_id = 0, .addr = base + offset,
                             .bytes = bytes, .total_allocated = allocated, .total_reserved = 4096 * MiB});
   };
   event(50, capturing, 0, 64 * MiB);           // before any capture: default pool

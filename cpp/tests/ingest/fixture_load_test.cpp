@@ -119,7 +119,7 @@ TEST(FixtureLoad, SmallChunksGiveTheSameTablesAsOneChunk) {
       ASSERT_EQ(a.name_of(a.slices[i]), b.name_of(b.slices[i]));
       ASSERT_EQ(a.slices[i].ts_ns, b.slices[i].ts_ns);
       ASSERT_EQ(a.slices[i].dur_ns, b.slices[i].dur_ns);
-      ASSERT_EQ(a.slices[i].correlation, b.slices[i].correlation);
+      ASSERT_EQ(a.slices[i].correlation(), b.slices[i].correlation());
     }
     EXPECT_EQ(a.event_count, b.event_count);
     EXPECT_EQ(a.memory.size(), b.memory.size());
@@ -161,8 +161,8 @@ TEST(FixtureLoad, H200LlamaHasDeviceCudnnSdpaKernelsAndMemoryEvents) {
   //  "stream": 7, "grid": [132, 1, 1], "block": [384, 1, 1]}
   EXPECT_EQ(k->ts_ns, 5136433173328493);
   EXPECT_EQ(k->dur_ns, 84800);
-  EXPECT_EQ(k->external_id, 1191);
-  EXPECT_EQ(k->correlation, 20126);
+  EXPECT_EQ(t.external_id_of(*k), 1191);
+  EXPECT_EQ(k->correlation(), 20126);
   EXPECT_EQ(t.pid_of(*k), 0);
   EXPECT_EQ(t.tid_of(*k), 7);
   const GpuArgs* g = t.gpu_args_of(*k);
@@ -181,7 +181,7 @@ TEST(FixtureLoad, H200LlamaHasDeviceCudnnSdpaKernelsAndMemoryEvents) {
   EXPECT_EQ(m.device_id, 0);
   EXPECT_EQ(m.device_type, 1);
   EXPECT_EQ(m.addr, 139668343488512);
-  EXPECT_EQ(m.pid, 418);
+  EXPECT_EQ(t.pid_of(m), 418);
 }
 
 TEST(FixtureLoad, CpuOpShapesTypesAndConcreteInputsAreParallelLists) {
@@ -195,8 +195,8 @@ TEST(FixtureLoad, CpuOpShapesTypesAndConcreteInputsAreParallelLists) {
   EXPECT_EQ(s.cat, Category::kCpuOp);
   EXPECT_EQ(s.ts_ns, 5136433169502610);
   EXPECT_EQ(s.dur_ns, 710301);
-  EXPECT_EQ(s.external_id, 1025);
-  EXPECT_EQ(s.correlation, kNoId);
+  EXPECT_EQ(t.external_id_of(s), 1025);
+  EXPECT_EQ(s.correlation(), kNoId);
   EXPECT_EQ(t.pid_of(s), 418);
   EXPECT_EQ(t.tid_of(s), 418);
   const OpArgs* a = t.op_args_of(s);
@@ -322,7 +322,7 @@ TEST(FixtureLoad, NsDisplayUnitTraceStillWritesMicrosecondsAndKeepsEveryNanoseco
   ASSERT_NE(k, t.slices.end());
   EXPECT_EQ(k->ts_ns, 1712195495505582988);
   EXPECT_EQ(k->dur_ns, 4928);
-  EXPECT_EQ(k->correlation, 135071);
+  EXPECT_EQ(k->correlation(), 135071);
   EXPECT_EQ(t.gpu_args_of(*k)->stream, 7);
   EXPECT_EQ(t.meta.devices.size(), 8u);
   EXPECT_EQ(t.meta.devices[0].name, "Tesla V100-SXM2-32GB");
