@@ -191,8 +191,9 @@ int rank_for_backend(OpRole role) {  // which op of a call names the backend
 // first one after it P V; any other is a projection (nn.MultiheadAttention's in/out proj).
 void add_math_kernels(ExtractionContext& ctx, uint32_t math_op, Call& call) {
   std::vector<uint32_t> children;
-  for (uint32_t c = ctx.index.first_child[math_op]; c != kNoSlice; c = ctx.index.next_sibling[c])
+  for_each_child(ctx.trace, ctx.index, math_op, [&](uint32_t c) {
     if (is_cpu_op(ctx.trace.slices[c])) children.push_back(c);
+  });
   auto component_at = [&](size_t i) { return component_of_op(ctx.trace.name_of(ctx.trace.slices[children[i]])); };
   const size_t none = children.size();
   size_t softmax = none, qk = none, av = none;
@@ -222,7 +223,7 @@ Call call_from_op(ExtractionContext& ctx, uint32_t top) {
 
   // The ops of the call: the top one and the attention ops below it.
   std::vector<std::pair<uint32_t, const AttentionOp*>> ops{{top, ctx.names.attention_op(top_slice)}};
-  for_each_descendant(ctx.index, top, [&](uint32_t s) {
+  for_each_descendant(ctx.trace, ctx.index, top, [&](uint32_t s) {
     if (const AttentionOp* op = ctx.names.attention_op(trace.slices[s])) ops.emplace_back(s, op);
   });
   auto best = [&](auto rank) {
@@ -435,7 +436,7 @@ void add_unrecognised_op_calls(ExtractionContext& ctx, std::vector<Call>& calls)
     std::vector<uint32_t> gpu;
     collect_subtree_gpu(trace, ctx.index, i, gpu);
     for (const uint32_t g : gpu) around_call = around_call || ctx.claimed_gpu[g];
-    for_each_descendant(ctx.index, i, [&](uint32_t d) { around_call = around_call || ctx.inside_call[d]; });
+    for_each_descendant(ctx.trace, ctx.index, i, [&](uint32_t d) { around_call = around_call || ctx.inside_call[d]; });
     if (around_call) continue;
     Call call;
     call.backend = backend::kExternal;
@@ -498,7 +499,7 @@ void note_grad_sequences(ExtractionContext& ctx, uint32_t op, int64_t call_ts, s
     if (args && args->sequence_number >= 0) ctx.grad_owner[args->sequence_number] = {call_ts, std::string(component)};
   };
   note(op);
-  for_each_descendant(ctx.index, op, note);
+  for_each_descendant(ctx.trace, ctx.index, op, note);
 }
 
 void add_unfused_backward_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
@@ -558,7 +559,7 @@ void add_unfused_backward_calls(ExtractionContext& ctx, std::vector<Call>& calls
 
 void claim_ops(ExtractionContext& ctx, uint32_t op) {
   ctx.inside_call[op] = true;
-  for_each_descendant(ctx.index, op, [&](uint32_t s) { ctx.inside_call[s] = true; });
+  for_each_descendant(ctx.trace, ctx.index, op, [&](uint32_t s) { ctx.inside_call[s] = true; });
 }
 
 void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view component, Call& call) {
@@ -569,7 +570,7 @@ void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view com
   }
   // Children's kernels are added with their own component by the caller when it cares;
   // everything not yet claimed below `op` gets `component`.
-  for_each_descendant(ctx.index, op, [&](uint32_t s) {
+  for_each_descendant(ctx.trace, ctx.index, op, [&](uint32_t s) {
     if (!is_cpu_op(trace.slices[s])) return;
     for (const uint32_t g : ctx.index.gpu_of(s)) gpu.push_back(g);
   });

@@ -37,29 +37,6 @@ int nesting_rank(Category c) {
   }
 }
 
-// The CPU-side slices of each thread, threads in (pid, tid) order, each in file order. Two
-// passes (count, then fill) so that each list is allocated once at its size: doubling slack
-// on lists of millions of slices would set the analysis's peak memory.
-std::vector<std::vector<uint32_t>> cpu_slices_by_thread(const Trace& trace) {
-  std::vector<size_t> counts(trace.threads.size(), 0);
-  for (const Slice& s : trace.slices)
-    if (is_cpu_side(s)) ++counts[s.thread];
-  std::vector<uint32_t> order;  // thread ids with CPU-side slices, by (pid, tid)
-  for (uint32_t t = 0; t < counts.size(); ++t)
-    if (counts[t] > 0) order.push_back(t);
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return trace.threads.get(a) < trace.threads.get(b); });
-  std::vector<uint32_t> list_of(trace.threads.size(), 0);
-  std::vector<std::vector<uint32_t>> lists(order.size());
-  for (size_t k = 0; k < order.size(); ++k) {
-    list_of[order[k]] = static_cast<uint32_t>(k);
-    lists[k].reserve(counts[order[k]]);
-  }
-  for (uint32_t i = 0; i < trace.slices.size(); ++i)
-    if (is_cpu_side(trace.slices[i])) lists[list_of[trace.slices[i].thread]].push_back(i);
-  return lists;
-}
-
 // Nesting order: by start, longer first, then Python frames before annotations before ops
 // (nesting_rank), then file order.
 struct NestingOrder {
@@ -91,12 +68,12 @@ void merge_runs(std::vector<uint32_t>& slices, size_t first, size_t mid, size_t 
 // most (inplace_merge's buffer); sorting packed (ts, dur, rank, index) keys held 24 bytes
 // per slice of the largest thread, most of a trace's CPU slices (60 MiB at 1 GB), and was
 // the peak of the whole analysis.
-void sort_for_nesting(const Trace& trace, std::vector<uint32_t>& slices) {
+void sort_for_nesting(const Trace& trace, std::vector<uint32_t>& slices, size_t begin, size_t end) {
   const NestingOrder less{trace};
-  std::vector<uint32_t> bounds{0};  // where each sorted run starts, then the end
-  for (size_t k = 1; k < slices.size(); ++k)
+  std::vector<uint32_t> bounds{static_cast<uint32_t>(begin)};  // where each sorted run starts, then the end
+  for (size_t k = begin + 1; k < end; ++k)
     if (less(slices[k], slices[k - 1])) bounds.push_back(static_cast<uint32_t>(k));
-  bounds.push_back(static_cast<uint32_t>(slices.size()));
+  bounds.push_back(static_cast<uint32_t>(end));
   while (bounds.size() > 2) {
     size_t kept = 1;
     for (size_t r = 0; r + 2 < bounds.size(); r += 2) {
@@ -108,33 +85,50 @@ void sort_for_nesting(const Trace& trace, std::vector<uint32_t>& slices) {
   }
 }
 
+// cpu_order: the CPU-side slices grouped by thread, threads in (pid, tid) order, each in
+// file order (a counting sort: one array at its size, no list per thread).
+void group_cpu_slices_by_thread(const Trace& trace, TraceIndex& index) {
+  index.thread_order.assign(trace.threads.size(), {});
+  for (const Slice& s : trace.slices)
+    if (is_cpu_side(s)) ++index.thread_order[s.thread].end;
+  std::vector<uint32_t> by_key(trace.threads.size());
+  std::iota(by_key.begin(), by_key.end(), 0);
+  std::sort(by_key.begin(), by_key.end(),
+            [&](uint32_t a, uint32_t b) { return trace.threads.get(a) < trace.threads.get(b); });
+  uint32_t next = 0;
+  for (const uint32_t t : by_key) {
+    TraceIndex::Range& r = index.thread_order[t];
+    r = {next, next + r.end};
+    next = r.end;
+  }
+  index.cpu_order.resize(next);
+  std::vector<uint32_t> cursor(trace.threads.size());
+  for (uint32_t t = 0; t < cursor.size(); ++t) cursor[t] = index.thread_order[t].begin;
+  for (uint32_t i = 0; i < trace.slices.size(); ++i)
+    if (is_cpu_side(trace.slices[i])) index.cpu_order[cursor[trace.slices[i].thread]++] = i;
+}
+
 void build_cpu_trees(const Trace& trace, TraceIndex& index) {
+  group_cpu_slices_by_thread(trace, index);
+  std::vector<uint32_t> by_key(trace.threads.size());  // threads in (pid, tid) order: roots come out so
+  std::iota(by_key.begin(), by_key.end(), 0);
+  std::sort(by_key.begin(), by_key.end(),
+            [&](uint32_t a, uint32_t b) { return index.thread_order[a].begin < index.thread_order[b].begin; });
   std::vector<uint32_t> stack;
-  std::vector<uint32_t> last_child;  // last child appended under each stack entry
-  for (std::vector<uint32_t>& slices : cpu_slices_by_thread(trace)) {
-    sort_for_nesting(trace, slices);
+  for (const uint32_t t : by_key) {
+    const TraceIndex::Range r = index.thread_order[t];
+    sort_for_nesting(trace, index.cpu_order, r.begin, r.end);
     stack.clear();
-    last_child.clear();
-    for (const uint32_t i : slices) {
+    for (size_t k = r.begin; k < r.end; ++k) {
+      const uint32_t i = index.cpu_order[k];
       const Slice& s = trace.slices[i];
       if (s.cat == Category::kPythonFunction) index.has_python_tree = true;
       // A slice belongs to the open one when it starts before that one ends (start
       // containment: Kineto's rounding can push a child's end a few ns out).
-      while (!stack.empty() && s.ts_ns >= trace.slices[stack.back()].end_ns()) {
-        stack.pop_back();
-        last_child.pop_back();
-      }
-      if (stack.empty()) {
-        index.roots.push_back(i);
-      } else {
-        const uint32_t p = stack.back();
-        index.parent[i] = p;
-        if (last_child.back() == kNoSlice) index.first_child[p] = i;
-        else index.next_sibling[last_child.back()] = i;
-        last_child.back() = i;
-      }
+      while (!stack.empty() && s.ts_ns >= trace.slices[stack.back()].end_ns()) stack.pop_back();
+      if (stack.empty()) index.roots.push_back(i);
+      else index.parent[i] = stack.back();
       stack.push_back(i);
-      last_child.push_back(kNoSlice);
     }
   }
 }
@@ -259,8 +253,6 @@ TraceIndex build_trace_index(const Trace& trace) {
   TraceIndex index;
   const size_t n = trace.slices.size();
   index.parent.assign(n, kNoSlice);
-  index.first_child.assign(n, kNoSlice);
-  index.next_sibling.assign(n, kNoSlice);
   build_cpu_trees(trace, index);
   link_gpu_to_cpu(trace, index);
   find_steps(trace, index);
@@ -272,6 +264,15 @@ std::span<const uint32_t> TraceIndex::gpu_of(uint32_t op) const {
                              [](const OpGpuRange& r, uint32_t o) { return r.op < o; });
   if (op == kNoSlice || it == op_ranges.end() || it->op != op) return {};
   return {gpu_items.data() + it->begin, gpu_items.data() + std::next(it)->begin};
+}
+
+size_t cpu_position(const Trace& trace, const TraceIndex& index, uint32_t slice) {
+  const Slice& s = trace.slices[slice];
+  if (!is_cpu_side(s)) return index.cpu_order.size();
+  const TraceIndex::Range r = index.thread_order[s.thread];
+  const auto first = index.cpu_order.begin() + r.begin, last = index.cpu_order.begin() + r.end;
+  const auto it = std::lower_bound(first, last, slice, NestingOrder{trace});
+  return it != last && *it == slice ? static_cast<size_t>(it - index.cpu_order.begin()) : index.cpu_order.size();
 }
 
 uint32_t parent_op(const Trace& trace, const TraceIndex& index, uint32_t slice) {
@@ -287,7 +288,7 @@ void collect_subtree_gpu(const Trace& trace, const TraceIndex& index, uint32_t s
     for (const uint32_t g : index.gpu_of(s)) out.push_back(g);
   };
   add_direct(slice);
-  for_each_descendant(index, slice, add_direct);
+  for_each_descendant(trace, index, slice, add_direct);
 }
 
 std::string_view module_instance_name(std::string_view name) {
