@@ -62,7 +62,7 @@ struct TraceIndex {
 
   // The links behind launch_of / op_of / gpu_of, one row per GPU slice or per op with GPU
   // work rather than per slice: most slices are CPU-side, and per-slice link arrays cost
-  // 12 bytes for every one of them (a third of the index at 1 GB).
+  // 12 bytes for every one of them (half of what the index held per slice).
   struct GpuLink {
     uint32_t slice = kNoSlice, launch = kNoSlice, op = kNoSlice;
   };
