@@ -18,9 +18,11 @@ namespace attnprof {
 struct IngestOptions {
   // Called with (bytes consumed, total bytes or 0 when unknown) as ingest advances.
   std::function<void(size_t, size_t)> progress;
-  // Events are parsed in chunks of about this size. 8 MiB parses as fast as 32 MiB and holds
-  // ~75 MiB less (the window, its spare and the parser's index are each about a chunk).
-  size_t chunk_bytes = size_t{8} << 20;
+  // Events are parsed in chunks of about this size. Each parsing thread holds about a chunk
+  // of text, its parser's index and a chunk's tables; 1 MiB parses as fast as 8 MiB (which
+  // parsed as fast as 32 MiB) and, with two workers, holds ~27 MiB less at 1 GB
+  // (docs/performance.md, "Peak memory").
+  size_t chunk_bytes = size_t{1} << 20;
   // Threads parsing chunks: 0 = one per free core (the load average counted, at most one per
   // chunk and at most 8; none when that is one or less), 1 = the calling thread only. The
   // Trace is the same for any value; each thread holds about one chunk in memory.

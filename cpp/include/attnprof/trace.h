@@ -8,6 +8,7 @@
 #pragma once
 
 #include <algorithm>
+#include <compare>
 #include <cstdint>
 #include <initializer_list>
 #include <deque>
@@ -57,20 +58,56 @@ const char* category_name(Category c);
 
 inline constexpr int64_t kNoId = -1;
 
+// A (pid, tid) as Kineto writes them; string pids/tids ("Spans", "Traces") are mapped to
+// negative ids (TraceMetadata::string_ids).
+struct ThreadKey {
+  int64_t pid = 0;
+  int64_t tid = 0;
+  friend auto operator<=>(const ThreadKey&, const ThreadKey&) = default;
+};
+
+// The distinct (pid, tid) pairs of a trace, numbered densely in order of first appearance,
+// so that a slice holds one 4-byte number instead of two 8-byte ids. Id 0 is always (0, 0),
+// so a default Slice reads as pid 0, tid 0.
+class ThreadTable {
+ public:
+  ThreadTable() { intern(0, 0); }
+  uint32_t intern(int64_t pid, int64_t tid);
+  const ThreadKey& get(uint32_t id) const { return keys_[id]; }
+  size_t size() const { return keys_.size(); }
+
+ private:
+  std::vector<ThreadKey> keys_;
+  std::map<ThreadKey, uint32_t> index_;
+};
+
+// Launches (runtime/driver calls) and GPU activity are linked by args["correlation"]; the
+// other categories (cpu ops) by args["External id"].
+inline bool links_by_correlation(Category c) {
+  return c == Category::kRuntime || c == Category::kDriver || c == Category::kKernel || c == Category::kMemcpy ||
+         c == Category::kMemset;
+}
+
 // One complete ('X') event. Arguments that only some categories carry live in side
 // tables indexed by `args` (kNoArgs when the event has none that attnprof keeps).
 struct Slice {
   StrId name = kNoStr;
-  Category cat = Category::kOther;
-  int64_t pid = 0;  // string pids/tids ("Spans", "Traces") are mapped to negative ids
-  int64_t tid = 0;
+  uint32_t thread = 0;  // into Trace::threads (Trace::pid_of / tid_of)
   int64_t ts_ns = 0;
   int64_t dur_ns = 0;
-  int64_t external_id = kNoId;  // args["External id"]
-  int64_t correlation = kNoId;  // args["correlation"] (runtime/driver and GPU events)
+  // args["correlation"] where the category links by it (links_by_correlation), else
+  // args["External id"]. A GPU slice's External id is in its GpuArgs (Trace::external_id_of);
+  // a launch's is not kept (no analysis reads it).
+  int64_t link_id = kNoId;
   uint32_t args = UINT32_MAX;   // index into Trace::op_args / python_args / gpu_args by cat
+  Category cat = Category::kOther;
   int64_t end_ns() const { return ts_ns + dur_ns; }
+  int64_t correlation() const { return links_by_correlation(cat) ? link_id : kNoId; }
 };
+// A trace holds one Slice per 'X' event (millions in a multi-GB trace): its size is most of
+// analyze's peak memory, so a field that only some categories use belongs in a side table
+// (40 bytes: 2.9 M slices at 1 GB are 111 MiB).
+static_assert(sizeof(Slice) <= 40, "Slice is one row per event: keep it at most 40 bytes");
 inline constexpr uint32_t kNoArgs = UINT32_MAX;
 
 // A tensor's dims or strides: up to kInline values stored in place (the rank of attention's
@@ -178,13 +215,13 @@ struct PythonArgs {  // for kPythonFunction slices
 struct GpuArgs {
   int64_t device = kNoId;
   int64_t stream = kNoId;
+  int64_t external_id = kNoId;  // args["External id"]: links the kernel to its op when no launch was recorded
 };
 
 // `[memory]` instant events (profile_memory=True). Bytes < 0 is a free.
 struct MemoryEvent {
   int64_t ts_ns = 0;
-  int64_t pid = 0;
-  int64_t tid = 0;
+  uint32_t thread = 0;  // into Trace::threads, as Slice::thread
   int32_t device_type = 0;  // 0 = CPU, 1 = CUDA (also ROCm), others as Kineto writes them
   int32_t device_id = -1;
   int64_t addr = 0;
@@ -253,6 +290,7 @@ struct Trace {
   std::string path;  // file the trace came from
   TraceMetadata meta;
   StringPool strings;
+  ThreadTable threads;  // the (pid, tid) of every Slice::thread
 
   std::vector<Slice> slices;  // all 'X' events, in file order
   std::vector<OpArgs> op_args;
@@ -268,6 +306,12 @@ struct Trace {
   const PythonArgs* python_args_of(const Slice& s) const;
   const GpuArgs* gpu_args_of(const Slice& s) const;
   std::string_view name_of(const Slice& s) const { return strings.get(s.name); }
+  int64_t pid_of(const Slice& s) const { return threads.get(s.thread).pid; }
+  int64_t tid_of(const Slice& s) const { return threads.get(s.thread).tid; }
+  int64_t pid_of(const MemoryEvent& m) const { return threads.get(m.thread).pid; }
+  int64_t tid_of(const MemoryEvent& m) const { return threads.get(m.thread).tid; }
+  // args["External id"] of a cpu op or GPU slice (kNoId when absent, and for launches).
+  int64_t external_id_of(const Slice& s) const;
   // Counts one occurrence of `kind`, keeping `sample` among the first IngestIssue::kMaxSamples.
   void add_issue(std::string_view kind, std::string sample);
   // The entry for `kind`, appended with count 0 when there is none yet.

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,17 +31,18 @@ struct StepRange {
 };
 
 struct TraceIndex {
-  // Per slice (parallel to Trace::slices). CPU-side slices only; kNoSlice elsewhere.
+  // Per slice (parallel to Trace::slices): the innermost CPU-side slice around it on its
+  // thread; kNoSlice for roots and for GPU slices.
   std::vector<uint32_t> parent;
-  std::vector<uint32_t> first_child;
-  std::vector<uint32_t> next_sibling;
-  // Per slice: for GPU slices, the runtime/driver launch and the linked cpu_op.
-  std::vector<uint32_t> launch_of;
-  std::vector<uint32_t> op_of;
-  // Per cpu_op slice: the GPU slices it launched directly (CSR: gpu_items[gpu_begin[s] ..
-  // gpu_begin[s+1]) ), in device-time order.
-  std::vector<uint32_t> gpu_begin;
-  std::vector<uint32_t> gpu_items;
+  // The CPU-side slices in nesting order (cpu_position), thread by thread, threads in (pid,
+  // tid) order: a pre-order walk of each thread's tree, so a slice's subtree is the run right
+  // after it (walk_below). That and `parent` are the trees in 8 bytes per slice, where
+  // parent, first child and next sibling per slice took 12.
+  std::vector<uint32_t> cpu_order;
+  struct Range {
+    uint32_t begin = 0, end = 0;
+  };
+  std::vector<Range> thread_order;  // per Trace::threads id: its run of cpu_order
   // Root CPU slices of every thread, in (pid, tid, ts) order.
   std::vector<uint32_t> roots;
   // All GPU activity slices (kernel, memcpy, memset) in start-time order.
@@ -50,6 +52,33 @@ struct TraceIndex {
   std::vector<uint32_t> orphan_gpu_slices;
   std::vector<StepRange> steps;  // sorted by ts
   bool has_python_tree = false;  // python_function events present (with_stack=True)
+
+  // For a GPU slice: the runtime/driver call that launched it (same correlation) and the
+  // linked cpu_op; kNoSlice when there is none, and for every other slice.
+  uint32_t launch_of(uint32_t gpu_slice) const { return gpu_link(gpu_slice).launch; }
+  uint32_t op_of(uint32_t gpu_slice) const { return gpu_link(gpu_slice).op; }
+  // The GPU slices a cpu_op launched directly, in device-time order (empty for other slices).
+  std::span<const uint32_t> gpu_of(uint32_t op) const;
+
+  // The links behind launch_of / op_of / gpu_of, one row per GPU slice or per op with GPU
+  // work rather than per slice: most slices are CPU-side, and per-slice link arrays cost
+  // 12 bytes for every one of them (half of what the index held per slice).
+  struct GpuLink {
+    uint32_t slice = kNoSlice, launch = kNoSlice, op = kNoSlice;
+  };
+  struct OpGpuRange {
+    uint32_t op, begin;  // the op's GPU slices: gpu_items[begin, next row's begin)
+  };
+  std::vector<GpuLink> gpu_links;     // one per GPU slice, by slice
+  std::vector<OpGpuRange> op_ranges;  // by op, then one past the last: {kNoSlice, gpu_items.size()}
+  std::vector<uint32_t> gpu_items;
+
+ private:
+  GpuLink gpu_link(uint32_t gpu_slice) const {
+    auto it = std::lower_bound(gpu_links.begin(), gpu_links.end(), gpu_slice,
+                               [](const GpuLink& l, uint32_t s) { return l.slice < s; });
+    return it != gpu_links.end() && it->slice == gpu_slice ? *it : GpuLink{};
+  }
 };
 
 TraceIndex build_trace_index(const Trace& trace);
@@ -69,20 +98,46 @@ uint32_t parent_op(const Trace& trace, const TraceIndex& index, uint32_t slice);
 void collect_subtree_gpu(const Trace& trace, const TraceIndex& index, uint32_t slice,
                          std::vector<uint32_t>& out);
 
-// Visits the subtree below `slice` in time order (pre-order), not including `slice`.
-template <typename Fn>
-void for_each_descendant(const TraceIndex& index, uint32_t slice, Fn&& fn) {
-  std::vector<uint32_t> stack;
-  for (uint32_t c = index.first_child[slice]; c != kNoSlice; c = index.next_sibling[c]) stack.push_back(c);
-  std::reverse(stack.begin(), stack.end());
-  while (!stack.empty()) {
-    const uint32_t s = stack.back();
-    stack.pop_back();
-    fn(s);
-    const size_t mark = stack.size();
-    for (uint32_t c = index.first_child[s]; c != kNoSlice; c = index.next_sibling[c]) stack.push_back(c);
-    std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(mark), stack.end());
+// Where a CPU-side slice is in TraceIndex::cpu_order; cpu_order.size() for other slices.
+size_t cpu_position(const Trace& trace, const TraceIndex& index, uint32_t slice);
+
+// Visits the subtree below `slice` in time order (pre-order), not including `slice`;
+// visit(s) returns whether to go on below s.
+template <typename Visit>
+void walk_below(const Trace& trace, const TraceIndex& index, uint32_t slice, Visit&& visit) {
+  const size_t position = cpu_position(trace, index, slice);
+  if (position == index.cpu_order.size()) return;
+  const size_t end = index.thread_order[trace.slices[slice].thread].end;
+  struct Open {
+    uint32_t slice;
+    bool visiting;  // whether the slices below it are visited
+  };
+  std::vector<Open> path{{slice, true}};  // the open slices around the next one, `slice` first
+  for (size_t k = position + 1; k < end; ++k) {
+    const uint32_t s = index.cpu_order[k];
+    while (!path.empty() && path.back().slice != index.parent[s]) path.pop_back();
+    if (path.empty()) return;  // past the subtree: it is one run
+    const bool visiting = path.back().visiting && visit(s);
+    path.push_back({s, visiting});
   }
+}
+
+// Visits every slice below `slice`, in time order (pre-order), not including `slice`.
+template <typename Fn>
+void for_each_descendant(const Trace& trace, const TraceIndex& index, uint32_t slice, Fn&& fn) {
+  walk_below(trace, index, slice, [&](uint32_t s) {
+    fn(s);
+    return true;
+  });
+}
+
+// Visits the slices directly below `slice`, in time order.
+template <typename Fn>
+void for_each_child(const Trace& trace, const TraceIndex& index, uint32_t slice, Fn&& fn) {
+  walk_below(trace, index, slice, [&](uint32_t s) {
+    fn(s);
+    return false;
+  });
 }
 
 // "nn.Module: LlamaAttention_0" -> "LlamaAttention_0"; "" for other python frames.

@@ -75,11 +75,11 @@ std::vector<CaptureRange> capture_ranges(const Trace& trace) {
   std::map<int64_t, std::vector<int64_t>> open;  // tid -> begin times of captures not yet ended
   std::vector<CaptureRange> ranges;
   for (const auto& [s, begins_capture] : calls) {
-    auto& begins = open[s->tid];
+    auto& begins = open[trace.tid_of(*s)];
     if (begins_capture) {
       begins.push_back(s->ts_ns);
     } else if (!begins.empty()) {
-      ranges.push_back({s->tid, begins.back(), s->end_ns()});
+      ranges.push_back({trace.tid_of(*s), begins.back(), s->end_ns()});
       begins.pop_back();
     }
   }
@@ -99,17 +99,18 @@ class CaptureLookup {
       for (Start& st : starts) st.reach_ns = reach = std::max(reach, captures_[st.capture].end_ns);
     }
   }
-  // Index of the capture, or -1. Of nested captures, the innermost (the latest begun).
-  int64_t of(const MemoryEvent& e) const {
-    const auto thread = by_thread_.find(e.tid);
+  // Index of the capture around an event at ts_ns on thread tid, or -1. Of nested
+  // captures, the innermost (the latest begun).
+  int64_t of(int64_t tid, int64_t ts_ns) const {
+    const auto thread = by_thread_.find(tid);
     if (thread == by_thread_.end()) return -1;
     const auto& starts = thread->second;
-    auto it = std::upper_bound(starts.begin(), starts.end(), e.ts_ns,
+    auto it = std::upper_bound(starts.begin(), starts.end(), ts_ns,
                                [](int64_t ts, const Start& st) { return ts < st.begin_ns; });
     while (it != starts.begin()) {
       --it;
-      if (it->reach_ns < e.ts_ns) break;  // no capture begun this early is still open
-      if (captures_[it->capture].end_ns >= e.ts_ns) return static_cast<int64_t>(it->capture);
+      if (it->reach_ns < ts_ns) break;  // no capture begun this early is still open
+      if (captures_[it->capture].end_ns >= ts_ns) return static_cast<int64_t>(it->capture);
     }
     return -1;
   }
@@ -172,7 +173,7 @@ EventPools event_pools(const Trace& trace, const std::vector<const MemoryEvent*>
   std::vector<CaptureBlock> blocks;
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent& e = *events[i];
-    if (e.bytes <= 0 || (capture[i] = lookup.of(e)) < 0) continue;
+    if (e.bytes <= 0 || (capture[i] = lookup.of(trace.tid_of(e), e.ts_ns)) < 0) continue;
     const auto begin = static_cast<uint64_t>(e.addr);
     blocks.push_back({begin, begin + static_cast<uint64_t>(allocator_round_size({}, e.bytes)),
                       static_cast<size_t>(capture[i])});
@@ -192,7 +193,7 @@ EventPools event_pools(const Trace& trace, const std::vector<const MemoryEvent*>
 std::vector<std::string> enclosing_ops(const Trace& trace, const std::vector<const MemoryEvent*>& events) {
   std::map<int64_t, std::vector<const Slice*>> ops_by_tid;
   for (const auto& s : trace.slices)
-    if (is_cpu_op(s)) ops_by_tid[s.tid].push_back(&s);
+    if (is_cpu_op(s)) ops_by_tid[trace.tid_of(s)].push_back(&s);
   for (auto& [tid, ops] : ops_by_tid)
     std::sort(ops.begin(), ops.end(), [](const Slice* a, const Slice* b) {
       return a->ts_ns != b->ts_ns ? a->ts_ns < b->ts_ns : a->dur_ns > b->dur_ns;
@@ -200,9 +201,10 @@ std::vector<std::string> enclosing_ops(const Trace& trace, const std::vector<con
   std::vector<std::string> names(events.size());
   std::map<int64_t, std::pair<size_t, std::vector<const Slice*>>> cursor;  // tid -> (next op, open ops)
   for (size_t i = 0; i < events.size(); ++i) {
-    const auto found = ops_by_tid.find(events[i]->tid);
+    const int64_t tid = trace.tid_of(*events[i]);
+    const auto found = ops_by_tid.find(tid);
     if (found == ops_by_tid.end()) continue;
-    auto& [next, open] = cursor[events[i]->tid];
+    auto& [next, open] = cursor[tid];
     const auto& ops = found->second;
     const int64_t ts = events[i]->ts_ns;
     while (next < ops.size() && ops[next]->ts_ns <= ts) {

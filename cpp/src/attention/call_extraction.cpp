@@ -191,8 +191,9 @@ int rank_for_backend(OpRole role) {  // which op of a call names the backend
 // first one after it P V; any other is a projection (nn.MultiheadAttention's in/out proj).
 void add_math_kernels(ExtractionContext& ctx, uint32_t math_op, Call& call) {
   std::vector<uint32_t> children;
-  for (uint32_t c = ctx.index.first_child[math_op]; c != kNoSlice; c = ctx.index.next_sibling[c])
+  for_each_child(ctx.trace, ctx.index, math_op, [&](uint32_t c) {
     if (is_cpu_op(ctx.trace.slices[c])) children.push_back(c);
+  });
   auto component_at = [&](size_t i) { return component_of_op(ctx.trace.name_of(ctx.trace.slices[children[i]])); };
   const size_t none = children.size();
   size_t softmax = none, qk = none, av = none;
@@ -222,7 +223,7 @@ Call call_from_op(ExtractionContext& ctx, uint32_t top) {
 
   // The ops of the call: the top one and the attention ops below it.
   std::vector<std::pair<uint32_t, const AttentionOp*>> ops{{top, ctx.names.attention_op(top_slice)}};
-  for_each_descendant(ctx.index, top, [&](uint32_t s) {
+  for_each_descendant(ctx.trace, ctx.index, top, [&](uint32_t s) {
     if (const AttentionOp* op = ctx.names.attention_op(trace.slices[s])) ops.emplace_back(s, op);
   });
   auto best = [&](auto rank) {
@@ -277,7 +278,7 @@ Call call_from_op(ExtractionContext& ctx, uint32_t top) {
 
 // A kernel replayed by cudaGraphLaunch / hipGraphLaunch / cuGraphLaunch.
 bool is_graph_replay(ExtractionContext& ctx, uint32_t gpu_slice) {
-  const uint32_t launch = ctx.index.launch_of[gpu_slice];
+  const uint32_t launch = ctx.index.launch_of(gpu_slice);
   return launch != kNoSlice && ctx.names.graph_launch(ctx.trace.slices[launch]);
 }
 
@@ -308,7 +309,7 @@ class SingleCallOps {
 // Adds one helper kernel (and, when its op launched nothing else of another call, the op)
 // to a kernel-only call.
 void add_helper_kernel(ExtractionContext& ctx, SingleCallOps& single, uint32_t g, Call& call) {
-  const uint32_t op = ctx.index.op_of[g];
+  const uint32_t op = ctx.index.op_of(g);
   if (op != kNoSlice && single(op)) {
     add_kernels_under(ctx, op, component::kFused, call);
     claim_ops(ctx, op);
@@ -326,8 +327,8 @@ Call kernel_only_call(ExtractionContext& ctx, SingleCallOps& single, uint32_t g,
   call.direction = std::string(p.direction.empty() ? "forward" : p.direction);
   call.phase = std::string(p.phase);
   call.fused = true;
-  const uint32_t op = ctx.index.op_of[g];
-  const uint32_t launch = ctx.index.launch_of[g];
+  const uint32_t op = ctx.index.op_of(g);
+  const uint32_t launch = ctx.index.launch_of(g);
   // The op is the call's own when it launched this call only; a region around a graph
   // launch is not: then the launch places the call in time.
   const bool own_op = op != kNoSlice && single(op);
@@ -364,7 +365,7 @@ std::vector<size_t> add_kernel_only_calls(ExtractionContext& ctx, std::vector<Ca
     if (ctx.claimed_gpu[g]) continue;
     const KernelPattern* p = ctx.names.kernel(trace.slices[g]);
     if (!p || p->kind != KernelKind::kFusedAttention) continue;
-    const bool launched = ctx.index.launch_of[g] != kNoSlice || ctx.index.op_of[g] != kNoSlice;
+    const bool launched = ctx.index.launch_of(g) != kNoSlice || ctx.index.op_of(g) != kNoSlice;
     if (!launched) continue;
     if (p->part == KernelPart::kBefore) {
       before.push_back(g);
@@ -376,7 +377,7 @@ std::vector<size_t> add_kernel_only_calls(ExtractionContext& ctx, std::vector<Ca
     }
     Call call = kernel_only_call(ctx, single, g, *p);
     for (const uint32_t h : before) {
-      const uint32_t cpu = ctx.index.op_of[h] != kNoSlice ? ctx.index.op_of[h] : ctx.index.launch_of[h];
+      const uint32_t cpu = ctx.index.op_of(h) != kNoSlice ? ctx.index.op_of(h) : ctx.index.launch_of(h);
       call.cpu_ts_ns = std::min(call.cpu_ts_ns, trace.slices[cpu].ts_ns);
       add_helper_kernel(ctx, single, h, call);
     }
@@ -435,7 +436,7 @@ void add_unrecognised_op_calls(ExtractionContext& ctx, std::vector<Call>& calls)
     std::vector<uint32_t> gpu;
     collect_subtree_gpu(trace, ctx.index, i, gpu);
     for (const uint32_t g : gpu) around_call = around_call || ctx.claimed_gpu[g];
-    for_each_descendant(ctx.index, i, [&](uint32_t d) { around_call = around_call || ctx.inside_call[d]; });
+    for_each_descendant(ctx.trace, ctx.index, i, [&](uint32_t d) { around_call = around_call || ctx.inside_call[d]; });
     if (around_call) continue;
     Call call;
     call.backend = backend::kExternal;
@@ -498,7 +499,7 @@ void note_grad_sequences(ExtractionContext& ctx, uint32_t op, int64_t call_ts, s
     if (args && args->sequence_number >= 0) ctx.grad_owner[args->sequence_number] = {call_ts, std::string(component)};
   };
   note(op);
-  for_each_descendant(ctx.index, op, note);
+  for_each_descendant(ctx.trace, ctx.index, op, note);
 }
 
 void add_unfused_backward_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
@@ -558,20 +559,20 @@ void add_unfused_backward_calls(ExtractionContext& ctx, std::vector<Call>& calls
 
 void claim_ops(ExtractionContext& ctx, uint32_t op) {
   ctx.inside_call[op] = true;
-  for_each_descendant(ctx.index, op, [&](uint32_t s) { ctx.inside_call[s] = true; });
+  for_each_descendant(ctx.trace, ctx.index, op, [&](uint32_t s) { ctx.inside_call[s] = true; });
 }
 
 void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view component, Call& call) {
   const Trace& trace = ctx.trace;
   std::vector<uint32_t> gpu;
   if (is_cpu_op(trace.slices[op])) {
-    for (uint32_t i = ctx.index.gpu_begin[op]; i < ctx.index.gpu_begin[op + 1]; ++i) gpu.push_back(ctx.index.gpu_items[i]);
+    for (const uint32_t g : ctx.index.gpu_of(op)) gpu.push_back(g);
   }
   // Children's kernels are added with their own component by the caller when it cares;
   // everything not yet claimed below `op` gets `component`.
-  for_each_descendant(ctx.index, op, [&](uint32_t s) {
+  for_each_descendant(ctx.trace, ctx.index, op, [&](uint32_t s) {
     if (!is_cpu_op(trace.slices[s])) return;
-    for (uint32_t i = ctx.index.gpu_begin[s]; i < ctx.index.gpu_begin[s + 1]; ++i) gpu.push_back(ctx.index.gpu_items[i]);
+    for (const uint32_t g : ctx.index.gpu_of(s)) gpu.push_back(g);
   });
   for (const uint32_t g : gpu) {
     if (ctx.claimed_gpu[g]) continue;
@@ -611,7 +612,7 @@ KernelRef kernel_ref_of(const Trace& trace, const Slice& k, std::string componen
   ref.component = std::move(component);
   ref.ts_ns = k.ts_ns;
   ref.device_time_us = static_cast<double>(k.dur_ns) / 1000.0;
-  ref.correlation = k.correlation;
+  ref.correlation = k.correlation();
   if (const GpuArgs* a = trace.gpu_args_of(k)) ref.stream = a->stream;
   return ref;
 }

@@ -211,27 +211,20 @@ class EagerMatcher {
 std::vector<std::vector<uint32_t>> outermost_ops_per_thread(const ExtractionContext& ctx) {
   const Trace& trace = ctx.trace;
   std::vector<std::vector<uint32_t>> threads;
-  int64_t pid = 0, tid = 0;
-  std::vector<uint32_t> stack;
+  uint32_t thread = 0;
+  // An op is taken and not looked below; anything else is looked through.
+  const auto take_op = [&](uint32_t s) {
+    if (!is_cpu_op(trace.slices[s])) return true;
+    if (!ctx.inside_call[s]) threads.back().push_back(s);
+    return false;
+  };
   for (const uint32_t root : ctx.index.roots) {
     const Slice& r = trace.slices[root];
-    if (threads.empty() || r.pid != pid || r.tid != tid) {
+    if (threads.empty() || r.thread != thread) {
       threads.emplace_back();
-      pid = r.pid;
-      tid = r.tid;
+      thread = r.thread;
     }
-    stack.assign(1, root);
-    while (!stack.empty()) {
-      const uint32_t s = stack.back();
-      stack.pop_back();
-      if (is_cpu_op(trace.slices[s])) {
-        if (!ctx.inside_call[s]) threads.back().push_back(s);
-        continue;
-      }
-      const size_t mark = stack.size();
-      for (uint32_t c = ctx.index.first_child[s]; c != kNoSlice; c = ctx.index.next_sibling[c]) stack.push_back(c);
-      std::reverse(stack.begin() + static_cast<std::ptrdiff_t>(mark), stack.end());
-    }
+    if (take_op(root)) walk_below(trace, ctx.index, root, take_op);
   }
   return threads;
 }

@@ -12,6 +12,10 @@
 #include <simdjson.h>
 
 #include <cstring>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <unistd.h>
 #include <memory>
 #include <optional>
 #include <string>
@@ -151,6 +155,19 @@ class HeaderScanner {
   size_t key_begin_ = 0, key_end_ = 0, key_start_ = 0, events_start_ = 0;
 };
 
+// Kineto's JSON shrinks ~9x through `gzip -1` (the 1 GB bench trace: 1,046 -> 121 MiB) and
+// more at higher levels: 8x under-reserves rather than over.
+constexpr size_t kGzipRatio = 8;
+
+// A reservation is only virtual memory, but Linux's default overcommit refuses a single
+// allocation larger than RAM plus swap (proc(5), overcommit_memory 0): each table reserves at
+// most a quarter of RAM, and grows by doubling past it.
+template <typename Row>
+size_t reservable_rows(size_t rows) {
+  static const size_t ram = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return std::min(rows, ram / 4 / sizeof(Row));
+}
+
 class StreamIngest {
  public:
   StreamIngest(ingest::ByteSource& src, const std::string& label, const IngestOptions& options)
@@ -161,13 +178,16 @@ class StreamIngest {
         workers_(ingest::ingest_worker_threads(options.threads, budget_)) {
     if (ingest::may_parse_in_parallel(options.threads, budget_)) idle_probe_.emplace();
     trace_.path = label;
-    // Kineto spends ~250-300 bytes of JSON per event, most of them 'X': reserving for one
-    // slice per 200 bytes (virtual memory; untouched pages cost no RSS) saves the doublings,
-    // each of which copies the table and faults in fresh pages. For .json.gz, total() is
-    // the compressed size, so this is a floor and the table still grows past it.
-    const size_t total = src.total();
-    trace_.slices.reserve(total / 200);
-    trace_.op_args.reserve(total / 1000);
+    // Kineto spends ~250-300 bytes of JSON per event, most of them 'X' or `[memory]`:
+    // reserving for one row per 200 bytes (virtual memory; untouched pages cost no RSS) saves
+    // the doublings, each of which copies the table and, while it copies, holds it twice
+    // (the slices' last doubling on the 1 GB trace through gzip: +100 MiB at the end of
+    // ingest). A gzipped trace is taken to be kGzipRatio times its size; past that (or past
+    // the cap) the tables grow by doubling as before.
+    const size_t json_bytes = src.inflates() ? src.total() * kGzipRatio : src.total();
+    trace_.slices.reserve(reservable_rows<Slice>(json_bytes / 200));
+    trace_.memory.reserve(reservable_rows<MemoryEvent>(json_bytes / 200));
+    trace_.op_args.reserve(reservable_rows<OpArgs>(json_bytes / 1000));
   }
 
   Result<Trace> run();
@@ -416,12 +436,24 @@ Result<Trace> StreamIngest::run() {
   return std::move(trace_);
 }
 
+// What ingest's threads freed (their chunks' tables, parsers and the inflater's blocks) sits
+// in free pages between live allocations of glibc's per-thread arenas, which free() does not
+// hand back; the analyses that follow allocate on the calling thread, so those pages would
+// stay resident through the peak (malloc_trim(3): whole free pages of every arena).
+void return_freed_pages() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace
 
 Result<Trace> load_trace(const std::string& path, const IngestOptions& options) {
   auto src = ingest::open_source(path);
   if (!src) return src.error();
-  return StreamIngest(**src, path, options).run();
+  Result<Trace> trace = StreamIngest(**src, path, options).run();
+  return_freed_pages();
+  return trace;
 }
 
 Result<Trace> parse_trace(std::string_view json_text, const std::string& label, const IngestOptions& options) {

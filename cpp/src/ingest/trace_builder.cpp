@@ -164,6 +164,13 @@ Category category_of(std::string_view cat) {
   return i == kCategoryTexts.size() ? Category::kOther : kineto::kCategories[i].category;
 }
 
+// The args of an 'X' event that finish_event folds into its Slice (Slice::link_id) or GpuArgs.
+struct SliceArgs {
+  int64_t external_id = kNoId;
+  int64_t correlation = kNoId;
+  uint32_t args = kNoArgs;
+};
+
 struct TraceBuilder::Event {
   char ph = 0;
   bool has_cat = false, has_name = false, has_ts = false, has_dur = false, has_id = false;
@@ -172,7 +179,7 @@ struct TraceBuilder::Event {
   int64_t pid = 0, tid = 0;
   int64_t ts = 0, dur = 0;
   int64_t flow_id = 0;
-  Slice slice;       // External id, correlation and the args row for 'X'
+  SliceArgs slice;   // External id, correlation and the args row for 'X'
   bool op_args = false;  // args of a cpu_op / user_annotation were read into pending_op_
   MemoryEvent mem;   // for `[memory]`
   MetaKind meta = MetaKind::kNone;
@@ -222,7 +229,7 @@ namespace {
 // Launches (runtime/driver calls) are what GPU work is linked to by correlation id, so two
 // with the same id make that link ambiguous.
 bool is_launch_with_correlation(const Slice& s) {
-  return (s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId;
+  return (s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation() != kNoId;
 }
 }  // namespace
 
@@ -271,9 +278,9 @@ void TraceBuilder::end_chunk(size_t first_slice) {
 }
 
 void TraceBuilder::check_launch(const Slice& s, int64_t event_index) {
-  if (!launch_correlations_.insert(s.correlation))
+  if (!launch_correlations_.insert(s.correlation()))
     trace_.add_issue("duplicate_correlation", event_sample(event_index, std::string(trace_.name_of(s)) +
-                                                                            " correlation " + std::to_string(s.correlation)));
+                                                                            " correlation " + std::to_string(s.correlation())));
 }
 
 // Names, types and concrete values repeat across millions of events: a direct-mapped cache
@@ -298,6 +305,16 @@ StrId TraceBuilder::intern(std::string_view s) {
 // A chunk numbers its string pids/tids from INT64_MIN up (absorb() maps them to the trace's
 // -1, -2, ...): real traces hold negative numeric tids, so -1, -2, ... cannot mark them.
 constexpr int64_t kChunkTextIdBase = INT64_MIN;
+
+// Events of one thread come in runs: the table is looked up when the thread changes.
+uint32_t TraceBuilder::thread_of(int64_t pid, int64_t tid) {
+  if (last_thread_ == kNoThread || pid != last_pid_ || tid != last_tid_) {
+    last_thread_ = trace_.threads.intern(pid, tid);
+    last_pid_ = pid;
+    last_tid_ = tid;
+  }
+  return last_thread_;
+}
 
 int64_t TraceBuilder::string_id(std::string_view text) {
   auto [it, inserted] = string_ids_.try_emplace(std::string(text), 0);
@@ -630,6 +647,16 @@ uint32_t TraceBuilder::store_op_args(StrId name, OpArgs& row) {
   return index;
 }
 
+// A GPU slice's External id goes to its GpuArgs row (Slice::link_id holds its correlation),
+// which is made for it when the event had no other GPU args.
+void TraceBuilder::keep_gpu_external_id(Slice& s, int64_t external_id) {
+  if (s.args == kNoArgs) {
+    s.args = static_cast<uint32_t>(trace_.gpu_args.size());
+    trace_.gpu_args.emplace_back();
+  }
+  trace_.gpu_args[s.args].external_id = external_id;
+}
+
 void TraceBuilder::finish_event(Event& ev) {
   switch (ev.ph) {
     case 'X': {
@@ -645,7 +672,7 @@ void TraceBuilder::finish_event(Event& ev) {
         issue("negative_duration", std::string(ev.name) + " dur " + std::to_string(ev.dur) + " ns (set to 0)");
         ev.dur = 0;
       }
-      Slice& s = ev.slice;
+      Slice s;
       s.name = intern(ev.name);
       s.cat = category_of(ev.cat);
       // PyTorch's legacy (pre-Kineto) profiler wrote its op ranges without a "cat".
@@ -653,10 +680,12 @@ void TraceBuilder::finish_event(Event& ev) {
         s.cat = Category::kCpuOp;
         issue("no_category", std::string(ev.name));
       }
-      s.pid = ev.pid;
-      s.tid = ev.tid;
+      s.thread = thread_of(ev.pid, ev.tid);
       s.ts_ns = ev.ts;
       s.dur_ns = ev.dur;
+      s.args = ev.slice.args;
+      s.link_id = links_by_correlation(s.cat) ? ev.slice.correlation : ev.slice.external_id;
+      if (has_gpu_args(s.cat) && ev.slice.external_id != kNoId) keep_gpu_external_id(s, ev.slice.external_id);
       if (ev.op_args && has_op_args(s.cat)) s.args = store_op_args(s.name, pending_op_);
       note_launch(s, trace_.event_count - 1);
       trace_.slices.push_back(s);
@@ -670,8 +699,7 @@ void TraceBuilder::finish_event(Event& ev) {
         return;
       }
       ev.mem.ts_ns = ev.ts;
-      ev.mem.pid = ev.pid;
-      ev.mem.tid = ev.tid;
+      ev.mem.thread = thread_of(ev.pid, ev.tid);
       trace_.memory.push_back(ev.mem);
       return;
     case 's':
@@ -735,11 +763,15 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
   absorb_issues(part, event_base);
   const auto python_base = static_cast<uint32_t>(trace_.python_args.size());
   const auto gpu_base = static_cast<uint32_t>(trace_.gpu_args.size());
+  std::vector<uint32_t> threads(part.threads.size());
+  for (size_t i = 0; i < threads.size(); ++i) {
+    const ThreadKey& key = part.threads.get(static_cast<uint32_t>(i));
+    threads[i] = trace_.threads.intern(id(key.pid), id(key.tid));
+  }
   size_t launch = 0;
   for (Slice s : part.slices) {
     s.name = str[s.name];
-    s.pid = id(s.pid);
-    s.tid = id(s.tid);
+    s.thread = threads[s.thread];
     if (s.args != kNoArgs) {
       if (has_op_args(s.cat)) {  // kept by the chunk's builder (ChunkJob::reads, or everything without): renumbered, or dropped here
         OpArgs& row = part.op_args[s.args];
@@ -761,8 +793,7 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
     trace_.python_args.insert(trace_.python_args.end(), part.python_args.begin(), part.python_args.end());
   trace_.gpu_args.insert(trace_.gpu_args.end(), part.gpu_args.begin(), part.gpu_args.end());
   for (MemoryEvent m : part.memory) {
-    m.pid = id(m.pid);
-    m.tid = id(m.tid);
+    m.thread = threads[m.thread];
     trace_.memory.push_back(m);
   }
   if (reads_.flows) {

@@ -99,11 +99,13 @@ class TraceBuilder {
   simdjson::error_code read_time(od::value& v, std::string_view key, int64_t& out, bool& present);
   void finish_event(Event& ev);
   void drop_args(const Event& ev);
+  void keep_gpu_external_id(Slice& s, int64_t external_id);
   // The op args just read (pending_op_) as a row of Trace::op_args, their inputs dropped unless
   // an analysis reads them; kNoArgs when nothing is left to keep.
   uint32_t store_op_args(StrId name, OpArgs& row);
   bool inputs_read(StrId name);  // reads_.op_inputs, decided once per interned name
   int64_t string_id(std::string_view text);
+  uint32_t thread_of(int64_t pid, int64_t tid);  // trace_.threads.intern, cached for runs of one thread
   StrId intern(std::string_view s);  // trace_.strings.intern through a small cache
   void issue(std::string_view kind, std::string_view detail);
   void note_launch(const Slice& s, int64_t event_index);
@@ -118,6 +120,9 @@ class TraceBuilder {
   std::vector<int64_t> launch_events_;  // kChunk and kStream: event numbers of the launches not yet checked
   std::unordered_map<std::string, int64_t> string_ids_;
   IdSet launch_correlations_;  // runtime/driver correlation ids seen
+  static constexpr uint32_t kNoThread = UINT32_MAX;
+  uint32_t last_thread_ = kNoThread;  // thread_of's last answer, for (last_pid_, last_tid_)
+  int64_t last_pid_ = 0, last_tid_ = 0;
 
   // Reused by read_input_dims / read_string_list (no allocation per event once warm).
   struct ScratchSpan {

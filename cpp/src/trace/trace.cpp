@@ -33,6 +33,12 @@ std::optional<StrId> StringPool::find(std::string_view s) const {
   return std::nullopt;
 }
 
+uint32_t ThreadTable::intern(int64_t pid, int64_t tid) {
+  const auto [it, inserted] = index_.try_emplace(ThreadKey{pid, tid}, static_cast<uint32_t>(keys_.size()));
+  if (inserted) keys_.push_back(it->first);
+  return it->second;
+}
+
 const char* category_name(Category c) {
   for (const kineto::CategorySpelling& spelling : kineto::kCategories)
     if (spelling.category == c) return spelling.text.data();  // the literals are NUL-terminated
@@ -54,6 +60,12 @@ const GpuArgs* Trace::gpu_args_of(const Slice& s) const {
   if (s.args == kNoArgs) return nullptr;
   if (s.cat != Category::kKernel && s.cat != Category::kMemcpy && s.cat != Category::kMemset) return nullptr;
   return s.args < gpu_args.size() ? &gpu_args[s.args] : nullptr;
+}
+
+int64_t Trace::external_id_of(const Slice& s) const {
+  if (!links_by_correlation(s.cat)) return s.link_id;
+  const GpuArgs* gpu = gpu_args_of(s);
+  return gpu ? gpu->external_id : kNoId;
 }
 
 IngestIssue& Trace::issue_of(std::string_view kind) {

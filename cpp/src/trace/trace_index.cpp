@@ -37,90 +37,98 @@ int nesting_rank(Category c) {
   }
 }
 
-// The CPU-side slices of each thread, threads in (pid, tid) order, each in file order. Two
-// passes (count, then fill) so that each list is allocated once at its size: doubling slack
-// on lists of millions of slices would set the analysis's peak memory. Events of one thread
-// come in runs, so the map is looked up when the thread changes, not per slice.
-std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> cpu_slices_by_thread(const Trace& trace) {
-  struct Thread {
-    size_t count = 0;
-    std::vector<uint32_t> slices;
-  };
-  std::map<std::pair<int64_t, int64_t>, Thread> threads;
-  const auto for_each_cpu_slice = [&](auto&& visit) {
-    Thread* last = nullptr;
-    std::pair<int64_t, int64_t> last_key{};
-    for (uint32_t i = 0; i < trace.slices.size(); ++i) {
-      const Slice& s = trace.slices[i];
-      if (!is_cpu_side(s)) continue;
-      if (last == nullptr || last_key.first != s.pid || last_key.second != s.tid) {
-        last_key = {s.pid, s.tid};
-        last = &threads[last_key];
-      }
-      visit(*last, i);
-    }
-  };
-  for_each_cpu_slice([](Thread& thread, uint32_t) { ++thread.count; });
-  for (auto& [key, thread] : threads) thread.slices.reserve(thread.count);
-  for_each_cpu_slice([](Thread& thread, uint32_t i) { thread.slices.push_back(i); });
-  std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> lists;
-  for (auto& [key, thread] : threads) lists.emplace_hint(lists.end(), key, std::move(thread.slices));
-  return lists;
+// Nesting order: by start, longer first, then Python frames before annotations before ops
+// (nesting_rank), then file order.
+struct NestingOrder {
+  const Trace& trace;
+  bool operator()(uint32_t a, uint32_t b) const {
+    const Slice &x = trace.slices[a], &y = trace.slices[b];
+    if (x.ts_ns != y.ts_ns) return x.ts_ns < y.ts_ns;
+    if (x.dur_ns != y.dur_ns) return x.dur_ns > y.dur_ns;
+    const int rx = nesting_rank(x.cat), ry = nesting_rank(y.cat);
+    return rx != ry ? rx < ry : a < b;
+  }
+};
+
+// Merges the sorted neighbours [first, mid) and [mid, last). Only the overlap moves: what
+// is already in place at either end is cut off first, so runs that follow each other in time
+// (a trace's steps, its profiling windows) cost two binary searches.
+void merge_runs(std::vector<uint32_t>& slices, size_t first, size_t mid, size_t last, const NestingOrder& less) {
+  const auto b = slices.begin();
+  using Diff = std::ptrdiff_t;
+  if (!less(b[static_cast<Diff>(mid)], b[static_cast<Diff>(mid - 1)])) return;
+  const auto lo = std::upper_bound(b + static_cast<Diff>(first), b + static_cast<Diff>(mid), b[static_cast<Diff>(mid)], less);
+  const auto hi = std::lower_bound(b + static_cast<Diff>(mid), b + static_cast<Diff>(last), b[static_cast<Diff>(mid - 1)], less);
+  std::inplace_merge(lo, b + static_cast<Diff>(mid), hi, less);
 }
 
-// Puts one thread's slices in nesting order: by start, longer first, then Python frames
-// before annotations before ops (nesting_rank), then file order. Kineto writes each thread's
-// events mostly in that order already, so the sort is skipped when it is; when it is not,
-// packed keys held side by side are sorted rather than indices whose comparator would read
-// 64-byte slices scattered over the table. One thread at a time: the keys of the largest
-// thread, not of the whole trace, are what this holds at its peak.
-void sort_for_nesting(const Trace& trace, std::vector<uint32_t>& slices) {
-  struct Key {
-    int64_t ts, neg_dur;
-    uint32_t rank, index;
-    bool operator<(const Key& o) const { return std::tie(ts, neg_dur, rank, index) < std::tie(o.ts, o.neg_dur, o.rank, o.index); }
-  };
-  const auto key_of = [&](uint32_t i) {
-    const Slice& s = trace.slices[i];
-    return Key{s.ts_ns, -s.dur_ns, static_cast<uint32_t>(nesting_rank(s.cat)), i};
-  };
-  bool sorted = true;
-  for (size_t k = 1; k < slices.size() && sorted; ++k) sorted = !(key_of(slices[k]) < key_of(slices[k - 1]));
-  if (sorted) return;
-  std::vector<Key> keys;
-  keys.reserve(slices.size());
-  for (const uint32_t i : slices) keys.push_back(key_of(i));
-  std::sort(keys.begin(), keys.end());
-  for (size_t k = 0; k < keys.size(); ++k) slices[k] = keys[k].index;
+// Puts one thread's slices (file order) in nesting order. Kineto writes a thread's events
+// in a few sorted runs (ops in one, the Python frames of the same time in another, window
+// after window), so the runs are found and merged pairwise, which holds 4 bytes per slice at
+// most (inplace_merge's buffer); sorting packed (ts, dur, rank, index) keys held 24 bytes
+// per slice of the largest thread, most of a trace's CPU slices (60 MiB at 1 GB), and was
+// the peak of the whole analysis.
+void sort_for_nesting(const Trace& trace, std::vector<uint32_t>& slices, size_t begin, size_t end) {
+  const NestingOrder less{trace};
+  std::vector<uint32_t> bounds{static_cast<uint32_t>(begin)};  // where each sorted run starts, then the end
+  for (size_t k = begin + 1; k < end; ++k)
+    if (less(slices[k], slices[k - 1])) bounds.push_back(static_cast<uint32_t>(k));
+  bounds.push_back(static_cast<uint32_t>(end));
+  while (bounds.size() > 2) {
+    size_t kept = 1;
+    for (size_t r = 0; r + 2 < bounds.size(); r += 2) {
+      merge_runs(slices, bounds[r], bounds[r + 1], bounds[r + 2], less);
+      bounds[kept++] = bounds[r + 2];
+    }
+    if (bounds[kept - 1] != bounds.back()) bounds[kept++] = bounds.back();  // an odd run out, merged next round
+    bounds.resize(kept);
+  }
+}
+
+// cpu_order: the CPU-side slices grouped by thread, threads in (pid, tid) order, each in
+// file order (a counting sort: one array at its size, no list per thread).
+void group_cpu_slices_by_thread(const Trace& trace, TraceIndex& index) {
+  index.thread_order.assign(trace.threads.size(), {});
+  for (const Slice& s : trace.slices)
+    if (is_cpu_side(s)) ++index.thread_order[s.thread].end;
+  std::vector<uint32_t> by_key(trace.threads.size());
+  std::iota(by_key.begin(), by_key.end(), 0);
+  std::sort(by_key.begin(), by_key.end(),
+            [&](uint32_t a, uint32_t b) { return trace.threads.get(a) < trace.threads.get(b); });
+  uint32_t next = 0;
+  for (const uint32_t t : by_key) {
+    TraceIndex::Range& r = index.thread_order[t];
+    r = {next, next + r.end};
+    next = r.end;
+  }
+  index.cpu_order.resize(next);
+  std::vector<uint32_t> cursor(trace.threads.size());
+  for (uint32_t t = 0; t < cursor.size(); ++t) cursor[t] = index.thread_order[t].begin;
+  for (uint32_t i = 0; i < trace.slices.size(); ++i)
+    if (is_cpu_side(trace.slices[i])) index.cpu_order[cursor[trace.slices[i].thread]++] = i;
 }
 
 void build_cpu_trees(const Trace& trace, TraceIndex& index) {
+  group_cpu_slices_by_thread(trace, index);
+  std::vector<uint32_t> by_key(trace.threads.size());  // threads in (pid, tid) order: roots come out so
+  std::iota(by_key.begin(), by_key.end(), 0);
+  std::sort(by_key.begin(), by_key.end(),
+            [&](uint32_t a, uint32_t b) { return index.thread_order[a].begin < index.thread_order[b].begin; });
   std::vector<uint32_t> stack;
-  std::vector<uint32_t> last_child;  // last child appended under each stack entry
-  for (auto& [thread, slices] : cpu_slices_by_thread(trace)) {
-    sort_for_nesting(trace, slices);
+  for (const uint32_t t : by_key) {
+    const TraceIndex::Range r = index.thread_order[t];
+    sort_for_nesting(trace, index.cpu_order, r.begin, r.end);
     stack.clear();
-    last_child.clear();
-    for (const uint32_t i : slices) {
+    for (size_t k = r.begin; k < r.end; ++k) {
+      const uint32_t i = index.cpu_order[k];
       const Slice& s = trace.slices[i];
       if (s.cat == Category::kPythonFunction) index.has_python_tree = true;
       // A slice belongs to the open one when it starts before that one ends (start
       // containment: Kineto's rounding can push a child's end a few ns out).
-      while (!stack.empty() && s.ts_ns >= trace.slices[stack.back()].end_ns()) {
-        stack.pop_back();
-        last_child.pop_back();
-      }
-      if (stack.empty()) {
-        index.roots.push_back(i);
-      } else {
-        const uint32_t p = stack.back();
-        index.parent[i] = p;
-        if (last_child.back() == kNoSlice) index.first_child[p] = i;
-        else index.next_sibling[last_child.back()] = i;
-        last_child.back() = i;
-      }
+      while (!stack.empty() && s.ts_ns >= trace.slices[stack.back()].end_ns()) stack.pop_back();
+      if (stack.empty()) index.roots.push_back(i);
+      else index.parent[i] = stack.back();
       stack.push_back(i);
-      last_child.push_back(kNoSlice);
     }
   }
 }
@@ -149,54 +157,79 @@ class SliceById {
   std::vector<Entry> entries_;
 };
 
-void link_gpu_to_cpu(const Trace& trace, TraceIndex& index) {
-  SliceById launch_by_correlation;
-  SliceById op_by_external_id;
-  size_t launches = 0, ops = 0;  // sized up front: no doubling slack on millions of entries
-  for (const Slice& s : trace.slices) {
-    if ((s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId) ++launches;
-    else if (s.cat == Category::kCpuOp && s.external_id != kNoId) ++ops;
-  }
-  launch_by_correlation.reserve(launches);
-  op_by_external_id.reserve(ops);
+bool is_launch(const Slice& s) {
+  return (s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.link_id != kNoId;
+}
+
+// The cpu_ops with an External id some GPU slice still needs (the fallback link, for
+// kernels whose launch was not recorded): none in a trace whose launches were all recorded,
+// so this table, which would otherwise hold every op, is then empty.
+SliceById ops_by_wanted_external_id(const Trace& trace, std::vector<int64_t> wanted) {
+  SliceById ops;
+  if (wanted.empty()) return ops;
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  const auto is_wanted = [&](int64_t id) { return std::binary_search(wanted.begin(), wanted.end(), id); };
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
-    if ((s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation != kNoId)
-      launch_by_correlation.add(s.correlation, i);
-    else if (s.cat == Category::kCpuOp && s.external_id != kNoId)
-      op_by_external_id.add(s.external_id, i);
-    else if (is_gpu_activity(s))
-      index.gpu_slices.push_back(i);
+    if (s.cat == Category::kCpuOp && s.link_id != kNoId && is_wanted(s.link_id)) ops.add(s.link_id, i);
+  }
+  ops.finish();
+  return ops;
+}
+
+// Each op's GPU slices (gpu_slices order: device time) grouped by op, as op_ranges rows.
+void group_gpu_by_op(TraceIndex& index) {
+  std::vector<TraceIndex::GpuLink> linked;  // (slice, -, op) of the GPU slices with an op, in device-time order
+  for (const uint32_t g : index.gpu_slices)
+    if (const uint32_t op = index.op_of(g); op != kNoSlice) linked.push_back({g, kNoSlice, op});
+  std::stable_sort(linked.begin(), linked.end(),
+                   [](const TraceIndex::GpuLink& a, const TraceIndex::GpuLink& b) { return a.op < b.op; });
+  index.gpu_items.reserve(linked.size());
+  for (const TraceIndex::GpuLink& l : linked) {
+    if (index.op_ranges.empty() || index.op_ranges.back().op != l.op)
+      index.op_ranges.push_back({l.op, static_cast<uint32_t>(index.gpu_items.size())});
+    index.gpu_items.push_back(l.slice);
+  }
+  index.op_ranges.push_back({kNoSlice, static_cast<uint32_t>(index.gpu_items.size())});
+}
+
+void link_gpu_to_cpu(const Trace& trace, TraceIndex& index) {
+  SliceById launch_by_correlation;
+  size_t launches = 0, gpu = 0;  // sized up front: no doubling slack on millions of entries
+  for (const Slice& s : trace.slices) {
+    if (is_launch(s)) ++launches;
+    else if (is_gpu_activity(s)) ++gpu;
+  }
+  launch_by_correlation.reserve(launches);
+  index.gpu_links.reserve(gpu);
+  for (uint32_t i = 0; i < trace.slices.size(); ++i) {
+    const Slice& s = trace.slices[i];
+    if (is_launch(s)) launch_by_correlation.add(s.link_id, i);
+    else if (is_gpu_activity(s)) index.gpu_links.push_back({i, kNoSlice, kNoSlice});
   }
   launch_by_correlation.finish();
-  op_by_external_id.finish();
+  std::vector<int64_t> wanted_external_ids;
+  for (TraceIndex::GpuLink& link : index.gpu_links) {
+    const Slice& k = trace.slices[link.slice];
+    if (k.link_id != kNoId) link.launch = launch_by_correlation.find(k.link_id);
+    if (link.launch != kNoSlice) link.op = parent_op(trace, index, link.launch);
+    if (const int64_t external_id = trace.external_id_of(k); link.op == kNoSlice && external_id != kNoId)
+      wanted_external_ids.push_back(external_id);
+  }
+  const SliceById op_by_external_id = ops_by_wanted_external_id(trace, std::move(wanted_external_ids));
+  for (TraceIndex::GpuLink& link : index.gpu_links) {
+    const int64_t external_id = trace.external_id_of(trace.slices[link.slice]);
+    if (link.op == kNoSlice && external_id != kNoId) link.op = op_by_external_id.find(external_id);
+  }
+  index.gpu_slices.reserve(gpu);
+  for (const TraceIndex::GpuLink& link : index.gpu_links) index.gpu_slices.push_back(link.slice);
   std::stable_sort(index.gpu_slices.begin(), index.gpu_slices.end(), [&](uint32_t a, uint32_t b) {
     return trace.slices[a].ts_ns < trace.slices[b].ts_ns;
   });
-  // gpu_begin[op + 1] counts the op's GPU slices first, then becomes the CSR offsets.
-  index.gpu_begin.assign(trace.slices.size() + 1, 0);
-  for (const uint32_t g : index.gpu_slices) {
-    const Slice& k = trace.slices[g];
-    uint32_t op = kNoSlice;
-    if (k.correlation != kNoId) {
-      if (const uint32_t launch = launch_by_correlation.find(k.correlation); launch != kNoSlice) {
-        index.launch_of[g] = launch;
-        op = parent_op(trace, index, launch);
-      }
-    }
-    if (op == kNoSlice && k.external_id != kNoId) op = op_by_external_id.find(k.external_id);
-    index.op_of[g] = op;
-    if (op != kNoSlice) ++index.gpu_begin[op + 1];
-    else if (index.launch_of[g] == kNoSlice) index.orphan_gpu_slices.push_back(g);
-  }
-  for (size_t i = 0; i < trace.slices.size(); ++i) index.gpu_begin[i + 1] += index.gpu_begin[i];
-  index.gpu_items.assign(index.gpu_begin.back(), kNoSlice);
-  // Fill each op's range from its start, using gpu_begin[op] as the cursor, then shift the
-  // cursors (now each op's end) back by one op to restore the starts.
   for (const uint32_t g : index.gpu_slices)
-    if (index.op_of[g] != kNoSlice) index.gpu_items[index.gpu_begin[index.op_of[g]]++] = g;
-  for (size_t i = trace.slices.size(); i > 0; --i) index.gpu_begin[i] = index.gpu_begin[i - 1];
-  index.gpu_begin[0] = 0;
+    if (index.op_of(g) == kNoSlice && index.launch_of(g) == kNoSlice) index.orphan_gpu_slices.push_back(g);
+  group_gpu_by_op(index);
 }
 
 void find_steps(const Trace& trace, TraceIndex& index) {
@@ -220,14 +253,26 @@ TraceIndex build_trace_index(const Trace& trace) {
   TraceIndex index;
   const size_t n = trace.slices.size();
   index.parent.assign(n, kNoSlice);
-  index.first_child.assign(n, kNoSlice);
-  index.next_sibling.assign(n, kNoSlice);
-  index.launch_of.assign(n, kNoSlice);
-  index.op_of.assign(n, kNoSlice);
   build_cpu_trees(trace, index);
   link_gpu_to_cpu(trace, index);
   find_steps(trace, index);
   return index;
+}
+
+std::span<const uint32_t> TraceIndex::gpu_of(uint32_t op) const {
+  auto it = std::lower_bound(op_ranges.begin(), op_ranges.end(), op,
+                             [](const OpGpuRange& r, uint32_t o) { return r.op < o; });
+  if (op == kNoSlice || it == op_ranges.end() || it->op != op) return {};
+  return {gpu_items.data() + it->begin, gpu_items.data() + std::next(it)->begin};
+}
+
+size_t cpu_position(const Trace& trace, const TraceIndex& index, uint32_t slice) {
+  const Slice& s = trace.slices[slice];
+  if (!is_cpu_side(s)) return index.cpu_order.size();
+  const TraceIndex::Range r = index.thread_order[s.thread];
+  const auto first = index.cpu_order.begin() + r.begin, last = index.cpu_order.begin() + r.end;
+  const auto it = std::lower_bound(first, last, slice, NestingOrder{trace});
+  return it != last && *it == slice ? static_cast<size_t>(it - index.cpu_order.begin()) : index.cpu_order.size();
 }
 
 uint32_t parent_op(const Trace& trace, const TraceIndex& index, uint32_t slice) {
@@ -240,10 +285,10 @@ void collect_subtree_gpu(const Trace& trace, const TraceIndex& index, uint32_t s
                          std::vector<uint32_t>& out) {
   auto add_direct = [&](uint32_t s) {
     if (!is_cpu_op(trace.slices[s])) return;
-    for (uint32_t i = index.gpu_begin[s]; i < index.gpu_begin[s + 1]; ++i) out.push_back(index.gpu_items[i]);
+    for (const uint32_t g : index.gpu_of(s)) out.push_back(g);
   };
   add_direct(slice);
-  for_each_descendant(index, slice, add_direct);
+  for_each_descendant(trace, index, slice, add_direct);
 }
 
 std::string_view module_instance_name(std::string_view name) {
@@ -283,7 +328,7 @@ int64_t gpu_busy_ns(const Trace& trace, const TraceIndex& index) {
   for (const uint32_t g : index.gpu_slices) {
     const Slice& s = trace.slices[g];
     const GpuArgs* args = trace.gpu_args_of(s);
-    Open& o = per_device[args && args->device != kNoId ? args->device : s.pid];
+    Open& o = per_device[args && args->device != kNoId ? args->device : trace.pid_of(s)];
     if (!o.any) {
       o = {s.ts_ns, s.end_ns(), 0, true};
     } else if (s.ts_ns > o.end) {

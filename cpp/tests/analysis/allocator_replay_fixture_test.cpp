@@ -203,8 +203,8 @@ TEST(AllocatorReplay, EventsInsideAGraphCaptureAllocateFromItsPrivatePool) {
   Trace trace;
   trace.path = "hand-made";
   const auto call = [&](std::string_view name, int64_t ts) {
-    trace.slices.push_back({.name = trace.strings.intern(name), .cat = Category::kRuntime, .tid = capturing,
-                            .ts_ns = ts, .dur_ns = 5});
+    trace.slices.push_back({.name = trace.strings.intern(name), .thread = trace.threads.intern(0, capturing),
+                            .ts_ns = ts, .dur_ns = 5, .cat = Category::kRuntime});
   };
   call("cudaStreamBeginCapture", 100);
   call("cudaStreamEndCapture", 200);
@@ -219,7 +219,7 @@ TEST(AllocatorReplay, EventsInsideAGraphCaptureAllocateFromItsPrivatePool) {
   int64_t allocated = 1024 * MiB;
   const auto event = [&](int64_t ts, int64_t tid, int64_t offset, int64_t bytes) {
     allocated += bytes;
-    trace.memory.push_back({.ts_ns = ts, .tid = tid, .device_type = 1, .device_id = 0, .addr = base + offset,
+    trace.memory.push_back({.ts_ns = ts, .thread = trace.threads.intern(0, tid), .device_type = 1, .device_id = 0, .addr = base + offset,
                             .bytes = bytes, .total_allocated = allocated, .total_reserved = 4096 * MiB});
   };
   event(50, capturing, 0, 64 * MiB);           // before any capture: default pool

@@ -222,7 +222,7 @@ TEST(IngestIssues, NumbersOutOfRangeAreCountedNotFatal) {
                        "range.json");
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->slices.size(), 1u);
-  EXPECT_EQ(r->slices[0].correlation, kNoId);
+  EXPECT_EQ(r->slices[0].correlation(), kNoId);
   ASSERT_NE(find_issue(*r, "number_out_of_range"), nullptr);
 }
 
@@ -247,9 +247,9 @@ TEST(IngestIssues, WrongTypesAreCountedAndTheRestOfTheEventIsKept) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   ASSERT_EQ(r->slices.size(), 2u);
   EXPECT_EQ(r->name_of(r->slices[0]), "b");
-  EXPECT_EQ(r->slices[0].external_id, kNoId);
+  EXPECT_EQ(r->external_id_of(r->slices[0]), kNoId);
   EXPECT_EQ(r->name_of(r->slices[1]), "args_first");
-  EXPECT_EQ(r->slices[1].external_id, 5);  // args written before ph/cat are still read
+  EXPECT_EQ(r->external_id_of(r->slices[1]), 5);  // args written before ph/cat are still read
   EXPECT_NE(find_issue(*r, "bad_value"), nullptr);
   EXPECT_NE(find_issue(*r, "event_not_object"), nullptr);
 }

@@ -119,7 +119,7 @@ TEST(FixtureLoad, SmallChunksGiveTheSameTablesAsOneChunk) {
       ASSERT_EQ(a.name_of(a.slices[i]), b.name_of(b.slices[i]));
       ASSERT_EQ(a.slices[i].ts_ns, b.slices[i].ts_ns);
       ASSERT_EQ(a.slices[i].dur_ns, b.slices[i].dur_ns);
-      ASSERT_EQ(a.slices[i].correlation, b.slices[i].correlation);
+      ASSERT_EQ(a.slices[i].correlation(), b.slices[i].correlation());
     }
     EXPECT_EQ(a.event_count, b.event_count);
     EXPECT_EQ(a.memory.size(), b.memory.size());
@@ -161,10 +161,10 @@ TEST(FixtureLoad, H200LlamaHasDeviceCudnnSdpaKernelsAndMemoryEvents) {
   //  "stream": 7, "grid": [132, 1, 1], "block": [384, 1, 1]}
   EXPECT_EQ(k->ts_ns, 5136433173328493);
   EXPECT_EQ(k->dur_ns, 84800);
-  EXPECT_EQ(k->external_id, 1191);
-  EXPECT_EQ(k->correlation, 20126);
-  EXPECT_EQ(k->pid, 0);
-  EXPECT_EQ(k->tid, 7);
+  EXPECT_EQ(t.external_id_of(*k), 1191);
+  EXPECT_EQ(k->correlation(), 20126);
+  EXPECT_EQ(t.pid_of(*k), 0);
+  EXPECT_EQ(t.tid_of(*k), 7);
   const GpuArgs* g = t.gpu_args_of(*k);
   ASSERT_NE(g, nullptr);
   EXPECT_EQ(g->device, 0);
@@ -181,7 +181,7 @@ TEST(FixtureLoad, H200LlamaHasDeviceCudnnSdpaKernelsAndMemoryEvents) {
   EXPECT_EQ(m.device_id, 0);
   EXPECT_EQ(m.device_type, 1);
   EXPECT_EQ(m.addr, 139668343488512);
-  EXPECT_EQ(m.pid, 418);
+  EXPECT_EQ(t.pid_of(m), 418);
 }
 
 TEST(FixtureLoad, CpuOpShapesTypesAndConcreteInputsAreParallelLists) {
@@ -195,10 +195,10 @@ TEST(FixtureLoad, CpuOpShapesTypesAndConcreteInputsAreParallelLists) {
   EXPECT_EQ(s.cat, Category::kCpuOp);
   EXPECT_EQ(s.ts_ns, 5136433169502610);
   EXPECT_EQ(s.dur_ns, 710301);
-  EXPECT_EQ(s.external_id, 1025);
-  EXPECT_EQ(s.correlation, kNoId);
-  EXPECT_EQ(s.pid, 418);
-  EXPECT_EQ(s.tid, 418);
+  EXPECT_EQ(t.external_id_of(s), 1025);
+  EXPECT_EQ(s.correlation(), kNoId);
+  EXPECT_EQ(t.pid_of(s), 418);
+  EXPECT_EQ(t.tid_of(s), 418);
   const OpArgs* a = t.op_args_of(s);
   ASSERT_NE(a, nullptr);
   ASSERT_EQ(a->inputs.size(), 5u);
@@ -230,10 +230,10 @@ TEST(FixtureLoad, StringPidsGetStableNegativeIdsAndMetadataNamesAreKept) {
                                  [&](const Slice& s) { return t.name_of(s) == "PyTorch Profiler (0)"; });
   ASSERT_NE(span, t.slices.end());
   EXPECT_EQ(span->cat, Category::kOther);
-  ASSERT_LT(span->pid, 0);
-  ASSERT_LT(span->tid, 0);
-  EXPECT_EQ(t.meta.string_ids.at(static_cast<size_t>(-span->pid - 1)), "Spans");
-  EXPECT_EQ(t.meta.string_ids.at(static_cast<size_t>(-span->tid - 1)), "PyTorch Profiler");
+  ASSERT_LT(t.pid_of(*span), 0);
+  ASSERT_LT(t.tid_of(*span), 0);
+  EXPECT_EQ(t.meta.string_ids.at(static_cast<size_t>(-t.pid_of(*span) - 1)), "Spans");
+  EXPECT_EQ(t.meta.string_ids.at(static_cast<size_t>(-t.tid_of(*span) - 1)), "PyTorch Profiler");
   EXPECT_EQ(t.meta.process_names.at(418), "python3");
   EXPECT_EQ(t.meta.process_labels.at(418), "CPU");
   EXPECT_EQ(t.meta.process_labels.at(0), "GPU 0");
@@ -322,7 +322,7 @@ TEST(FixtureLoad, NsDisplayUnitTraceStillWritesMicrosecondsAndKeepsEveryNanoseco
   ASSERT_NE(k, t.slices.end());
   EXPECT_EQ(k->ts_ns, 1712195495505582988);
   EXPECT_EQ(k->dur_ns, 4928);
-  EXPECT_EQ(k->correlation, 135071);
+  EXPECT_EQ(k->correlation(), 135071);
   EXPECT_EQ(t.gpu_args_of(*k)->stream, 7);
   EXPECT_EQ(t.meta.devices.size(), 8u);
   EXPECT_EQ(t.meta.devices[0].name, "Tesla V100-SXM2-32GB");

@@ -3,6 +3,7 @@
 // CPU-op tree built from events that arrive out of order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -121,6 +122,41 @@ TEST(TraceIndexCpuTrees, OutOfOrderEventsNestTheSameAsSortedOnes) {
   EXPECT_EQ(index.parent[named("second_root")], kNoSlice);
   EXPECT_EQ(index.roots.size(), 3u);
   EXPECT_TRUE(index.has_python_tree);
+}
+
+TEST(TraceIndexCpuTrees, EachSubtreeIsTheRunAfterItsSliceInATraceWrittenInSeveralRuns) {
+  auto r = load_trace(std::string(ATTNPROF_FIXTURES_DIR) +
+                      "/h200-torch2.11/traces/llama7b4l_sdpa_bf16_b4_s1024_stack.pt.trace.json.gz");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const Trace& t = *r;
+  const TraceIndex index = build_trace_index(t);
+  // Kineto writes the python frames apart from the ops they call: some thread's nesting order
+  // is not its file order, so the sorted runs were merged.
+  bool merged = false;
+  for (const TraceIndex::Range& run : index.thread_order)
+    merged = merged || !std::is_sorted(index.cpu_order.begin() + run.begin, index.cpu_order.begin() + run.end);
+  EXPECT_TRUE(merged);
+  // What the parent links say is below each slice, against what the walks visit.
+  std::vector<std::vector<uint32_t>> below(t.slices.size()), children(t.slices.size());
+  for (uint32_t i = 0; i < t.slices.size(); ++i) {
+    if (index.parent[i] != kNoSlice) children[index.parent[i]].push_back(i);
+    for (uint32_t p = index.parent[i]; p != kNoSlice; p = index.parent[p]) below[p].push_back(i);
+  }
+  size_t pairs = 0;
+  for (uint32_t s = 0; s < t.slices.size(); ++s) {
+    std::vector<uint32_t> visited, direct;
+    for_each_descendant(t, index, s, [&](uint32_t d) { visited.push_back(d); });
+    for_each_child(t, index, s, [&](uint32_t c) { direct.push_back(c); });
+    EXPECT_TRUE(std::is_sorted(visited.begin(), visited.end(), [&](uint32_t a, uint32_t b) {
+      return t.slices[a].ts_ns < t.slices[b].ts_ns;
+    })) << "slice " << s;
+    std::sort(visited.begin(), visited.end());
+    std::sort(direct.begin(), direct.end());
+    ASSERT_EQ(visited, below[s]) << "slice " << s;
+    ASSERT_EQ(direct, children[s]) << "slice " << s;
+    pairs += visited.size();
+  }
+  EXPECT_GT(pairs, t.slices.size());  // frames nest ops nest ops: most slices are below several
 }
 
 }  // namespace

@@ -30,12 +30,12 @@ void expect_same_trace(const Trace& a, const Trace& b) {
     const Slice &x = a.slices[i], &y = b.slices[i];
     ASSERT_EQ(a.name_of(x), b.name_of(y)) << "slice " << i;
     ASSERT_EQ(x.cat, y.cat) << "slice " << i;
-    ASSERT_EQ(x.pid, y.pid) << "slice " << i;
-    ASSERT_EQ(x.tid, y.tid) << "slice " << i;
+    ASSERT_EQ(a.pid_of(x), b.pid_of(y)) << "slice " << i;
+    ASSERT_EQ(a.tid_of(x), b.tid_of(y)) << "slice " << i;
     ASSERT_EQ(x.ts_ns, y.ts_ns) << "slice " << i;
     ASSERT_EQ(x.dur_ns, y.dur_ns) << "slice " << i;
-    ASSERT_EQ(x.external_id, y.external_id) << "slice " << i;
-    ASSERT_EQ(x.correlation, y.correlation) << "slice " << i;
+    ASSERT_EQ(a.external_id_of(x), b.external_id_of(y)) << "slice " << i;
+    ASSERT_EQ(x.correlation(), y.correlation()) << "slice " << i;
     ASSERT_EQ(x.args, y.args) << "slice " << i;
   }
   ASSERT_EQ(a.op_args.size(), b.op_args.size());
@@ -63,8 +63,8 @@ void expect_same_trace(const Trace& a, const Trace& b) {
   ASSERT_EQ(a.memory.size(), b.memory.size());
   for (size_t i = 0; i < a.memory.size(); ++i) {
     ASSERT_EQ(a.memory[i].ts_ns, b.memory[i].ts_ns);
-    ASSERT_EQ(a.memory[i].pid, b.memory[i].pid);
-    ASSERT_EQ(a.memory[i].tid, b.memory[i].tid);
+    ASSERT_EQ(a.pid_of(a.memory[i]), b.pid_of(b.memory[i]));
+    ASSERT_EQ(a.tid_of(a.memory[i]), b.tid_of(b.memory[i]));
     ASSERT_EQ(a.memory[i].bytes, b.memory[i].bytes);
     ASSERT_EQ(a.memory[i].total_allocated, b.memory[i].total_allocated);
   }

@@ -44,7 +44,7 @@ TEST(UnreadValues, BadValuesInFieldsNoAnalysisReadsAreNoIssue) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(issue_count(*r), 0);
   ASSERT_EQ(r->slices.size(), 2u);
-  EXPECT_EQ(r->slices[0].external_id, 7);
+  EXPECT_EQ(r->external_id_of(r->slices[0]), 7);
   const OpArgs* op = r->op_args_of(r->slices[0]);
   ASSERT_NE(op, nullptr);
   ASSERT_EQ(op->inputs.size(), 2u);
@@ -53,7 +53,7 @@ TEST(UnreadValues, BadValuesInFieldsNoAnalysisReadsAreNoIssue) {
   const GpuArgs* gpu = r->gpu_args_of(r->slices[1]);
   ASSERT_NE(gpu, nullptr);
   EXPECT_EQ(gpu->stream, 7);
-  EXPECT_EQ(r->slices[1].correlation, 3);
+  EXPECT_EQ(r->slices[1].correlation(), 3);
 }
 
 TEST(UnreadValues, BadValuesInFieldsThatAreReadAreStillIssues) {

@@ -36,7 +36,7 @@ inline Report report_from_trace_kernels(const Trace& trace, const std::string& n
     c.fused = true;
     c.direction = "forward";
     c.kernels.push_back(KernelRef{name, component::kFused, s.ts_ns, static_cast<double>(s.dur_ns) / 1000.0,
-                                  trace.gpu_args_of(s) ? trace.gpu_args_of(s)->stream : -1, s.correlation});
+                                  trace.gpu_args_of(s) ? trace.gpu_args_of(s)->stream : -1, s.correlation()});
     c.device_time_us = c.kernels.back().device_time_us;
     c.shape = Shape{4, 32, 32, 2048, 2048, 128, 128, "bf16"};
     r.calls.push_back(c);
