@@ -97,7 +97,8 @@ inline constexpr std::string_view kAllKeys[] = {
 };
 
 // `cat` spellings -> Category. The first spelling of a category is the one category_name()
-// prints; the capitalised forms are what PyTorch 1.8-era traces wrote. Anything else is kOther.
+// prints; the capitalised forms are what PyTorch 1.8-era traces wrote. Anything else is kOther
+// (ingest::category_of, cpp/src/ingest/trace_builder.h, reads this table).
 struct CategorySpelling {
   std::string_view text;
   Category category;
@@ -118,11 +119,5 @@ inline constexpr CategorySpelling kCategories[] = {
     {"Memcpy", Category::kMemcpy},
     {"Memset", Category::kMemset},
 };
-
-constexpr Category category_of(std::string_view cat) {
-  for (const CategorySpelling& c : kCategories)
-    if (c.text == cat) return c.category;
-  return Category::kOther;
-}
 
 }  // namespace attnprof::kineto

@@ -81,12 +81,15 @@ class ThreadTable {
   std::map<ThreadKey, uint32_t> index_;
 };
 
-// Launches (runtime/driver calls) and GPU activity are linked by args["correlation"]; the
-// other categories (cpu ops) by args["External id"].
-inline bool links_by_correlation(Category c) {
-  return c == Category::kRuntime || c == Category::kDriver || c == Category::kKernel || c == Category::kMemcpy ||
-         c == Category::kMemset;
+// Runtime and driver calls: what launches GPU work (and begins or ends a graph capture).
+inline bool is_launch_call(Category c) { return c == Category::kRuntime || c == Category::kDriver; }
+// Kernels, copies and memsets: the work that runs on the GPU.
+inline bool is_gpu_activity(Category c) {
+  return c == Category::kKernel || c == Category::kMemcpy || c == Category::kMemset;
 }
+// Launches and GPU activity are linked by args["correlation"]; the other categories (cpu
+// ops) by args["External id"].
+inline bool links_by_correlation(Category c) { return is_launch_call(c) || is_gpu_activity(c); }
 
 // One complete ('X') event. Arguments that only some categories carry live in side
 // tables indexed by `args` (kNoArgs when the event has none that attnprof keeps).
@@ -108,6 +111,8 @@ struct Slice {
 // analyze's peak memory, so a field that only some categories use belongs in a side table
 // (40 bytes: 2.9 M slices at 1 GB are 111 MiB).
 static_assert(sizeof(Slice) <= 40, "Slice is one row per event: keep it at most 40 bytes");
+// A launch with a correlation id: what GPU work is linked to.
+inline bool is_correlated_launch(const Slice& s) { return is_launch_call(s.cat) && s.link_id != kNoId; }
 inline constexpr uint32_t kNoArgs = UINT32_MAX;
 
 // A tensor's dims or strides: up to kInline values stored in place (the rank of attention's

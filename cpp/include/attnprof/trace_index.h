@@ -87,9 +87,7 @@ TraceIndex build_trace_index(const Trace& trace);
 // asks it per slice inside its walks (1.9% of analyze's CPU time as a call).
 inline bool is_cpu_op(const Slice& s) { return s.cat == Category::kCpuOp; }
 // True for kernel, memcpy and memset slices.
-inline bool is_gpu_activity(const Slice& s) {
-  return s.cat == Category::kKernel || s.cat == Category::kMemcpy || s.cat == Category::kMemset;
-}
+inline bool is_gpu_activity(const Slice& s) { return is_gpu_activity(s.cat); }
 
 // Nearest cpu_op ancestor of a slice (python frames and annotations are skipped).
 uint32_t parent_op(const Trace& trace, const TraceIndex& index, uint32_t slice);

@@ -53,7 +53,6 @@ struct CaptureRange {
   int64_t begin_ns = 0, end_ns = 0;
 };
 
-bool is_capture_call(const Slice& s) { return s.cat == Category::kRuntime || s.cat == Category::kDriver; }
 
 std::vector<CaptureRange> capture_ranges(const Trace& trace) {
   // Roles per interned name: a trace repeats a few runtime call names millions of times.
@@ -66,7 +65,7 @@ std::vector<CaptureRange> capture_ranges(const Trace& trace) {
   };
   std::vector<std::pair<const Slice*, bool>> calls;  // (call, begins a capture)
   for (const auto& s : trace.slices) {
-    if (!is_capture_call(s)) continue;
+    if (!is_launch_call(s.cat)) continue;
     const RuntimeCallRole r = role_of(s);
     if (r == RuntimeCallRole::kCaptureBegin || r == RuntimeCallRole::kCaptureEnd)
       calls.emplace_back(&s, r == RuntimeCallRole::kCaptureBegin);

@@ -49,9 +49,6 @@ simdjson::error_code check_literal(od::value v) {
 namespace {
 
 bool has_op_args(Category c) { return c == Category::kCpuOp || c == Category::kUserAnnotation; }
-bool has_gpu_args(Category c) {
-  return c == Category::kKernel || c == Category::kMemcpy || c == Category::kMemset;
-}
 
 std::string_view trimmed(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
@@ -226,14 +223,6 @@ void TraceBuilder::issue(std::string_view kind, std::string_view detail) {
 }
 
 namespace {
-// Launches (runtime/driver calls) are what GPU work is linked to by correlation id, so two
-// with the same id make that link ambiguous.
-bool is_launch_with_correlation(const Slice& s) {
-  return (s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.correlation() != kNoId;
-}
-}  // namespace
-
-namespace {
 size_t id_slot(int64_t id, size_t mask) {
   const uint64_t h = static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ULL;  // Fibonacci hashing
   return static_cast<size_t>(h >> 32) & mask;
@@ -265,7 +254,7 @@ void IdSet::grow() {
 }
 
 void TraceBuilder::note_launch(const Slice& s, int64_t event_index) {
-  if (!is_launch_with_correlation(s)) return;
+  if (!is_correlated_launch(s)) return;
   if (mode_ == Mode::kWhole) check_launch(s, event_index);
   else launch_events_.push_back(event_index);
 }
@@ -273,10 +262,12 @@ void TraceBuilder::note_launch(const Slice& s, int64_t event_index) {
 void TraceBuilder::end_chunk(size_t first_slice) {
   size_t launch = 0;
   for (size_t i = first_slice; i < trace_.slices.size(); ++i)
-    if (is_launch_with_correlation(trace_.slices[i])) check_launch(trace_.slices[i], launch_events_[launch++]);
+    if (is_correlated_launch(trace_.slices[i])) check_launch(trace_.slices[i], launch_events_[launch++]);
   launch_events_.clear();
 }
 
+// GPU work is linked to its launch by correlation id, so two launches with the same id make
+// that link ambiguous.
 void TraceBuilder::check_launch(const Slice& s, int64_t event_index) {
   if (!launch_correlations_.insert(s.correlation()))
     trace_.add_issue("duplicate_correlation", event_sample(event_index, std::string(trace_.name_of(s)) +
@@ -471,11 +462,11 @@ error_code TraceBuilder::read_args(od::object args, Event& ev) {
     pending_op_.sequence_number = kNoId;
     ev.op_args = true;
     what = reads_.op_inputs == nullptr || inputs_read(intern(ev.name)) ? ArgsRead::kOpWithInputs : ArgsRead::kOp;
-  } else if (cat == Category::kPythonFunction && reads_.python_ids) {
+  } else if (cat == Category::kPythonFunction) {  // python ids kept (returned above otherwise)
     ev.slice.args = static_cast<uint32_t>(trace_.python_args.size());
     trace_.python_args.emplace_back();
     what = ArgsRead::kPython;
-  } else if (has_gpu_args(cat)) {
+  } else if (is_gpu_activity(cat)) {
     ev.slice.args = static_cast<uint32_t>(trace_.gpu_args.size());
     trace_.gpu_args.emplace_back();
     what = ArgsRead::kGpu;
@@ -626,7 +617,7 @@ void TraceBuilder::drop_args(const Event& ev) {
   if (ev.slice.args == kNoArgs) return;  // op args wait in pending_op_ until finish_event
   const Category cat = category_of(ev.cat);
   if (cat == Category::kPythonFunction) trace_.python_args.pop_back();
-  else if (has_gpu_args(cat)) trace_.gpu_args.pop_back();
+  else if (is_gpu_activity(cat)) trace_.gpu_args.pop_back();
 }
 
 bool TraceBuilder::inputs_read(StrId name) {
@@ -685,7 +676,7 @@ void TraceBuilder::finish_event(Event& ev) {
       s.dur_ns = ev.dur;
       s.args = ev.slice.args;
       s.link_id = links_by_correlation(s.cat) ? ev.slice.correlation : ev.slice.external_id;
-      if (has_gpu_args(s.cat) && ev.slice.external_id != kNoId) keep_gpu_external_id(s, ev.slice.external_id);
+      if (is_gpu_activity(s.cat) && ev.slice.external_id != kNoId) keep_gpu_external_id(s, ev.slice.external_id);
       if (ev.op_args && has_op_args(s.cat)) s.args = store_op_args(s.name, pending_op_);
       note_launch(s, trace_.event_count - 1);
       trace_.slices.push_back(s);
@@ -782,11 +773,11 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
         s.args = store_op_args(s.name, row);
       } else if (s.cat == Category::kPythonFunction) {
         s.args = reads_.python_ids ? s.args + python_base : kNoArgs;
-      } else if (has_gpu_args(s.cat)) {
+      } else if (is_gpu_activity(s.cat)) {
         s.args += gpu_base;
       }
     }
-    if (is_launch_with_correlation(s)) check_launch(s, event_base + chunk.launch_events[launch++]);
+    if (is_correlated_launch(s)) check_launch(s, event_base + chunk.launch_events[launch++]);
     trace_.slices.push_back(s);
   }
   if (reads_.python_ids)

@@ -13,10 +13,7 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
-bool is_device_category(std::string_view cat) {
-  const Category c = ingest::category_of(cat);
-  return c == Category::kKernel || c == Category::kMemcpy || c == Category::kMemset;
-}
+bool is_device_category(std::string_view cat) { return is_gpu_activity(ingest::category_of(cat)); }
 
 std::string_view trimmed_token(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))

@@ -58,7 +58,7 @@ const PythonArgs* Trace::python_args_of(const Slice& s) const {
 
 const GpuArgs* Trace::gpu_args_of(const Slice& s) const {
   if (s.args == kNoArgs) return nullptr;
-  if (s.cat != Category::kKernel && s.cat != Category::kMemcpy && s.cat != Category::kMemset) return nullptr;
+  if (!is_gpu_activity(s.cat)) return nullptr;
   return s.args < gpu_args.size() ? &gpu_args[s.args] : nullptr;
 }
 

@@ -86,8 +86,9 @@ void sort_for_nesting(const Trace& trace, std::vector<uint32_t>& slices, size_t 
 }
 
 // cpu_order: the CPU-side slices grouped by thread, threads in (pid, tid) order, each in
-// file order (a counting sort: one array at its size, no list per thread).
-void group_cpu_slices_by_thread(const Trace& trace, TraceIndex& index) {
+// file order (a counting sort: one array at its size, no list per thread). Returns the
+// thread ids in that order.
+std::vector<uint32_t> group_cpu_slices_by_thread(const Trace& trace, TraceIndex& index) {
   index.thread_order.assign(trace.threads.size(), {});
   for (const Slice& s : trace.slices)
     if (is_cpu_side(s)) ++index.thread_order[s.thread].end;
@@ -106,14 +107,11 @@ void group_cpu_slices_by_thread(const Trace& trace, TraceIndex& index) {
   for (uint32_t t = 0; t < cursor.size(); ++t) cursor[t] = index.thread_order[t].begin;
   for (uint32_t i = 0; i < trace.slices.size(); ++i)
     if (is_cpu_side(trace.slices[i])) index.cpu_order[cursor[trace.slices[i].thread]++] = i;
+  return by_key;
 }
 
 void build_cpu_trees(const Trace& trace, TraceIndex& index) {
-  group_cpu_slices_by_thread(trace, index);
-  std::vector<uint32_t> by_key(trace.threads.size());  // threads in (pid, tid) order: roots come out so
-  std::iota(by_key.begin(), by_key.end(), 0);
-  std::sort(by_key.begin(), by_key.end(),
-            [&](uint32_t a, uint32_t b) { return index.thread_order[a].begin < index.thread_order[b].begin; });
+  const std::vector<uint32_t> by_key = group_cpu_slices_by_thread(trace, index);  // roots come out in (pid, tid) order
   std::vector<uint32_t> stack;
   for (const uint32_t t : by_key) {
     const TraceIndex::Range r = index.thread_order[t];
@@ -157,10 +155,6 @@ class SliceById {
   std::vector<Entry> entries_;
 };
 
-bool is_launch(const Slice& s) {
-  return (s.cat == Category::kRuntime || s.cat == Category::kDriver) && s.link_id != kNoId;
-}
-
 // The cpu_ops with an External id some GPU slice still needs (the fallback link, for
 // kernels whose launch was not recorded): none in a trace whose launches were all recorded,
 // so this table, which would otherwise hold every op, is then empty.
@@ -198,14 +192,14 @@ void link_gpu_to_cpu(const Trace& trace, TraceIndex& index) {
   SliceById launch_by_correlation;
   size_t launches = 0, gpu = 0;  // sized up front: no doubling slack on millions of entries
   for (const Slice& s : trace.slices) {
-    if (is_launch(s)) ++launches;
+    if (is_correlated_launch(s)) ++launches;
     else if (is_gpu_activity(s)) ++gpu;
   }
   launch_by_correlation.reserve(launches);
   index.gpu_links.reserve(gpu);
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
-    if (is_launch(s)) launch_by_correlation.add(s.link_id, i);
+    if (is_correlated_launch(s)) launch_by_correlation.add(s.link_id, i);
     else if (is_gpu_activity(s)) index.gpu_links.push_back({i, kNoSlice, kNoSlice});
   }
   launch_by_correlation.finish();

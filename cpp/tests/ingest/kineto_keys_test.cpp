@@ -1,6 +1,7 @@
 // The Kineto vocabulary (attnprof/kineto_keys.h) is the one list of what ingest reads: the docs
 // name every key and category spelling in it, and the category names printed are its spellings.
 #include "attnprof/kineto_keys.h"
+#include "ingest/trace_builder.h"
 
 #include <gtest/gtest.h>
 
@@ -33,13 +34,13 @@ TEST(KinetoKeys, DocsIngestNamesEveryCategorySpelling) {
 
 TEST(KinetoKeys, EverySpellingReadsAsItsCategoryAndTheNamePrintedIsASpelling) {
   for (const kineto::CategorySpelling& c : kineto::kCategories) {
-    EXPECT_EQ(kineto::category_of(c.text), c.category) << c.text;
-    EXPECT_EQ(kineto::category_of(category_name(c.category)), c.category) << c.text;
+    EXPECT_EQ(ingest::category_of(c.text), c.category) << c.text;
+    EXPECT_EQ(ingest::category_of(category_name(c.category)), c.category) << c.text;
   }
   EXPECT_STREQ(category_name(Category::kCpuOp), "cpu_op");
   EXPECT_STREQ(category_name(Category::kRuntime), "cuda_runtime");
-  EXPECT_EQ(kineto::category_of("cpu_instant_event"), Category::kOther);
-  EXPECT_EQ(kineto::category_of("ac2g"), Category::kOther);
+  EXPECT_EQ(ingest::category_of("cpu_instant_event"), Category::kOther);
+  EXPECT_EQ(ingest::category_of("ac2g"), Category::kOther);
 }
 
 }  // namespace
