@@ -49,6 +49,7 @@ int run_analyze(const AnalyzeCommandOptions& o) {
   options.ingest_threads = o.threads;
   // Every trace is read before anything is written: bad input leaves no output file.
   std::vector<Report> reports;
+  const FreeCoreProbe cores;  // for the outputs' threads
   for (const std::string& path : o.traces) {
     // A directory holds per-rank traces: one Report per profiling stage, each with a ranks
     // section (cpp/src/pipeline/ranks.cpp).
@@ -69,7 +70,7 @@ int run_analyze(const AnalyzeCommandOptions& o) {
     reports.push_back(std::move(*report));
   }
   const std::vector<ReportView> views = views_of(reports);  // once, for every output
-  const FormatInput input{reports, views};
+  const FormatInput input{reports, views, cores.threads_for(o.threads)};
   if (Status s = write_outputs(o.outputs, input); !s) fail("analyze", s.error());
   auto format = find_output_format(o.stdout_format);
   if (!format) fail("analyze", format.error());

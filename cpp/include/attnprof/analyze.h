@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,10 @@
 
 namespace attnprof {
 
+namespace ingest {
+class IdleProbe;
+}
+
 struct AnalyzeOptions {
   // Environment facts the trace may lack; explicit values override what the trace says.
   std::optional<std::string> torch_version;  // "2.11"
@@ -24,6 +29,23 @@ struct AnalyzeOptions {
   std::string sidecar_path;                  // live-capture sidecar; "" = look beside the trace
   std::function<void(size_t, size_t)> progress;  // ingest progress (bytes done, total)
   size_t ingest_threads = 0;  // threads parsing one trace file (IngestOptions::threads; 0 = one per core)
+  size_t tail_threads = 1;    // threads of the stages after ingest (the trace index); analyze_file sets it
+};
+
+// The threads worth starting for the work after ingest (trace index, output), from the cores
+// this process had while it ran: its own CPU time plus the machine's idle time since
+// construction, over the wall time. Neither the load average nor ingest's worker count: the
+// scheduler shares cores between sessions, and what counts is what the process got.
+class FreeCoreProbe {
+ public:
+  FreeCoreProbe();
+  // 1 for requested == 1 (the one-core pass starts no thread), `requested` for N > 1; for 0
+  // (automatic) the free cores rounded, at least 1, at most the cores this process may use.
+  size_t threads_for(size_t requested) const;
+
+ private:
+  double cpu_start_s_ = 0;
+  std::shared_ptr<const ingest::IdleProbe> idle_;  // the machine's idle time (cpp/src/ingest/worker_budget.h)
 };
 
 // What a trace's surroundings say beyond its events: the live-capture sidecar beside it and

@@ -17,6 +17,7 @@ namespace attnprof {
 struct FormatInput {
   const std::vector<Report>& reports;
   const std::vector<ReportView>& views;  // views[i] is the view of reports[i]
+  size_t threads = 1;                    // threads a format may write on (the text is the same for any value)
 };
 
 struct OutputFormat {

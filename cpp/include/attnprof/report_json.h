@@ -1,6 +1,7 @@
 // Report <-> JSON text. The JSON form is the document users keep, diff and feed back in.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -9,8 +10,9 @@
 
 namespace attnprof {
 
-// Pretty-printed (indent 2) when `pretty`, else compact.
-std::string report_to_json(const Report& report, bool pretty = true);
+// Pretty-printed (indent 2) when `pretty`, else compact. `threads` > 1 writes the calls on that
+// many threads (the text is the same for any value).
+std::string report_to_json(const Report& report, bool pretty = true, size_t threads = 1);
 
 // Parses a Report written by report_to_json. Unknown fields are ignored; a missing
 // schema_version or a newer major version is an error.

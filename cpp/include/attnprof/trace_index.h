@@ -81,7 +81,9 @@ struct TraceIndex {
   }
 };
 
-TraceIndex build_trace_index(const Trace& trace);
+// `threads` > 1 builds the CPU trees and the GPU launch links side by side (the index is the
+// same for any value).
+TraceIndex build_trace_index(const Trace& trace, size_t threads = 1);
 
 // True for cpu_op slices (ATen ops and FUNCTION-scope record_function). Inline: every stage
 // asks it per slice inside its walks (1.9% of analyze's CPU time as a call).

@@ -7,7 +7,11 @@
 
 #include <fmt/format.h>
 
+#include <time.h>
+
 #include <algorithm>
+#include <cmath>
+#include <future>
 
 #include "attnprof/attention.h"
 #include "attnprof/capture.h"
@@ -17,6 +21,7 @@
 #include "attnprof/ingest.h"
 #include "attnprof/rules.h"
 #include "attnprof/trace_index.h"
+#include "ingest/worker_budget.h"
 
 namespace attnprof {
 namespace {
@@ -122,27 +127,61 @@ void append(std::vector<T>& to, std::vector<T> more) {
   for (T& item : more) to.push_back(std::move(item));
 }
 
+// CPU seconds this process has used, all its threads together.
+double process_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
 }  // namespace
 
-Provenance provenance_of(const Trace& trace, const AnalyzeOptions& options) {
+FreeCoreProbe::FreeCoreProbe()
+    : cpu_start_s_(process_cpu_seconds()), idle_(std::make_shared<const ingest::IdleProbe>()) {}
+
+size_t FreeCoreProbe::threads_for(size_t requested) const {
+  if (requested > 0) return requested;
+  const double elapsed = idle_->elapsed_seconds();
+  const std::optional<double> idle = idle_->idle_cores();
+  if (elapsed <= 0 || !idle) return 1;
+  const double free_cores = *idle + (process_cpu_seconds() - cpu_start_s_) / elapsed;
+  const size_t cores = ingest::current_worker_budget(0, 1, false).cores;
+  return std::clamp<size_t>(static_cast<size_t>(std::floor(free_cores + 0.5)), 1, cores);
+}
+
+namespace {
+
+// The sidecar part of provenance_of; the git part (`code`) comes as given.
+Provenance provenance_with(const Trace& trace, const AnalyzeOptions& options, std::optional<CodeInfo> code) {
   Provenance provenance;
   auto sidecar = find_sidecar(trace, options.sidecar_path);
   if (!sidecar) provenance.sidecar_error = sidecar.error().message;
   else if (sidecar->has_value()) provenance.sidecar = std::move(**sidecar);
-  provenance.code = code_info_beside(trace.path);
+  provenance.code = std::move(code);
   return provenance;
+}
+
+}  // namespace
+
+Provenance provenance_of(const Trace& trace, const AnalyzeOptions& options) {
+  return provenance_with(trace, options, code_info_beside(trace.path));
 }
 
 Report analyze_trace(const Trace& trace, const AnalyzeOptions& options, const Provenance& provenance) {
   Report report;
   report.tool_version = ATTNPROF_VERSION;
   report.source = describe_source(trace, options);
-  const TraceIndex index = build_trace_index(trace);
+  const TraceIndex index = build_trace_index(trace, options.tail_threads);
   identify_source_device(trace, index, options, report.source);
 
   // The live-capture sidecar (cpp/src/capture), when the run wrote one.
   if (!provenance.sidecar_error.empty()) report.source.missing.push_back(provenance.sidecar_error);
   const LoadedSidecar* capture = provenance.sidecar ? &*provenance.sidecar : nullptr;
+
+  // The names no catalog knows need the index only: with a second thread, found beside the calls.
+  std::future<std::vector<UnrecognisedName>> unrecognised =
+      std::async(options.tail_threads > 1 ? std::launch::async : std::launch::deferred,
+                 [&] { return unrecognised_attention_names(trace, index); });
 
   // Attention extraction (cpp/src/attention), plus the calls only the capture can name
   // (work that ran in a torch.compile'd graph).
@@ -151,7 +190,7 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options, const Pr
   attribute_layers(trace, index, report.calls);
   report.layers = build_layers(report.calls);
   report.summary = summarize_attention(trace, index, report.calls);
-  if (auto names = unrecognised_attention_names(trace, index); !names.empty()) report.unrecognised = std::move(names);
+  if (auto names = unrecognised.get(); !names.empty()) report.unrecognised = std::move(names);
   if (provenance.code) {  // git commit of the traced project, and the files of its attention modules
     report.source.code = provenance.code;
     report.source.code->source_files = attention_source_files(trace, report);
@@ -202,9 +241,17 @@ Report analyze_loaded_trace(const Trace& trace, const AnalyzeOptions& options) {
 }
 
 Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& options) {
+  const FreeCoreProbe cores;
+  // git runs beside the trace while ingest parses it: its thread waits on git's process, it
+  // takes no core from the parse. The one-core pass (--threads 1) runs it after, in turn.
+  const auto policy = options.ingest_threads == 1 ? std::launch::deferred : std::launch::async;
+  std::future<std::optional<CodeInfo>> code = std::async(policy, code_info_beside, path);
   Result<Trace> trace = load_trace(path, ingest_options_of(options));
   if (!trace) return trace.error();
-  return analyze_loaded_trace(*trace, options);
+  AnalyzeOptions tail = options;
+  tail.tail_threads = cores.threads_for(options.ingest_threads);
+  const Provenance provenance = provenance_with(*trace, options, code.get());
+  return analyze_trace(*trace, tail, provenance);
 }
 
 }  // namespace attnprof

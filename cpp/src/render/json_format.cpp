@@ -7,9 +7,9 @@ namespace {
 
 // One Report as its JSON; several as a JSON array, in argument order.
 std::string json_of(const FormatInput& in) {
-  if (in.reports.size() == 1) return report_to_json(in.reports.front());
+  if (in.reports.size() == 1) return report_to_json(in.reports.front(), true, in.threads);
   std::string out = "[\n";
-  for (size_t i = 0; i < in.reports.size(); ++i) out += (i ? ",\n" : "") + report_to_json(in.reports[i]);
+  for (size_t i = 0; i < in.reports.size(); ++i) out += (i ? ",\n" : "") + report_to_json(in.reports[i], true, in.threads);
   return out + "\n]\n";
 }
 

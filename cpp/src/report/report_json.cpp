@@ -1,6 +1,8 @@
 #include "attnprof/json_input.h"  // first: it configures nlohmann/json.hpp
 #include "attnprof/report_json.h"
 
+#include <algorithm>
+#include <future>
 #include <optional>
 
 // std::optional <-> null/absent. nlohmann 3.11 does not ship this.
@@ -105,14 +107,87 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(UnrecognisedName, name, kind, co
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SourceInfo, files, device_name, arch, device_vendor,
                                                 device_identified_by, device_memory_bytes, versions, assumptions, missing,
                                                 code, event_count)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Report, schema_version, tool_version, source, calls,
-                                                layers, summary, findings, scaling, advice, heads, ranks,
-                                                whatif, unrecognised)
+// The calls are most of a Report (18 MiB of its 19 at 1 GB): report_to_json writes them one
+// at a time and the other fields as one tree, so they are named apart here.
+#define ATTNPROF_REPORT_FIELDS_BUT_CALLS \
+  schema_version, tool_version, source, layers, summary, findings, scaling, advice, heads, ranks, whatif, unrecognised
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Report, calls, ATTNPROF_REPORT_FIELDS_BUT_CALLS)
 
-std::string report_to_json(const Report& report, bool pretty) {
-  nlohmann::json j = report;
-  // Replace invalid UTF-8 (kernel names from hostile traces) instead of throwing.
-  return j.dump(pretty ? 2 : -1, ' ', false, nlohmann::json::error_handler_t::replace);
+namespace {
+
+using Json = nlohmann::json;
+constexpr unsigned kIndent = 2;
+
+// Every field of the Report but its calls (nlohmann's own per-field step, as the macro above).
+Json fields_but_calls(const Report& nlohmann_json_t) {
+  Json nlohmann_json_j = Json::object();
+  NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, ATTNPROF_REPORT_FIELDS_BUT_CALLS))
+  return nlohmann_json_j;
+}
+
+// Appends `value` as Json::dump writes it `depth` levels deep in a document: the text is the
+// same as one dump of the whole tree. Invalid UTF-8 (kernel names from hostile traces) is
+// replaced instead of throwing.
+void append_json(std::string& out, const Json& value, bool pretty, unsigned depth) {
+  nlohmann::detail::serializer<Json> writer(nlohmann::detail::output_adapter<char>(out), ' ',
+                                            Json::error_handler_t::replace);
+  writer.dump(value, pretty, false, pretty ? kIndent : 0, depth * kIndent);
+}
+
+// How dump() opens the n-th item (n from 0) of an array or object `depth` levels deep.
+void open_item(std::string& out, size_t n, bool pretty, unsigned depth) {
+  if (n > 0) out += ',';
+  if (pretty) out.append("\n").append(depth * kIndent, ' ');
+}
+
+// How dump() closes a non-empty array or object whose items are `depth` levels deep.
+void close_items(std::string& out, char bracket, bool pretty, unsigned depth) {
+  if (pretty) out.append("\n").append((depth - 1) * kIndent, ' ');
+  out += bracket;
+}
+
+// Items [begin, end) of the calls array, each from its own small tree: one tree of every
+// call held 5x the text and took longer to free than to write.
+std::string calls_text(const std::vector<Call>& calls, size_t begin, size_t end, bool pretty, unsigned depth) {
+  std::string out;
+  for (size_t i = begin; i < end; ++i) {
+    open_item(out, i, pretty, depth);
+    append_json(out, Json(calls[i]), pretty, depth);
+  }
+  return out;
+}
+
+// The calls array; with threads > 1, runs of calls are written side by side and joined in
+// order (an item's text depends on the call and its position only).
+void append_calls(std::string& out, const std::vector<Call>& calls, bool pretty, unsigned depth, size_t threads) {
+  if (calls.empty()) return out.append("[]"), void();
+  out += '[';
+  const size_t runs = std::clamp<size_t>(threads, 1, calls.size());
+  std::vector<std::future<std::string>> later;
+  for (size_t r = 1; r < runs; ++r)
+    later.push_back(std::async(std::launch::async, calls_text, std::cref(calls), calls.size() * r / runs,
+                               calls.size() * (r + 1) / runs, pretty, depth + 1));
+  out += calls_text(calls, 0, calls.size() / runs, pretty, depth + 1);
+  for (std::future<std::string>& run : later) out += run.get();
+  close_items(out, ']', pretty, depth + 1);
+}
+
+}  // namespace
+
+std::string report_to_json(const Report& report, bool pretty, size_t threads) {
+  Json fields = fields_but_calls(report);
+  fields["calls"] = nullptr;  // its place among the keys (dump sorts them); its text comes from append_calls
+  std::string out = "{";
+  size_t n = 0;
+  for (const auto& [key, value] : fields.items()) {
+    open_item(out, n++, pretty, 1);
+    append_json(out, Json(key), pretty, 1);
+    out += pretty ? ": " : ":";
+    if (key == "calls") append_calls(out, report.calls, pretty, 1, threads);
+    else append_json(out, value, pretty, 1);
+  }
+  close_items(out, '}', pretty, 1);
+  return out;
 }
 
 Result<Report> report_from_json(std::string_view text) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <future>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <tuple>
 #include <unordered_map>
 
@@ -85,22 +87,53 @@ void sort_for_nesting(const Trace& trace, std::vector<uint32_t>& slices, size_t 
   }
 }
 
+// How many slices of each kind a trace holds, from one pass over its slices: the tables
+// below are sized from it (no doubling slack on millions of entries).
+struct SliceCensus {
+  std::vector<uint32_t> cpu_side_per_thread;  // by Trace::threads id
+  size_t launches = 0;                        // correlated launch calls
+  size_t gpu = 0;                             // kernel, memcpy and memset slices
+};
+
+// The ProfilerStep#N number of a user annotation; nullopt for other names.
+std::optional<int64_t> step_number(std::string_view name) {
+  if (!name.starts_with(kStepPrefix)) return std::nullopt;
+  const std::string_view digits = name.substr(kStepPrefix.size());
+  int64_t n = 0;
+  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || ptr != digits.data() + digits.size()) return std::nullopt;
+  return n;
+}
+
+// The census, and the profiler steps (few: they are kept on the way).
+SliceCensus count_slices(const Trace& trace, TraceIndex& index) {
+  SliceCensus census;
+  census.cpu_side_per_thread.assign(trace.threads.size(), 0);
+  for (const Slice& s : trace.slices) {
+    if (is_cpu_side(s)) ++census.cpu_side_per_thread[s.thread];
+    if (is_correlated_launch(s)) ++census.launches;
+    else if (is_gpu_activity(s)) ++census.gpu;
+    if (s.cat != Category::kUserAnnotation) continue;
+    if (const std::optional<int64_t> n = step_number(trace.name_of(s))) index.steps.push_back({*n, s.ts_ns, s.end_ns()});
+  }
+  std::sort(index.steps.begin(), index.steps.end(),
+            [](const StepRange& a, const StepRange& b) { return a.ts_ns < b.ts_ns; });
+  return census;
+}
+
 // cpu_order: the CPU-side slices grouped by thread, threads in (pid, tid) order, each in
 // file order (a counting sort: one array at its size, no list per thread). Returns the
 // thread ids in that order.
-std::vector<uint32_t> group_cpu_slices_by_thread(const Trace& trace, TraceIndex& index) {
-  index.thread_order.assign(trace.threads.size(), {});
-  for (const Slice& s : trace.slices)
-    if (is_cpu_side(s)) ++index.thread_order[s.thread].end;
+std::vector<uint32_t> group_cpu_slices_by_thread(const Trace& trace, const SliceCensus& census, TraceIndex& index) {
   std::vector<uint32_t> by_key(trace.threads.size());
   std::iota(by_key.begin(), by_key.end(), 0);
   std::sort(by_key.begin(), by_key.end(),
             [&](uint32_t a, uint32_t b) { return trace.threads.get(a) < trace.threads.get(b); });
+  index.thread_order.assign(trace.threads.size(), {});
   uint32_t next = 0;
   for (const uint32_t t : by_key) {
-    TraceIndex::Range& r = index.thread_order[t];
-    r = {next, next + r.end};
-    next = r.end;
+    index.thread_order[t] = {next, next + census.cpu_side_per_thread[t]};
+    next = index.thread_order[t].end;
   }
   index.cpu_order.resize(next);
   std::vector<uint32_t> cursor(trace.threads.size());
@@ -110,8 +143,8 @@ std::vector<uint32_t> group_cpu_slices_by_thread(const Trace& trace, TraceIndex&
   return by_key;
 }
 
-void build_cpu_trees(const Trace& trace, TraceIndex& index) {
-  const std::vector<uint32_t> by_key = group_cpu_slices_by_thread(trace, index);  // roots come out in (pid, tid) order
+void build_cpu_trees(const Trace& trace, const SliceCensus& census, TraceIndex& index) {
+  const std::vector<uint32_t> by_key = group_cpu_slices_by_thread(trace, census, index);  // roots come out in (pid, tid) order
   std::vector<uint32_t> stack;
   for (const uint32_t t : by_key) {
     const TraceIndex::Range r = index.thread_order[t];
@@ -172,11 +205,12 @@ SliceById ops_by_wanted_external_id(const Trace& trace, std::vector<int64_t> wan
   return ops;
 }
 
-// Each op's GPU slices (gpu_slices order: device time) grouped by op, as op_ranges rows.
-void group_gpu_by_op(TraceIndex& index) {
+// Each op's GPU slices in device-time order (`by_time`: gpu_links rows in gpu_slices order),
+// grouped by op, as op_ranges rows.
+void group_gpu_by_op(const std::vector<uint32_t>& by_time, TraceIndex& index) {
   std::vector<TraceIndex::GpuLink> linked;  // (slice, -, op) of the GPU slices with an op, in device-time order
-  for (const uint32_t g : index.gpu_slices)
-    if (const uint32_t op = index.op_of(g); op != kNoSlice) linked.push_back({g, kNoSlice, op});
+  for (const uint32_t row : by_time)
+    if (const TraceIndex::GpuLink& l = index.gpu_links[row]; l.op != kNoSlice) linked.push_back({l.slice, kNoSlice, l.op});
   std::stable_sort(linked.begin(), linked.end(),
                    [](const TraceIndex::GpuLink& a, const TraceIndex::GpuLink& b) { return a.op < b.op; });
   index.gpu_items.reserve(linked.size());
@@ -188,68 +222,84 @@ void group_gpu_by_op(TraceIndex& index) {
   index.op_ranges.push_back({kNoSlice, static_cast<uint32_t>(index.gpu_items.size())});
 }
 
-void link_gpu_to_cpu(const Trace& trace, TraceIndex& index) {
+// The gpu_links rows in start-time order of their slices (stable: file order among equal starts).
+std::vector<uint32_t> gpu_rows_by_time(const Trace& trace, const TraceIndex& index) {
+  struct Start {
+    int64_t ts_ns;
+    uint32_t row;
+  };
+  std::vector<Start> starts;
+  starts.reserve(index.gpu_links.size());
+  for (uint32_t row = 0; row < index.gpu_links.size(); ++row)
+    starts.push_back({trace.slices[index.gpu_links[row].slice].ts_ns, row});
+  const auto earlier = [](const Start& a, const Start& b) { return a.ts_ns < b.ts_ns; };
+  if (!std::is_sorted(starts.begin(), starts.end(), earlier)) std::stable_sort(starts.begin(), starts.end(), earlier);
+  std::vector<uint32_t> rows;
+  rows.reserve(starts.size());
+  for (const Start& s : starts) rows.push_back(s.row);
+  return rows;
+}
+
+// The half of the CPU -> GPU links that needs no CPU tree: each GPU slice's launch (same
+// correlation), and the GPU slices in time order. Returns the gpu_links rows in that order.
+std::vector<uint32_t> link_gpu_to_launches(const Trace& trace, const SliceCensus& census, TraceIndex& index) {
   SliceById launch_by_correlation;
-  size_t launches = 0, gpu = 0;  // sized up front: no doubling slack on millions of entries
-  for (const Slice& s : trace.slices) {
-    if (is_correlated_launch(s)) ++launches;
-    else if (is_gpu_activity(s)) ++gpu;
-  }
-  launch_by_correlation.reserve(launches);
-  index.gpu_links.reserve(gpu);
+  launch_by_correlation.reserve(census.launches);
+  index.gpu_links.reserve(census.gpu);
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
     if (is_correlated_launch(s)) launch_by_correlation.add(s.link_id, i);
     else if (is_gpu_activity(s)) index.gpu_links.push_back({i, kNoSlice, kNoSlice});
   }
   launch_by_correlation.finish();
-  std::vector<int64_t> wanted_external_ids;
-  for (TraceIndex::GpuLink& link : index.gpu_links) {
-    const Slice& k = trace.slices[link.slice];
-    if (k.link_id != kNoId) link.launch = launch_by_correlation.find(k.link_id);
-    if (link.launch != kNoSlice) link.op = parent_op(trace, index, link.launch);
-    if (const int64_t external_id = trace.external_id_of(k); link.op == kNoSlice && external_id != kNoId)
-      wanted_external_ids.push_back(external_id);
-  }
-  const SliceById op_by_external_id = ops_by_wanted_external_id(trace, std::move(wanted_external_ids));
-  for (TraceIndex::GpuLink& link : index.gpu_links) {
-    const int64_t external_id = trace.external_id_of(trace.slices[link.slice]);
-    if (link.op == kNoSlice && external_id != kNoId) link.op = op_by_external_id.find(external_id);
-  }
-  index.gpu_slices.reserve(gpu);
-  for (const TraceIndex::GpuLink& link : index.gpu_links) index.gpu_slices.push_back(link.slice);
-  std::stable_sort(index.gpu_slices.begin(), index.gpu_slices.end(), [&](uint32_t a, uint32_t b) {
-    return trace.slices[a].ts_ns < trace.slices[b].ts_ns;
-  });
-  for (const uint32_t g : index.gpu_slices)
-    if (index.op_of(g) == kNoSlice && index.launch_of(g) == kNoSlice) index.orphan_gpu_slices.push_back(g);
-  group_gpu_by_op(index);
+  for (TraceIndex::GpuLink& link : index.gpu_links)
+    if (const Slice& k = trace.slices[link.slice]; k.link_id != kNoId) link.launch = launch_by_correlation.find(k.link_id);
+  std::vector<uint32_t> by_time = gpu_rows_by_time(trace, index);
+  index.gpu_slices.reserve(by_time.size());
+  for (const uint32_t row : by_time) index.gpu_slices.push_back(index.gpu_links[row].slice);
+  return by_time;
 }
 
-void find_steps(const Trace& trace, TraceIndex& index) {
-  for (const Slice& s : trace.slices) {
-    if (s.cat != Category::kUserAnnotation) continue;
-    const std::string_view name = trace.name_of(s);
-    if (!name.starts_with(kStepPrefix)) continue;
-    const std::string_view digits = name.substr(kStepPrefix.size());
-    int64_t n = 0;
-    const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-    if (ec != std::errc() || ptr != digits.data() + digits.size()) continue;
-    index.steps.push_back({n, s.ts_ns, s.end_ns()});
+// The other half, once the CPU trees stand: each GPU slice's op (the innermost cpu_op around
+// its launch, else the cpu_op of its External id), the orphans, and each op's GPU slices.
+void link_gpu_to_ops(const Trace& trace, const std::vector<uint32_t>& by_time, TraceIndex& index) {
+  std::vector<int64_t> wanted_external_ids;
+  for (TraceIndex::GpuLink& link : index.gpu_links) {
+    if (link.launch != kNoSlice) link.op = parent_op(trace, index, link.launch);
+    if (const int64_t external_id = trace.external_id_of(trace.slices[link.slice]); link.op == kNoSlice && external_id != kNoId)
+      wanted_external_ids.push_back(external_id);
   }
-  std::sort(index.steps.begin(), index.steps.end(),
-            [](const StepRange& a, const StepRange& b) { return a.ts_ns < b.ts_ns; });
+  if (!wanted_external_ids.empty()) {
+    const SliceById op_by_external_id = ops_by_wanted_external_id(trace, std::move(wanted_external_ids));
+    for (TraceIndex::GpuLink& link : index.gpu_links) {
+      const int64_t external_id = trace.external_id_of(trace.slices[link.slice]);
+      if (link.op == kNoSlice && external_id != kNoId) link.op = op_by_external_id.find(external_id);
+    }
+  }
+  for (const uint32_t row : by_time)
+    if (const TraceIndex::GpuLink& l = index.gpu_links[row]; l.op == kNoSlice && l.launch == kNoSlice)
+      index.orphan_gpu_slices.push_back(l.slice);
+  group_gpu_by_op(by_time, index);
 }
 
 }  // namespace
 
-TraceIndex build_trace_index(const Trace& trace) {
+// The CPU trees and the GPU launches are independent (they write different fields of the
+// index): with a second thread they are built side by side, then the links that need both.
+TraceIndex build_trace_index(const Trace& trace, size_t threads) {
   TraceIndex index;
-  const size_t n = trace.slices.size();
-  index.parent.assign(n, kNoSlice);
-  build_cpu_trees(trace, index);
-  link_gpu_to_cpu(trace, index);
-  find_steps(trace, index);
+  index.parent.assign(trace.slices.size(), kNoSlice);
+  const SliceCensus census = count_slices(trace, index);
+  std::vector<uint32_t> gpu_by_time;
+  if (threads > 1) {
+    std::future<void> beside = std::async(std::launch::async, [&] { gpu_by_time = link_gpu_to_launches(trace, census, index); });
+    build_cpu_trees(trace, census, index);
+    beside.get();
+  } else {
+    build_cpu_trees(trace, census, index);
+    gpu_by_time = link_gpu_to_launches(trace, census, index);
+  }
+  link_gpu_to_ops(trace, gpu_by_time, index);
   return index;
 }
 
