@@ -3,8 +3,8 @@
 // "load a file, then analyse" path: the stages below it never read a trace, a sidecar or git.
 #pragma once
 
+#include <chrono>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,10 +17,6 @@
 
 namespace attnprof {
 
-namespace ingest {
-class IdleProbe;
-}
-
 struct AnalyzeOptions {
   // Environment facts the trace may lack; explicit values override what the trace says.
   std::optional<std::string> torch_version;  // "2.11"
@@ -29,23 +25,24 @@ struct AnalyzeOptions {
   std::string sidecar_path;                  // live-capture sidecar; "" = look beside the trace
   std::function<void(size_t, size_t)> progress;  // ingest progress (bytes done, total)
   size_t ingest_threads = 0;  // threads parsing one trace file (IngestOptions::threads; 0 = one per core)
-  size_t tail_threads = 1;    // threads of the stages after ingest (the trace index); analyze_file sets it
+  size_t tail_threads = 1;    // threads of the stages after ingest (trace index); analyze_file sets it (CoresUsedProbe)
 };
 
-// The threads worth starting for the work after ingest (trace index, output), from the cores
-// this process had while it ran: its own CPU time plus the machine's idle time since
-// construction, over the wall time. Neither the load average nor ingest's worker count: the
-// scheduler shares cores between sessions, and what counts is what the process got.
-class FreeCoreProbe {
+// The threads worth starting for the work after ingest (trace index, outputs): the cores this
+// process got since construction (its CPU time over the wall time, all threads together).
+// Ingest starts workers only where its worker budget saw idle cores (cpp/src/ingest), and
+// they run only where the scheduler gives them a core: a busy machine, a small or one-chunk
+// trace, or --threads 1 leave one core's worth and so no extra thread after ingest either.
+class CoresUsedProbe {
  public:
-  FreeCoreProbe();
+  CoresUsedProbe();
   // 1 for requested == 1 (the one-core pass starts no thread), `requested` for N > 1; for 0
-  // (automatic) the free cores rounded, at least 1, at most the cores this process may use.
+  // (automatic) the cores used, rounded, at least 1.
   size_t threads_for(size_t requested) const;
 
  private:
+  std::chrono::steady_clock::time_point wall_start_;
   double cpu_start_s_ = 0;
-  std::shared_ptr<const ingest::IdleProbe> idle_;  // the machine's idle time (cpp/src/ingest/worker_budget.h)
 };
 
 // What a trace's surroundings say beyond its events: the live-capture sidecar beside it and

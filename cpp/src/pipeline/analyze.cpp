@@ -21,7 +21,6 @@
 #include "attnprof/ingest.h"
 #include "attnprof/rules.h"
 #include "attnprof/trace_index.h"
-#include "ingest/worker_budget.h"
 
 namespace attnprof {
 namespace {
@@ -136,17 +135,14 @@ double process_cpu_seconds() {
 
 }  // namespace
 
-FreeCoreProbe::FreeCoreProbe()
-    : cpu_start_s_(process_cpu_seconds()), idle_(std::make_shared<const ingest::IdleProbe>()) {}
+CoresUsedProbe::CoresUsedProbe() : wall_start_(std::chrono::steady_clock::now()), cpu_start_s_(process_cpu_seconds()) {}
 
-size_t FreeCoreProbe::threads_for(size_t requested) const {
+size_t CoresUsedProbe::threads_for(size_t requested) const {
   if (requested > 0) return requested;
-  const double elapsed = idle_->elapsed_seconds();
-  const std::optional<double> idle = idle_->idle_cores();
-  if (elapsed <= 0 || !idle) return 1;
-  const double free_cores = *idle + (process_cpu_seconds() - cpu_start_s_) / elapsed;
-  const size_t cores = ingest::current_worker_budget(0, 1, false).cores;
-  return std::clamp<size_t>(static_cast<size_t>(std::floor(free_cores + 0.5)), 1, cores);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+  if (wall_s <= 0) return 1;
+  const double cores_used = (process_cpu_seconds() - cpu_start_s_) / wall_s;
+  return std::max<size_t>(1, static_cast<size_t>(std::floor(cores_used + 0.5)));
 }
 
 namespace {
@@ -241,7 +237,7 @@ Report analyze_loaded_trace(const Trace& trace, const AnalyzeOptions& options) {
 }
 
 Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& options) {
-  const FreeCoreProbe cores;
+  const CoresUsedProbe cores;
   // git runs beside the trace while ingest parses it: its thread waits on git's process, it
   // takes no core from the parse. The one-core pass (--threads 1) runs it after, in turn.
   const auto policy = options.ingest_threads == 1 ? std::launch::deferred : std::launch::async;

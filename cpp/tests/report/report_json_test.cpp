@@ -1,5 +1,14 @@
+#include "attnprof/json_input.h"  // first: it configures nlohmann/json.hpp
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attnprof/analyze.h"
 #include "attnprof/report_json.h"
 
 namespace attnprof {
@@ -72,6 +81,82 @@ TEST(ReportJson, WrittenReportsAreRecognisedAndTracesAreNot) {
   EXPECT_TRUE(looks_like_report(report_to_json(r, /*pretty=*/false)));
   EXPECT_FALSE(looks_like_report("{\"schemaVersion\": 1, \"traceEvents\": []}"));
   EXPECT_FALSE(looks_like_report("{\"schema_version\": \"1.0\", \"traceEvents\": []}"));
+}
+
+std::vector<std::string> fixture_traces() {
+  std::vector<std::string> paths;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(ATTNPROF_FIXTURES_DIR))
+    if (entry.is_regular_file() && entry.path().string().ends_with(".json.gz")) paths.push_back(entry.path().string());
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+// What nlohmann's dump() writes for the document `text` holds: keys sorted, its indentation,
+// its number forms. The calls are written one tree at a time; the text must still be that.
+std::string one_dump_of(const std::string& text, bool pretty) {
+  return nlohmann::json::parse(text).dump(pretty ? 2 : -1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+TEST(ReportJson, CallsWrittenOneAtATimeGiveTheTextOfOneDump) {
+  const Result<Report> report =
+      analyze_file(std::string(ATTNPROF_FIXTURES_DIR) + "/h200-torch2.11/traces/llama7b4l_sdpa_bf16_b4_s1024_stack.pt.trace.json.gz");
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_GT(report->calls.size(), 1u);
+  for (const bool pretty : {true, false}) {
+    SCOPED_TRACE(pretty);
+    const std::string text = report_to_json(*report, pretty);
+    EXPECT_EQ(text, one_dump_of(text, pretty));
+    const Result<Report> back = report_from_json(text);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->calls.size(), report->calls.size());
+  }
+}
+
+TEST(ReportJson, AReportWithoutCallsWritesAnEmptyCallsArray) {
+  Report r;
+  r.source.files = {"a.json"};
+  const std::string pretty = report_to_json(r), compact = report_to_json(r, false);
+  EXPECT_NE(pretty.find("\"calls\": []"), std::string::npos);
+  EXPECT_NE(compact.find("\"calls\":[]"), std::string::npos);
+  EXPECT_EQ(pretty, one_dump_of(pretty, true));
+  EXPECT_EQ(compact, one_dump_of(compact, false));
+}
+
+// More runs than calls, runs of one call, two runs: the joined text is the one-thread text.
+TEST(ReportJson, AnyNumberOfThreadsWritesTheSameText) {
+  const Result<Report> report =
+      analyze_file(std::string(ATTNPROF_FIXTURES_DIR) + "/h200-torch2.11/traces/llama7b4l_sdpa_bf16_b4_s1024_stack.pt.trace.json.gz");
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  for (const bool pretty : {true, false}) {
+    const std::string one = report_to_json(*report, pretty, 1);
+    for (const size_t threads : {size_t{2}, report->calls.size(), report->calls.size() + 5})
+      EXPECT_EQ(report_to_json(*report, pretty, threads), one) << threads << " threads";
+  }
+}
+
+// analyze_file with a second core (tail_threads from CoresUsedProbe, here asked for) and
+// without: the same Report on every fixture.
+TEST(ReportJson, EveryFixtureGivesTheSameReportWithTheTailOnTwoThreads) {
+  const std::vector<std::string> paths = fixture_traces();
+  ASSERT_GE(paths.size(), 40u) << "fixtures not found under " << ATTNPROF_FIXTURES_DIR;
+  AnalyzeOptions one, two;
+  one.ingest_threads = 1;
+  two.ingest_threads = 2;
+  for (const std::string& path : paths) {
+    SCOPED_TRACE(path);
+    const Result<Report> a = analyze_file(path, one), b = analyze_file(path, two);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(report_to_json(*a), report_to_json(*b, true, 2));
+  }
+}
+
+TEST(CoresUsedProbe, OneThreadAskedIsOneAndAnAutomaticCountIsWithinTheCores) {
+  const CoresUsedProbe probe;
+  EXPECT_EQ(probe.threads_for(1), 1u);
+  EXPECT_EQ(probe.threads_for(3), 3u);
+  const size_t automatic = probe.threads_for(0);
+  EXPECT_GE(automatic, 1u);
+  EXPECT_LE(automatic, std::max<size_t>(1, std::thread::hardware_concurrency()));
 }
 
 }  // namespace
