@@ -109,12 +109,14 @@ fuzz-ci: fuzz-build
 	cpp/fuzz/run.sh $(FUZZ_BIN_DIR) $$(( $(FUZZ_CI_SECONDS) / $(words $(FUZZ_TARGETS)) )) $(FUZZ_TARGETS)
 
 # ThreadSanitizer on the parallel ingest (cpp/src/ingest/chunks.h: chunks parsed by worker
-# threads, merged in order): the ingest sources and their chunk and fixture tests only, built
+# threads, merged in order) and on the trace index (CPU trees and launch links built side by
+# side): those sources and their chunk, fixture and index tests only, built
 # by clang (GCC 12's TSan dies at start-up under 28 bits of mmap randomisation) without the
 # AVX2 flags, so the portable scanner path is exercised too. Fails on any reported race.
 TSAN_TEST := build/tsan/attnprof_ingest_tsan
 TSAN_SOURCES := $(wildcard cpp/src/ingest/*.cpp) cpp/src/trace/trace.cpp cpp/src/vocab/error.cpp cpp/src/vocab/utf8.cpp \
-                cpp/tests/ingest/parallel_chunks_test.cpp cpp/tests/ingest/fixture_load_test.cpp cpp/tests/ingest/chunk_workers_test.cpp
+                cpp/tests/ingest/parallel_chunks_test.cpp cpp/tests/ingest/fixture_load_test.cpp cpp/tests/ingest/chunk_workers_test.cpp \
+                cpp/src/trace/trace_index.cpp cpp/tests/trace/trace_index_threads_test.cpp
 $(TSAN_TEST): $(TSAN_SOURCES) $(wildcard cpp/src/ingest/*.h cpp/include/attnprof/*.h)
 	@mkdir -p $(dir $@)
 	clang++ -std=c++20 -fsanitize=thread -O1 -g -Icpp/include -Icpp/src \

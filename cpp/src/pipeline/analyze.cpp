@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <future>
+#include <utility>
 
 #include "attnprof/attention.h"
 #include "attnprof/capture.h"
@@ -201,14 +202,19 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options, const Pr
   }
   note_missing(trace, index, report.calls, report.source);
 
-  // The analyses read the calls as extracted and merged; each returns its section.
-  rules::ExplanationsSection explanations =  // backend eligibility (cpp/src/rules)
-      rules::explain_calls(report.calls, report.source, report.summary.has_gpu,
-                           {options.torch_version.value_or(""), options.cudnn_version.value_or(""),
-                            options.arch.value_or("")});
+  // The analyses read the calls as extracted and merged; each returns its section and writes
+  // nothing else, so with a second thread the rules and the windows run beside the cost model.
+  std::future<std::pair<rules::ExplanationsSection, WindowSection>> beside_cost =
+      std::async(options.tail_threads > 1 ? std::launch::async : std::launch::deferred, [&] {
+        return std::pair{rules::explain_calls(  // backend eligibility (cpp/src/rules)
+                             report.calls, report.source, report.summary.has_gpu,
+                             {options.torch_version.value_or(""), options.cudnn_version.value_or(""),
+                              options.arch.value_or("")}),
+                         window_verdicts(report, trace)};  // sliding-window effectiveness (cpp/src/heads)
+      });
   CostSection cost =  // roofline, memory during each call (cpp/src/analysis)
       analyze_cost(report.calls, report.layers, report.source, report.summary.has_gpu, trace);
-  WindowSection windows = window_verdicts(report, trace);  // sliding-window effectiveness (cpp/src/heads)
+  auto [explanations, windows] = beside_cost.get();
 
   // The Report: each section where it belongs; findings in the order the sections come, the
   // rules' folded into the core finding of the same cause.
