@@ -103,7 +103,8 @@ void setup_analyze(CLI::App& app) {
   cmd->add_option("--threads", o->threads,
                   "threads parsing each trace file: 0 = one per free core (default; the load average counted, "
                   "at most 8), 1 = no extra thread. "
-                  "The result is the same for any value; each thread holds about one 8 MiB chunk and its tables")
+                  "The result is the same for any value; each thread holds about one 8 MiB chunk and its tables. "
+                  "The index, analyses and JSON output after the parse use as many, by default the cores the parse got")
       ->check(CLI::Range(0, 256));
   cmd->footer(
       "Exit status: 0 = analysed (also when no attention is found), 2 = bad input or output error.\n"
