@@ -280,9 +280,9 @@ def module_ranges(prof, tmp_path) -> set[str]:
     return {n.removeprefix(_capture.MODULE_PREFIX) for n in names if n.startswith(_capture.MODULE_PREFIX)}
 
 
-def test_projection_activation_and_norm_leaves_get_no_module_range(tmp_path):
-    # GPT-2's Conv1D projections and its activation, LLaMA's RMSNorms, SiLU and rotary
-    # embedding cannot hold an attention call: only the modules that can keep their range.
+def test_projections_activations_norms_and_feed_forward_blocks_get_no_module_range(tmp_path):
+    # GPT-2's Conv1D projections, its activation and its MLP, LLaMA's RMSNorms, SiLU, rotary
+    # embedding and MLP cannot hold an attention call: only the modules that can keep their range.
     gpt2 = build(tf.GPT2LMHeadModel, tf.GPT2Config(n_embd=HIDDEN, n_layer=1, n_head=HEADS, vocab_size=100,
                                                    n_positions=64, attn_implementation="eager"))
     llama = build(tf.LlamaForCausalLM, tf.LlamaConfig(vocab_size=100, num_key_value_heads=2,
@@ -292,8 +292,23 @@ def test_projection_activation_and_norm_leaves_get_no_module_range(tmp_path):
         with torch.no_grad(), attnprof.profile(activities=CPU) as prof:
             model(ids())
         ranges.append(module_ranges(prof, tmp_path))
-    assert ranges[0] == {"GPT2LMHeadModel", "transformer", "transformer.h.0", "transformer.h.0.attn", "transformer.h.0.mlp"}
-    assert ranges[1] == {"LlamaForCausalLM", "model", "model.layers.0", "model.layers.0.self_attn", "model.layers.0.mlp"}
+    assert ranges[0] == {"GPT2LMHeadModel", "transformer", "transformer.h.0", "transformer.h.0.attn"}
+    assert ranges[1] == {"LlamaForCausalLM", "model", "model.layers.0", "model.layers.0.self_attn"}
+
+
+def test_a_feed_forward_block_keeps_its_range_when_a_submodule_could_hold_attention():
+    bert = build(tf.BertModel, tf.BertConfig(vocab_size=100, **SMALL))
+    layer = bert.encoder.layer[0]
+    assert _capture.holds_no_attention(layer.intermediate) and _capture.holds_no_attention(layer.output)
+    assert not _capture.holds_no_attention(layer)           # not a feed-forward class
+    assert not _capture.holds_no_attention(layer.attention)  # holds the self-attention
+    mlp = build(tf.GPT2LMHeadModel, tf.GPT2Config(n_embd=HIDDEN, n_layer=1, n_head=HEADS, vocab_size=100,
+                                                  n_positions=64)).transformer.h[0].mlp
+    assert _capture.holds_no_attention(mlp)
+    mlp.act = ScaledDotProductAttention()  # a submodule outside the table may attend
+    assert not _capture.holds_no_attention(mlp)
+    mlp.act = nn.Sequential(nn.GELU())     # torch containers are not leaves: kept too
+    assert not _capture.holds_no_attention(mlp)
 
 
 def test_a_parameterless_leaf_attention_module_keeps_its_range_and_names_its_calls(tmp_path):
