@@ -280,9 +280,9 @@ def module_ranges(prof, tmp_path) -> set[str]:
     return {n.removeprefix(_capture.MODULE_PREFIX) for n in names if n.startswith(_capture.MODULE_PREFIX)}
 
 
-def test_projection_activation_and_norm_leaves_get_no_module_range(tmp_path):
-    # GPT-2's Conv1D projections and its activation, LLaMA's RMSNorms, SiLU and rotary
-    # embedding cannot hold an attention call: only the modules that can keep their range.
+def test_only_modules_whose_own_code_can_start_attention_get_a_module_range(tmp_path):
+    # GPT-2's Conv1D projections, activation, MLP and block, LLaMA's RMSNorms, SiLU, rotary
+    # embedding, MLP and decoder layer start no attention call in their own code.
     gpt2 = build(tf.GPT2LMHeadModel, tf.GPT2Config(n_embd=HIDDEN, n_layer=1, n_head=HEADS, vocab_size=100,
                                                    n_positions=64, attn_implementation="eager"))
     llama = build(tf.LlamaForCausalLM, tf.LlamaConfig(vocab_size=100, num_key_value_heads=2,
@@ -292,8 +292,46 @@ def test_projection_activation_and_norm_leaves_get_no_module_range(tmp_path):
         with torch.no_grad(), attnprof.profile(activities=CPU) as prof:
             model(ids())
         ranges.append(module_ranges(prof, tmp_path))
-    assert ranges[0] == {"GPT2LMHeadModel", "transformer", "transformer.h.0", "transformer.h.0.attn", "transformer.h.0.mlp"}
-    assert ranges[1] == {"LlamaForCausalLM", "model", "model.layers.0", "model.layers.0.self_attn", "model.layers.0.mlp"}
+    assert ranges[0] == {"GPT2LMHeadModel", "transformer", "transformer.h.0.attn"}
+    assert ranges[1] == {"LlamaForCausalLM", "model", "model.layers.0.self_attn"}
+
+
+class AttendingActivation(nn.Module):
+    """A hand-written attention over its input's heads, put where GPT-2's MLP activation was."""
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q = x.view(b, s, HEADS, -1).transpose(1, 2)
+        out = torch.softmax(q @ q.transpose(-1, -2) / math.sqrt(q.shape[-1]), dim=-1) @ q
+        return out.transpose(1, 2).reshape(b, s, -1)
+
+
+def test_an_attention_inside_a_block_without_a_range_is_named_by_its_own_module(tmp_path):
+    model = build(tf.GPT2LMHeadModel, tf.GPT2Config(n_embd=HIDDEN, n_layer=1, n_head=HEADS, vocab_size=100,
+                                                    n_positions=64, attn_implementation="eager"))
+    model.transformer.h[0].mlp.act = AttendingActivation()
+    with torch.no_grad():
+        _, prof, report = run_profiled(lambda: model(ids()))
+    assert [c["module"] for c in forward_calls(report)] == ["transformer.h.0.attn", "transformer.h.0.mlp.act"]
+    assert module_ranges(prof, tmp_path) == {"GPT2LMHeadModel", "transformer", "transformer.h.0.attn",
+                                             "transformer.h.0.mlp.act"}
+
+
+def test_a_listed_block_keeps_its_range_when_a_torch_layer_with_submodules_is_below_it():
+    block = build(tf.GPT2LMHeadModel, tf.GPT2Config(n_embd=HIDDEN, n_layer=1, n_head=HEADS, vocab_size=100,
+                                                    n_positions=64)).transformer.h[0]
+    assert _capture.starts_no_attention(block) and _capture.starts_no_attention(block.mlp)
+    block.mlp.act = nn.Sequential(nn.GELU())  # a torch container calls what it holds, unranged
+    assert not _capture.starts_no_attention(block.mlp) and not _capture.starts_no_attention(block)
+    block.mlp.act = nn.MultiheadAttention(HIDDEN, HEADS)  # attends without SDPA when need_weights
+    assert not _capture.starts_no_attention(block.mlp)
+
+
+def test_a_class_named_for_attention_is_never_taken_from_a_pattern():
+    attention_block = type("VQVAEAttnBlock", (nn.Module,), {"__module__": "transformers.models.x.modeling_x"})
+    plain_block = type("VQVAEResBlock", (nn.Module,), {"__module__": "transformers.models.x.modeling_x"})
+    assert not _capture.starts_no_attention(attention_block())
+    assert _capture.starts_no_attention(plain_block())
 
 
 def test_a_parameterless_leaf_attention_module_keeps_its_range_and_names_its_calls(tmp_path):
@@ -313,9 +351,9 @@ def test_a_listed_class_keeps_its_range_when_subclassed_elsewhere_or_its_forward
 
     replaced = Conv1D(HIDDEN, HIDDEN)
     replaced.forward = lambda x: x  # accelerate's hooks and users' patches replace it this way
-    assert _capture.holds_no_attention(Conv1D(HIDDEN, HIDDEN))
-    assert not _capture.holds_no_attention(OwnProjection(HIDDEN, HIDDEN))
-    assert not _capture.holds_no_attention(replaced)
+    assert _capture.starts_no_attention(Conv1D(HIDDEN, HIDDEN))
+    assert not _capture.starts_no_attention(OwnProjection(HIDDEN, HIDDEN))
+    assert not _capture.starts_no_attention(replaced)
 
 
 def test_module_calls_are_followed_without_global_hooks_and_given_back_after_an_error():

@@ -75,43 +75,65 @@ _open_range: Callable[[str], Any] = torch._C._autograd._record_function_with_arg
 _close_range: Callable[[Any], None] = torch._C._autograd._record_function_with_args_exit
 
 
-# ---- modules that cannot hold an attention call ---------------------------------------------------
+# ---- modules whose own code starts no attention call ----------------------------------------------
 # A module range names the attention calls no interception sees (a hand-written matmul/softmax,
-# a library's own kernel). These classes compute one projection, activation, normalisation or
-# position embedding (their forwards, transformers 5: Conv1D is one addmm, the activations and
-# norms are elementwise and reductions, a rotary embedding is cos/sin of positions x
-# frequencies), so no attention call can start inside them. A range around one costs ~0.1 ms
+# a library's own kernel): the innermost range around a call's first op. A range costs ~0.1 ms
 # when it opens or closes next to a big matmul (whatever runs then starts with cold caches; 5 us
-# warm), and GPT-2-small has 60 of them a pass, 48 right around its addmms (docs/performance.md).
-# (module of the class, class name) as fnmatch patterns, matched on the exact class, a leaf (no
-# submodules) whose forward is the class's own: a subclass defined elsewhere, a module with
-# children (transformers' HubertEncoderLayerStableLayerNorm is a whole encoder layer) or a
-# forward replaced on the instance (accelerate's hooks, a user's patch) keeps its range.
+# warm), so a module gets none when no such call can start where its range would be the
+# innermost one: in its own code, or in a torch leaf it holds (no torch.nn layer without
+# submodules computes attention; a submodule outside torch has its own range or is one of these).
+# The classes below start none in their own code: they compute one projection, activation,
+# normalisation or position embedding, or chain their submodules (a feed-forward block: its
+# projections, activation, norm and dropout; a decoder / encoder layer or block: its attention
+# and feed-forward submodules, with norms and residual adds). Checked on transformers 5.24: no
+# method of its 227 *RotaryEmbedding, 197 *RMSNorm, 61 *LayerNorm, 354 *MLP, 70 *Intermediate,
+# *Output, 232 *DecoderLayer, 135 *EncoderLayer and 217 *Block classes calls softmax, an
+# attention function or interface, or a matmul other than the hyper-connection mixing of two
+# decoder layers (docs/performance.md). A class named for attention ("Attn", "Attention": the
+# VQ-VAE *AttnBlock classes attend in their own forward) is never taken from a pattern.
+# (module of the class, class name) as fnmatch patterns, matched on the exact class whose
+# forward is the class's own: a subclass defined elsewhere, a forward replaced on the instance
+# (accelerate's hooks, a user's patch) and a module with a torch layer that has submodules
+# anywhere below it (nn.MultiheadAttention, an nn.Sequential) keep their range. GPT-2-small: 98 module calls outside
+# torch a pass, 84 of these classes.
 NO_ATTENTION_CLASSES: tuple[tuple[str, str], ...] = (
     ("transformers.pytorch_utils", "Conv1D"),      # GPT-2 family projections: x @ W + b
     ("transformers.activations", "*"),             # ACT2FN: elementwise activations
     ("transformers.models.*", "*RMSNorm"),
     ("transformers.models.*", "*LayerNorm"),
     ("transformers.models.*", "*RotaryEmbedding"),
+    ("transformers.models.*", "*MLP"),             # GPT2MLP, LlamaMLP: projections around an activation
+    ("transformers.models.*", "*Intermediate"),    # BERT / ViT family: projection + activation
+    ("transformers.models.*", "*Output"),          # BERT / ViT family: projection, dropout, norm
+    ("transformers.models.*", "*DecoderLayer"),    # LlamaDecoderLayer: norms, self_attn, mlp
+    ("transformers.models.*", "*EncoderLayer"),
+    ("transformers.models.*", "*Block"),           # GPT2Block: norms, attn, mlp
 )
+_NAMED_FOR_ATTENTION = ("Attn", "Attention")
 
-_class_holds_no_attention: dict[type, bool] = {}  # per class, once per process
+_class_starts_no_attention: dict[type, bool] = {}  # per class, once per process
 
 
 def _in_no_attention_table(cls: type) -> bool:
-    found = _class_holds_no_attention.get(cls)
+    found = _class_starts_no_attention.get(cls)
     if found is None:
-        found = _class_holds_no_attention[cls] = any(
-            fnmatch.fnmatchcase(cls.__module__, module) and fnmatch.fnmatchcase(cls.__qualname__, name)
-            for module, name in NO_ATTENTION_CLASSES)
+        name = cls.__qualname__
+        found = _class_starts_no_attention[cls] = not any(word in name for word in _NAMED_FOR_ATTENTION) and any(
+            fnmatch.fnmatchcase(cls.__module__, module) and fnmatch.fnmatchcase(name, pattern)
+            for module, pattern in NO_ATTENTION_CLASSES)
     return found
 
 
-def holds_no_attention(module: torch.nn.Module) -> bool:
-    """True for a module of NO_ATTENTION_CLASSES that runs its class's own forward, without
-    submodules: no attention call can start inside it."""
-    return (not module._modules and "forward" not in module.__dict__
-            and _in_no_attention_table(type(module)))
+def _is_torch_composite(module: torch.nn.Module) -> bool:
+    return bool(module._modules) and type(module).__module__.startswith("torch.")
+
+
+def starts_no_attention(module: torch.nn.Module) -> bool:
+    """True for a module of NO_ATTENTION_CLASSES that runs its class's own forward and holds no
+    torch layer with submodules: no attention call can start inside it outside the ranges of its
+    submodules, so it needs no range of its own."""
+    return ("forward" not in module.__dict__ and _in_no_attention_table(type(module))
+            and not any(_is_torch_composite(m) for m in module.modules()))
 
 
 # ---- mask reading (the sidecar's mask facts and the heads capture's mask structure) --------------
@@ -603,10 +625,10 @@ class AttentionCapture(CaptureMode):
         """Modules defined outside torch get a trace range, which names the attention calls
         that no interception sees (a hand-written matmul/softmax, a library's own kernel):
         torch's own layers cannot hold an attention computation that attnprof does not already
-        see as an op, nor can the projections, activations and norms of NO_ATTENTION_CLASSES."""
+        see as an op, and the classes of NO_ATTENTION_CLASSES start none in their own code."""
         key = id(module)
         if key not in self._range_names:
-            named = not type(module).__module__.startswith("torch.") and not holds_no_attention(module)
+            named = not type(module).__module__.startswith("torch.") and not starts_no_attention(module)
             self._range_names[key] = MODULE_PREFIX + self._path_of(module) if named else None
         return self._range_names[key]
 
