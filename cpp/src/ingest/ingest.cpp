@@ -175,7 +175,7 @@ class StreamIngest {
         window_(std::min<size_t>(block(), std::max<size_t>(src.total() + 1, 4096))),
         builder_(trace_, ingest::TraceBuilder::Mode::kStream, options.reads),
         budget_(ingest::current_worker_budget(src.total(), block(), src.inflates())),
-        workers_(ingest::ingest_worker_threads(options.threads, budget_)) {
+        workers_(ingest::ingest_worker_threads(options.threads, budget_), options.reads) {
     if (ingest::may_parse_in_parallel(options.threads, budget_)) idle_probe_.emplace();
     trace_.path = label;
     // Kineto spends ~250-300 bytes of JSON per event, most of them 'X' or `[memory]`:
@@ -282,7 +282,6 @@ void StreamIngest::submit_chunk(size_t n) {
   job.size = n;
   job.must_start_with_object = array_format_ && chunks_submitted_ == 0;
   job.label = &label_;
-  job.reads = &options_.reads;
   ingest::ChunkBuffer spare;
   if (!spare_buffers_.empty()) {
     spare = std::move(spare_buffers_.back());
@@ -338,6 +337,7 @@ Status StreamIngest::absorb_next_chunk() {
   if (chunk.error) return source_error_or(std::move(*chunk.error));
   builder_.absorb(chunk);
   spare_buffers_.push_back(std::move(chunk.buffer));
+  workers_.recycle(std::move(chunk));
   report_progress();
   return Ok{};
 }
