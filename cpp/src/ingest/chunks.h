@@ -51,7 +51,24 @@ struct ChunkJob {
   const std::string* label = nullptr;
 };
 
-struct ParsedChunk;
+struct ChunkContext;
+
+struct ParsedChunk {
+  // The chunk's rows; string ids are its context's, string pids/tids and "event #N"
+  // chunk-local (part.strings is not used).
+  Trace part;
+  ChunkContext* context = nullptr;
+  // The strings the context first saw in this chunk, in that order: their context ids are
+  // first_new_string, first_new_string + 1, ... (views into the context's pool, whose
+  // strings do not move, so the merge reads them while the thread parses on).
+  StrId first_new_string = 0;
+  std::vector<std::string_view> new_strings;
+  // Chunk-local event number of each runtime/driver slice that has a correlation, in slice
+  // order: absorb() checks those for duplicates across the whole trace.
+  std::vector<int64_t> launch_events;
+  std::optional<Error> error;  // the first structural error; rows before it are kept
+  ChunkBuffer buffer;          // handed back for reuse
+};
 
 // What one parsing thread keeps from chunk to chunk: its strings (the ids of its chunks'
 // rows), its builder (string cache, per-name verdicts, scratch buffers), the rows of chunks
@@ -70,23 +87,6 @@ struct ChunkContext {
   // merging thread's only. Both pools start with "" as id 0.
   std::vector<StrId> to_global{0};
   std::vector<ParsedChunk> spare;  // merged chunks' rows, cleared (ChunkWorkers' lock)
-};
-
-struct ParsedChunk {
-  // The chunk's rows; string ids are its context's, string pids/tids and "event #N"
-  // chunk-local (part.strings is not used).
-  Trace part;
-  ChunkContext* context = nullptr;
-  // The strings the context first saw in this chunk, in that order: their context ids are
-  // first_new_string, first_new_string + 1, ... (views into the context's pool, whose
-  // strings do not move, so the merge reads them while the thread parses on).
-  StrId first_new_string = 0;
-  std::vector<std::string_view> new_strings;
-  // Chunk-local event number of each runtime/driver slice that has a correlation, in slice
-  // order: absorb() checks those for duplicates across the whole trace.
-  std::vector<int64_t> launch_events;
-  std::optional<Error> error;  // the first structural error; rows before it are kept
-  ChunkBuffer buffer;          // handed back for reuse
 };
 
 // Parses one chunk (in place: the bytes around the events are overwritten) with `context`'s
