@@ -76,22 +76,53 @@ std::optional<Error> parse_event_chunk_into(ChunkJob& job, od::parser& parser, T
   return walk_events(job, parser, builder, trace);
 }
 
-ParsedChunk parse_event_chunk(ChunkJob& job, od::parser& parser) {
-  ParsedChunk out;
-  // Kineto spends ~250-300 bytes of JSON per event, most of them 'X' (see ingest.cpp).
+void parse_event_chunk(ChunkJob& job, od::parser& parser, ChunkContext& context, ParsedChunk& out) {
+  out.context = &context;
+  // Kineto spends ~250-300 bytes of JSON per event, most of them 'X' (see ingest.cpp);
+  // recycled rows have the room already.
   out.part.slices.reserve(job.size / 200);
   out.part.op_args.reserve(job.size / 1000);
-  TraceBuilder builder(out.part, TraceBuilder::Mode::kChunk, job.reads ? *job.reads : TraceReads{});
-  out.error = parse_event_chunk_into(job, parser, builder, out.part);
-  out.launch_events = builder.take_launch_events();
+  out.first_new_string = static_cast<StrId>(context.strings.size());
+  context.builder.begin_chunk(out.part);
+  out.error = parse_event_chunk_into(job, parser, context.builder, out.part);
+  context.builder.take_launch_events(out.launch_events);
+  for (size_t id = out.first_new_string; id < context.strings.size(); ++id)
+    out.new_strings.push_back(context.strings.get(static_cast<StrId>(id)));
   out.buffer = std::move(job.buffer);
-  return out;
 }
 
-ChunkWorkers::ChunkWorkers(size_t threads) { start(threads); }
+namespace {
+
+// Empties a merged chunk's rows, keeping the vectors' capacity.
+void clear_rows(ParsedChunk& chunk) {
+  Trace& part = chunk.part;
+  part.slices.clear();
+  part.op_args.clear();
+  part.python_args.clear();
+  part.gpu_args.clear();
+  part.memory.clear();
+  part.flows.clear();
+  part.issues.clear();
+  part.event_count = 0;
+  part.threads = ThreadTable();
+  part.meta = TraceMetadata();
+  chunk.new_strings.clear();
+  chunk.launch_events.clear();
+  chunk.error.reset();
+}
+
+}  // namespace
+
+ChunkWorkers::ChunkWorkers(size_t threads, TraceReads reads) : reads_(reads) {
+  caller_context_ = contexts_.emplace_back(std::make_unique<ChunkContext>(reads_)).get();
+  start(threads);
+}
 
 void ChunkWorkers::start(size_t more_threads) {
-  for (size_t i = 0; i < more_threads; ++i) threads_.emplace_back([this] { work(); });
+  for (size_t i = 0; i < more_threads; ++i) {
+    ChunkContext& context = *contexts_.emplace_back(std::make_unique<ChunkContext>(reads_));
+    threads_.emplace_back([this, &context] { work(context); });
+  }
 }
 
 ChunkWorkers::~ChunkWorkers() {
@@ -101,6 +132,21 @@ ChunkWorkers::~ChunkWorkers() {
   }
   job_ready_.notify_all();
   for (std::thread& t : threads_) t.join();
+}
+
+ParsedChunk ChunkWorkers::rows_for(ChunkContext& context) {
+  if (context.spare.empty()) return ParsedChunk{};
+  ParsedChunk rows = std::move(context.spare.back());
+  context.spare.pop_back();
+  return rows;
+}
+
+void ChunkWorkers::recycle(ParsedChunk chunk) {
+  if (chunk.context == nullptr) return;
+  clear_rows(chunk);
+  ChunkContext& context = *chunk.context;
+  std::lock_guard lock(mutex_);
+  context.spare.push_back(std::move(chunk));
 }
 
 void ChunkWorkers::submit(ChunkJob job) {
@@ -135,8 +181,9 @@ ParsedChunk ChunkWorkers::next_result(od::parser& parser) {
       continue;
     }
     ChunkJob job = std::move(slot->job);
+    ParsedChunk result = rows_for(*caller_context_);
     lock.unlock();
-    ParsedChunk result = parse_event_chunk(job, parser);
+    parse_event_chunk(job, parser, *caller_context_, result);
     lock.lock();
     slot->result = std::move(result);  // a deque keeps its elements in place while the back grows
   }
@@ -145,7 +192,7 @@ ParsedChunk ChunkWorkers::next_result(od::parser& parser) {
   return out;
 }
 
-void ChunkWorkers::work() {
+void ChunkWorkers::work(ChunkContext& context) {
   od::parser parser;  // one per worker, reused: its buffers are sized once for the chunk size
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -153,8 +200,9 @@ void ChunkWorkers::work() {
     job_ready_.wait(lock, [&] { return stopping_ || (slot = start_next_unstarted()) != nullptr; });
     if (stopping_) return;
     ChunkJob job = std::move(slot->job);
+    ParsedChunk result = rows_for(context);
     lock.unlock();
-    ParsedChunk result = parse_event_chunk(job, parser);
+    parse_event_chunk(job, parser, context, result);
     lock.lock();
     slot->result = std::move(result);  // slots before this one may still be parsing: slot stays put
     result_ready_.notify_all();

@@ -170,12 +170,14 @@ size_t reservable_rows(size_t rows) {
 
 class StreamIngest {
  public:
-  StreamIngest(ingest::ByteSource& src, const std::string& label, const IngestOptions& options)
+  // `line_cuts`: guess chunk boundaries at line breaks (read_events), or scan for them.
+  StreamIngest(ingest::ByteSource& src, const std::string& label, const IngestOptions& options, bool line_cuts)
       : src_(src), label_(label), options_(options),
         window_(std::min<size_t>(block(), std::max<size_t>(src.total() + 1, 4096))),
         builder_(trace_, ingest::TraceBuilder::Mode::kStream, options.reads),
         budget_(ingest::current_worker_budget(src.total(), block(), src.inflates())),
-        workers_(ingest::ingest_worker_threads(options.threads, budget_)) {
+        workers_(ingest::ingest_worker_threads(options.threads, budget_), options.reads),
+        line_cuts_(line_cuts) {
     if (ingest::may_parse_in_parallel(options.threads, budget_)) idle_probe_.emplace();
     trace_.path = label;
     // Kineto spends ~250-300 bytes of JSON per event, most of them 'X' or `[memory]`:
@@ -191,6 +193,7 @@ class StreamIngest {
   }
 
   Result<Trace> run();
+  bool cut_at_line() const { return cut_at_line_; }
 
  private:
   size_t block() const { return std::max<size_t>(options_.chunk_bytes, 4096); }
@@ -219,6 +222,8 @@ class StreamIngest {
   void maybe_start_workers();
   Status chunk_status();
   Status absorb_next_chunk();
+  Status cut_chunk(size_t n);
+  size_t line_cut();
   Status read_events();
   Status read_tail(bool object_format);
 
@@ -239,6 +244,8 @@ class StreamIngest {
   std::vector<ingest::ChunkBuffer> spare_buffers_;
   size_t chunks_submitted_ = 0;
   bool array_format_ = false;
+  bool line_cuts_;            // chunks are still cut at line breaks (line_cut)
+  bool cut_at_line_ = false;  // some chunk was: an error may be a wrong guess (load_trace)
 };
 
 // Reads everything left and hands it to the whole-document path.
@@ -282,7 +289,6 @@ void StreamIngest::submit_chunk(size_t n) {
   job.size = n;
   job.must_start_with_object = array_format_ && chunks_submitted_ == 0;
   job.label = &label_;
-  job.reads = &options_.reads;
   ingest::ChunkBuffer spare;
   if (!spare_buffers_.empty()) {
     spare = std::move(spare_buffers_.back());
@@ -338,37 +344,68 @@ Status StreamIngest::absorb_next_chunk() {
   if (chunk.error) return source_error_or(std::move(*chunk.error));
   builder_.absorb(chunk);
   spare_buffers_.push_back(std::move(chunk.buffer));
+  workers_.recycle(std::move(chunk));
   report_progress();
   return Ok{};
 }
 
-// The window starts just after the '[' of traceEvents: cut chunks until the ']', keeping at
-// most one per worker plus one in flight (bounded memory), and absorb them in order.
+// Cuts window[0, n) off as the next chunk, keeping at most one chunk per worker plus one in
+// flight (bounded memory), and absorbs the oldest ones in order.
+Status StreamIngest::cut_chunk(size_t n) {
+  submit_chunk(n);
+  while (workers_.in_flight() >= workers_.threads() + 1)
+    if (auto st = absorb_next_chunk(); !st) return st;
+  return chunk_status();
+}
+
+// Where the window is cut while cuts are guessed at line breaks (line_break_boundary): kNone
+// until it holds a chunk's worth. Without a line break in two chunks' worth, the scanner takes
+// over from the window's start, where the last cut left the array.
+size_t StreamIngest::line_cut() {
+  if (window_.size() < options_.chunk_bytes) return ingest::EventScanner::kNone;
+  const size_t cut = ingest::line_break_boundary(window_.data(), window_.size());
+  if (cut == ingest::EventScanner::kNone && window_.size() >= 2 * block()) line_cuts_ = false;
+  if (cut != ingest::EventScanner::kNone) cut_at_line_ = true;
+  return cut;
+}
+
+// The window starts just after the '[' of traceEvents: cut chunks until the ']' and absorb
+// them in order. Cuts are taken at line breaks between events while the input has them
+// (line_cut: no byte is scanned twice, simdjson's stage 1 being the one pass; a wrong guess
+// fails that chunk's parse and load_trace reads the input again with the scanner); the
+// scanner finds them otherwise, and always finds the array's end in the last window.
 Status StreamIngest::read_events() {
   ingest::EventScanner scanner;
   size_t scanned = 0;
   for (;;) {
-    scanner.scan(window_.data(), scanned, window_.size());
-    scanned = window_.size();
-    if (scanner.array_end() != ingest::EventScanner::kNone) {
-      submit_chunk(scanner.array_end());
-      window_.drop_front(1);  // the ']'
-      while (workers_.in_flight() > 0)
-        if (auto st = absorb_next_chunk(); !st) return st;
-      return chunk_status();
+    if (line_cuts_) {
+      if (const size_t cut = line_cut(); cut != ingest::EventScanner::kNone)
+        if (auto st = cut_chunk(cut); !st) return st;
     }
-    const size_t cut = scanner.last_boundary();
-    if (window_.size() >= options_.chunk_bytes && cut != ingest::EventScanner::kNone) {
-      submit_chunk(cut);
-      scanner.shift(cut);
-      scanned -= cut;
-      while (workers_.in_flight() >= workers_.threads() + 1)  // bounded memory: one chunk per worker plus one
-        if (auto st = absorb_next_chunk(); !st) return st;
-      if (auto st = chunk_status(); !st) return st;
+    if (!line_cuts_) {
+      scanner.scan(window_.data(), scanned, window_.size());
+      scanned = window_.size();
+      if (scanner.array_end() != ingest::EventScanner::kNone) {
+        submit_chunk(scanner.array_end());
+        window_.drop_front(1);  // the ']'
+        while (workers_.in_flight() > 0)
+          if (auto st = absorb_next_chunk(); !st) return st;
+        return chunk_status();
+      }
+      const size_t cut = scanner.last_boundary();
+      if (window_.size() >= options_.chunk_bytes && cut != ingest::EventScanner::kNone) {
+        if (auto st = cut_chunk(cut); !st) return st;
+        scanner.shift(cut);
+        scanned -= cut;
+      }
     }
     const size_t free_target = std::max<size_t>(options_.chunk_bytes, 4096);
     const size_t want = window_.size() < free_target ? free_target - window_.size() : block();
     if (window_.fill(src_, want) == 0) {
+      if (line_cuts_) {  // all the rest is in the window: the scanner finds where the array ends
+        line_cuts_ = false;
+        continue;
+      }
       // Whatever was parsed before the truncation does not matter: the trace is unusable.
       return truncated();
     }
@@ -446,19 +483,31 @@ void return_freed_pages() {
 #endif
 }
 
+// Ingests `open()`'s bytes, cutting chunks at line breaks; when that fails after such a cut,
+// the cut may have been a wrong guess: the input is read again with every boundary scanned,
+// which gives what the scanner alone gives (the Trace, or the same error at the same byte).
+template <typename OpenSource>
+Result<Trace> ingest_with_line_cuts(const std::string& label, const IngestOptions& options, OpenSource open) {
+  auto src = open();
+  if (!src) return src.error();
+  StreamIngest guessed(**src, label, options, true);
+  Result<Trace> trace = guessed.run();
+  if (trace || !guessed.cut_at_line()) return trace;
+  auto again = open();
+  if (!again) return again.error();
+  return StreamIngest(**again, label, options, false).run();
+}
+
 }  // namespace
 
 Result<Trace> load_trace(const std::string& path, const IngestOptions& options) {
-  auto src = ingest::open_source(path);
-  if (!src) return src.error();
-  Result<Trace> trace = StreamIngest(**src, path, options).run();
+  Result<Trace> trace = ingest_with_line_cuts(path, options, [&] { return ingest::open_source(path); });
   return_freed_pages();
   return trace;
 }
 
 Result<Trace> parse_trace(std::string_view json_text, const std::string& label, const IngestOptions& options) {
-  auto src = ingest::memory_source(json_text, label);
-  return StreamIngest(*src, label, options).run();
+  return ingest_with_line_cuts(label, options, [&] { return Result<std::unique_ptr<ingest::ByteSource>>(ingest::memory_source(json_text, label)); });
 }
 
 }  // namespace attnprof

@@ -1,5 +1,7 @@
 #include "ingest/scanner.h"
 
+#include <cstring>
+
 #if defined(__AVX2__)
 #include <immintrin.h>
 #elif defined(__SSE2__)
@@ -80,6 +82,25 @@ uint64_t prefix_xor(uint64_t x) {
 }
 
 }  // namespace
+
+size_t line_break_boundary(const char* data, size_t size) {
+  for (size_t end = size; end > 0;) {
+    const void* found = memrchr(data, '\n', end);
+    if (found == nullptr) return EventScanner::kNone;
+    const size_t line_break = static_cast<size_t>(static_cast<const char*>(found) - data);
+    end = line_break;
+    size_t next = line_break + 1;
+    while (next < size && is_json_space(data[next])) ++next;
+    if (next == size || data[next] != '{') continue;  // at the end: the next element is not all here
+    size_t before = line_break;
+    while (before > 0 && is_json_space(data[before - 1])) --before;
+    if (before == 0 || data[before - 1] != ',') continue;
+    --before;
+    while (before > 0 && is_json_space(data[before - 1])) --before;
+    if (before > 0 && data[before - 1] == '}') return before;
+  }
+  return EventScanner::kNone;
+}
 
 void EventScanner::shift(size_t n) {
   if (last_boundary_ != kNone) last_boundary_ = last_boundary_ > n ? last_boundary_ - n : kNone;

@@ -12,6 +12,15 @@ namespace attnprof::ingest {
 // JSON's insignificant whitespace (RFC 8259).
 inline bool is_json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+// Where the window data[0, size) can probably be cut between two elements of the array it
+// starts in, without scanning it: just after the '}' of the last `}` `,` `{` whose separator
+// holds a line break (a raw line break is never inside a JSON string, RFC 8259 section 7,
+// so one where the '}' closes an event is a boundary). Nothing says the '}' is at depth 1
+// (it may close an object in an array inside an event); the caller proves it by parsing the
+// cut-off part as a complete array, and falls back to EventScanner when that fails. kNone
+// when there is no such place (JSON without line breaks between events).
+size_t line_break_boundary(const char* data, size_t size);
+
 class EventScanner {
  public:
   static constexpr size_t kNone = SIZE_MAX;

@@ -219,7 +219,7 @@ std::string renumbered_sample(const std::string& sample, int64_t base) {
 }  // namespace
 
 void TraceBuilder::issue(std::string_view kind, std::string_view detail) {
-  trace_.add_issue(kind, event_sample(trace_.event_count - 1, detail));
+  trace_->add_issue(kind, event_sample(trace_->event_count - 1, detail));
 }
 
 namespace {
@@ -261,8 +261,8 @@ void TraceBuilder::note_launch(const Slice& s, int64_t event_index) {
 
 void TraceBuilder::end_chunk(size_t first_slice) {
   size_t launch = 0;
-  for (size_t i = first_slice; i < trace_.slices.size(); ++i)
-    if (is_correlated_launch(trace_.slices[i])) check_launch(trace_.slices[i], launch_events_[launch++]);
+  for (size_t i = first_slice; i < trace_->slices.size(); ++i)
+    if (is_correlated_launch(trace_->slices[i])) check_launch(trace_->slices[i], launch_events_[launch++]);
   launch_events_.clear();
 }
 
@@ -270,7 +270,7 @@ void TraceBuilder::end_chunk(size_t first_slice) {
 // that link ambiguous.
 void TraceBuilder::check_launch(const Slice& s, int64_t event_index) {
   if (!launch_correlations_.insert(s.correlation()))
-    trace_.add_issue("duplicate_correlation", event_sample(event_index, std::string(trace_.name_of(s)) +
+    trace_->add_issue("duplicate_correlation", event_sample(event_index, std::string(trace_->name_of(s)) +
                                                                             " correlation " + std::to_string(s.correlation())));
 }
 
@@ -288,8 +288,8 @@ StrId TraceBuilder::intern(std::string_view s) {
   }
   const uint64_t h = (head * 0x9E3779B97F4A7C15ULL) ^ (tail * 0xC2B2AE3D27D4EB4FULL) ^ s.size();
   StrId& slot = intern_cache_[(h ^ (h >> 29)) & (kInternCacheSize - 1)];
-  if (slot != kNoCachedStr && trace_.strings.get(slot) == s) return slot;
-  slot = trace_.strings.intern(s);
+  if (slot != kNoCachedStr && strings_->get(slot) == s) return slot;
+  slot = strings_->intern(s);
   return slot;
 }
 
@@ -300,7 +300,7 @@ constexpr int64_t kChunkTextIdBase = INT64_MIN;
 // Events of one thread come in runs: the table is looked up when the thread changes.
 uint32_t TraceBuilder::thread_of(int64_t pid, int64_t tid) {
   if (last_thread_ == kNoThread || pid != last_pid_ || tid != last_tid_) {
-    last_thread_ = trace_.threads.intern(pid, tid);
+    last_thread_ = trace_->threads.intern(pid, tid);
     last_pid_ = pid;
     last_tid_ = tid;
   }
@@ -310,8 +310,8 @@ uint32_t TraceBuilder::thread_of(int64_t pid, int64_t tid) {
 int64_t TraceBuilder::string_id(std::string_view text) {
   auto [it, inserted] = string_ids_.try_emplace(std::string(text), 0);
   if (inserted) {
-    trace_.meta.string_ids.emplace_back(text);
-    const auto n = static_cast<int64_t>(trace_.meta.string_ids.size());
+    trace_->meta.string_ids.emplace_back(text);
+    const auto n = static_cast<int64_t>(trace_->meta.string_ids.size());
     it->second = mode_ == Mode::kChunk ? kChunkTextIdBase + (n - 1) : -n;
   }
   return it->second;
@@ -368,7 +368,7 @@ error_code TraceBuilder::read_time(od::value& v, std::string_view key, int64_t& 
 // ---- traceEvents ------------------------------------------------------------------------
 
 error_code TraceBuilder::add_event(od::value value) {
-  ++trace_.event_count;
+  ++trace_->event_count;
   od::object obj;
   if (auto e = value.get_object().get(obj)) {
     if (is_structural_error(e)) return e;
@@ -379,7 +379,7 @@ error_code TraceBuilder::add_event(od::value value) {
     return SUCCESS;
   }
   Event ev;
-  ev.index = trace_.event_count - 1;
+  ev.index = trace_->event_count - 1;
   bool args_deferred = false;
   for (auto field_result : obj) {
     // The field and its value are used in place: copies of simdjson's just-built iterators
@@ -463,12 +463,12 @@ error_code TraceBuilder::read_args(od::object args, Event& ev) {
     ev.op_args = true;
     what = reads_.op_inputs == nullptr || inputs_read(intern(ev.name)) ? ArgsRead::kOpWithInputs : ArgsRead::kOp;
   } else if (cat == Category::kPythonFunction) {  // python ids kept (returned above otherwise)
-    ev.slice.args = static_cast<uint32_t>(trace_.python_args.size());
-    trace_.python_args.emplace_back();
+    ev.slice.args = static_cast<uint32_t>(trace_->python_args.size());
+    trace_->python_args.emplace_back();
     what = ArgsRead::kPython;
   } else if (is_gpu_activity(cat)) {
-    ev.slice.args = static_cast<uint32_t>(trace_.gpu_args.size());
-    trace_.gpu_args.emplace_back();
+    ev.slice.args = static_cast<uint32_t>(trace_->gpu_args.size());
+    trace_->gpu_args.emplace_back();
     what = ArgsRead::kGpu;
   }
   for (auto field_result : args) {
@@ -496,10 +496,10 @@ error_code TraceBuilder::read_arg(ArgsRead what, ArgKey k, std::string_view key,
     case ArgsRead::kOp:
       if (k == ArgKey::kSequenceNumber) return read_int(v, key, pending_op_.sequence_number);
       return SUCCESS;
-    case ArgsRead::kPython: return read_python_arg(k, key, v, trace_.python_args.back());
+    case ArgsRead::kPython: return read_python_arg(k, key, v, trace_->python_args.back());
     case ArgsRead::kGpu:
-      if (k == ArgKey::kDevice) return read_int(v, key, trace_.gpu_args.back().device);
-      if (k == ArgKey::kStream) return read_int(v, key, trace_.gpu_args.back().stream);
+      if (k == ArgKey::kDevice) return read_int(v, key, trace_->gpu_args.back().device);
+      if (k == ArgKey::kStream) return read_int(v, key, trace_->gpu_args.back().stream);
       return SUCCESS;
     default: return SUCCESS;
   }
@@ -616,24 +616,24 @@ error_code TraceBuilder::read_metadata_args(od::object args, Event& ev) {
 void TraceBuilder::drop_args(const Event& ev) {
   if (ev.slice.args == kNoArgs) return;  // op args wait in pending_op_ until finish_event
   const Category cat = category_of(ev.cat);
-  if (cat == Category::kPythonFunction) trace_.python_args.pop_back();
-  else if (is_gpu_activity(cat)) trace_.gpu_args.pop_back();
+  if (cat == Category::kPythonFunction) trace_->python_args.pop_back();
+  else if (is_gpu_activity(cat)) trace_->gpu_args.pop_back();
 }
 
 bool TraceBuilder::inputs_read(StrId name) {
   if (reads_.op_inputs == nullptr) return true;
   enum : uint8_t { kUnchecked, kRead, kUnread };
-  if (name >= inputs_read_.size()) inputs_read_.resize(trace_.strings.size(), kUnchecked);
+  if (name >= inputs_read_.size()) inputs_read_.resize(strings_->size(), kUnchecked);
   uint8_t& verdict = inputs_read_[name];
-  if (verdict == kUnchecked) verdict = reads_.op_inputs(trace_.strings.get(name)) ? kRead : kUnread;
+  if (verdict == kUnchecked) verdict = reads_.op_inputs(strings_->get(name)) ? kRead : kUnread;
   return verdict == kRead;
 }
 
 uint32_t TraceBuilder::store_op_args(StrId name, OpArgs& row) {
   if (!row.inputs.empty() && !inputs_read(name)) row.inputs.clear();
   if (row.inputs.empty() && row.sequence_number == kNoId) return kNoArgs;
-  const auto index = static_cast<uint32_t>(trace_.op_args.size());
-  trace_.op_args.push_back(std::move(row));
+  const auto index = static_cast<uint32_t>(trace_->op_args.size());
+  trace_->op_args.push_back(std::move(row));
   row = OpArgs{};
   return index;
 }
@@ -642,10 +642,10 @@ uint32_t TraceBuilder::store_op_args(StrId name, OpArgs& row) {
 // which is made for it when the event had no other GPU args.
 void TraceBuilder::keep_gpu_external_id(Slice& s, int64_t external_id) {
   if (s.args == kNoArgs) {
-    s.args = static_cast<uint32_t>(trace_.gpu_args.size());
-    trace_.gpu_args.emplace_back();
+    s.args = static_cast<uint32_t>(trace_->gpu_args.size());
+    trace_->gpu_args.emplace_back();
   }
-  trace_.gpu_args[s.args].external_id = external_id;
+  trace_->gpu_args[s.args].external_id = external_id;
 }
 
 void TraceBuilder::finish_event(Event& ev) {
@@ -678,8 +678,8 @@ void TraceBuilder::finish_event(Event& ev) {
       s.link_id = links_by_correlation(s.cat) ? ev.slice.correlation : ev.slice.external_id;
       if (is_gpu_activity(s.cat) && ev.slice.external_id != kNoId) keep_gpu_external_id(s, ev.slice.external_id);
       if (ev.op_args && has_op_args(s.cat)) s.args = store_op_args(s.name, pending_op_);
-      note_launch(s, trace_.event_count - 1);
-      trace_.slices.push_back(s);
+      note_launch(s, trace_->event_count - 1);
+      trace_->slices.push_back(s);
       return;
     }
     case 'i':
@@ -691,7 +691,7 @@ void TraceBuilder::finish_event(Event& ev) {
       }
       ev.mem.ts_ns = ev.ts;
       ev.mem.thread = thread_of(ev.pid, ev.tid);
-      trace_.memory.push_back(ev.mem);
+      trace_->memory.push_back(ev.mem);
       return;
     case 's':
     case 'f':
@@ -703,14 +703,14 @@ void TraceBuilder::finish_event(Event& ev) {
       // Interned even when flows are not kept: a chunk parsed elsewhere interns it too, and
       // the string pool is then numbered alike with any number of threads.
       const StrId cat = intern(ev.cat);
-      if (reads_.flows) trace_.flows.push_back(FlowEvent{ev.flow_id, ev.ph, cat, ev.pid, ev.tid, ev.ts});
+      if (reads_.flows) trace_->flows.push_back(FlowEvent{ev.flow_id, ev.ph, cat, ev.pid, ev.tid, ev.ts});
       return;
     }
     case 'M':
       switch (ev.meta) {
-        case MetaKind::kProcessName: trace_.meta.process_names[ev.pid] = std::string(ev.meta_text); break;
-        case MetaKind::kProcessLabels: trace_.meta.process_labels[ev.pid] = std::string(ev.meta_text); break;
-        case MetaKind::kThreadName: trace_.meta.thread_names[{ev.pid, ev.tid}] = std::string(ev.meta_text); break;
+        case MetaKind::kProcessName: trace_->meta.process_names[ev.pid] = std::string(ev.meta_text); break;
+        case MetaKind::kProcessLabels: trace_->meta.process_labels[ev.pid] = std::string(ev.meta_text); break;
+        case MetaKind::kThreadName: trace_->meta.thread_names[{ev.pid, ev.tid}] = std::string(ev.meta_text); break;
         case MetaKind::kNone: break;
       }
       return;
@@ -730,7 +730,7 @@ void TraceBuilder::finish_event(Event& ev) {
 
 void TraceBuilder::absorb_issues(const Trace& part, int64_t event_base) {
   for (const IngestIssue& from : part.issues) {
-    IngestIssue& into = trace_.issue_of(from.kind);
+    IngestIssue& into = trace_->issue_of(from.kind);
     into.count += from.count;
     for (const std::string& sample : from.samples) {
       if (into.samples.size() >= IngestIssue::kMaxSamples) break;
@@ -739,11 +739,27 @@ void TraceBuilder::absorb_issues(const Trace& part, int64_t event_base) {
   }
 }
 
+void TraceBuilder::begin_chunk(Trace& part) {
+  trace_ = &part;
+  string_ids_.clear();
+  last_thread_ = kNoThread;
+  launch_events_.clear();
+}
+
+// A chunk's strings seen before by its context were mapped when the chunk that first held
+// them was absorbed (earlier in the file); the ones new to the context, in the order the
+// chunk first held them, are interned here.
+const std::vector<StrId>& TraceBuilder::global_string_ids(ParsedChunk& chunk) {
+  std::vector<StrId>& to_global = chunk.context->to_global;
+  to_global.resize(chunk.first_new_string);
+  for (const std::string_view text : chunk.new_strings) to_global.push_back(intern(text));
+  return to_global;
+}
+
 void TraceBuilder::absorb(ParsedChunk& chunk) {
   Trace& part = chunk.part;
-  const int64_t event_base = trace_.event_count;
-  std::vector<StrId> str(part.strings.size());
-  for (size_t i = 0; i < str.size(); ++i) str[i] = intern(part.strings.get(static_cast<StrId>(i)));
+  const int64_t event_base = trace_->event_count;
+  const std::vector<StrId>& str = global_string_ids(chunk);
   std::vector<int64_t> text_ids(part.meta.string_ids.size());  // chunk id kChunkTextIdBase + i -> this trace's id
   for (size_t i = 0; i < text_ids.size(); ++i) text_ids[i] = string_id(part.meta.string_ids[i]);
   const auto id = [&](int64_t x) {
@@ -752,12 +768,12 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
   };
 
   absorb_issues(part, event_base);
-  const auto python_base = static_cast<uint32_t>(trace_.python_args.size());
-  const auto gpu_base = static_cast<uint32_t>(trace_.gpu_args.size());
+  const auto python_base = static_cast<uint32_t>(trace_->python_args.size());
+  const auto gpu_base = static_cast<uint32_t>(trace_->gpu_args.size());
   std::vector<uint32_t> threads(part.threads.size());
   for (size_t i = 0; i < threads.size(); ++i) {
     const ThreadKey& key = part.threads.get(static_cast<uint32_t>(i));
-    threads[i] = trace_.threads.intern(id(key.pid), id(key.tid));
+    threads[i] = trace_->threads.intern(id(key.pid), id(key.tid));
   }
   size_t launch = 0;
   for (Slice s : part.slices) {
@@ -778,28 +794,28 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
       }
     }
     if (is_correlated_launch(s)) check_launch(s, event_base + chunk.launch_events[launch++]);
-    trace_.slices.push_back(s);
+    trace_->slices.push_back(s);
   }
   if (reads_.python_ids)
-    trace_.python_args.insert(trace_.python_args.end(), part.python_args.begin(), part.python_args.end());
-  trace_.gpu_args.insert(trace_.gpu_args.end(), part.gpu_args.begin(), part.gpu_args.end());
+    trace_->python_args.insert(trace_->python_args.end(), part.python_args.begin(), part.python_args.end());
+  trace_->gpu_args.insert(trace_->gpu_args.end(), part.gpu_args.begin(), part.gpu_args.end());
   for (MemoryEvent m : part.memory) {
     m.thread = threads[m.thread];
-    trace_.memory.push_back(m);
+    trace_->memory.push_back(m);
   }
   if (reads_.flows) {
     for (FlowEvent f : part.flows) {
       f.cat = str[f.cat];
       f.pid = id(f.pid);
       f.tid = id(f.tid);
-      trace_.flows.push_back(f);
+      trace_->flows.push_back(f);
     }
   }
   // Later metadata events win, as they do within one chunk.
-  for (auto& [pid, name] : part.meta.process_names) trace_.meta.process_names[id(pid)] = std::move(name);
-  for (auto& [pid, label] : part.meta.process_labels) trace_.meta.process_labels[id(pid)] = std::move(label);
-  for (auto& [key, name] : part.meta.thread_names) trace_.meta.thread_names[{id(key.first), id(key.second)}] = std::move(name);
-  trace_.event_count += part.event_count;
+  for (auto& [pid, name] : part.meta.process_names) trace_->meta.process_names[id(pid)] = std::move(name);
+  for (auto& [pid, label] : part.meta.process_labels) trace_->meta.process_labels[id(pid)] = std::move(label);
+  for (auto& [key, name] : part.meta.thread_names) trace_->meta.thread_names[{id(key.first), id(key.second)}] = std::move(name);
+  trace_->event_count += part.event_count;
 }
 
 // ---- top-level keys ----------------------------------------------------------------------
@@ -825,7 +841,7 @@ bool truthy(od::value v) {
 }  // namespace
 
 error_code TraceBuilder::add_top_level(std::string_view key, od::value v) {
-  TraceMetadata& meta = trace_.meta;
+  TraceMetadata& meta = trace_->meta;
   if (key == kineto::kSchemaVersion) {
     int64_t x = 0;
     if (auto e = read_int(v, key, x)) return e;
@@ -912,7 +928,7 @@ error_code TraceBuilder::read_device_properties(od::value v) {
       }
       if (is_structural_error(e)) return e;
     }
-    trace_.meta.devices.push_back(std::move(props));
+    trace_->meta.devices.push_back(std::move(props));
   }
   return SUCCESS;
 }
@@ -940,11 +956,11 @@ error_code TraceBuilder::read_distributed_info(od::value v) {
       dist.world_size = static_cast<int>(x);
     } else if (key == kineto::kNcclVersion) {
       e = fv.get_string().get(s);
-      if (e == SUCCESS) trace_.meta.versions.emplace_back(std::string(kineto::kNcclVersion), std::string(s));
+      if (e == SUCCESS) trace_->meta.versions.emplace_back(std::string(kineto::kNcclVersion), std::string(s));
     }
     if (is_structural_error(e)) return e;
   }
-  trace_.meta.distributed = std::move(dist);
+  trace_->meta.distributed = std::move(dist);
   return SUCCESS;
 }
 

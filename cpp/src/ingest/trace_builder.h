@@ -58,19 +58,33 @@ class TraceBuilder {
   // `reads`: what to keep besides each slice's own fields (TraceReads). A kChunk builder keeps
   // everything; absorb() applies the reads of the builder it appends to.
   explicit TraceBuilder(Trace& trace, Mode mode = Mode::kWhole, TraceReads reads = {})
-      : trace_(trace), mode_(mode), reads_(reads) {}
+      : trace_(&trace), strings_(&trace.strings), mode_(mode), reads_(reads) {}
+  // A kChunk builder that outlives its chunks (ChunkContext, chunks.h): it interns into
+  // `strings`, kept from one chunk to the next, so its cache and per-name verdicts stay warm
+  // and a string is copied once per parsing thread instead of once per chunk.
+  TraceBuilder(StringPool& strings, TraceReads reads)
+      : trace_(nullptr), strings_(&strings), mode_(Mode::kChunk), reads_(reads) {}
+  // The chunk about to be parsed goes into `part` (fresh or cleared rows; its own string
+  // pool is not used): chunk-local numbering starts over, the interned strings stay.
+  void begin_chunk(Trace& part);
 
   // One element of traceEvents.
   simdjson::error_code add_event(od::value event);
   // One top-level key other than traceEvents.
   simdjson::error_code add_top_level(std::string_view key, od::value value);
 
-  int64_t events_seen() const { return trace_.event_count; }
+  int64_t events_seen() const { return trace_->event_count; }
 
-  // kChunk: chunk-local event numbers of the runtime/driver slices with a correlation.
-  std::vector<int64_t> take_launch_events() { return std::move(launch_events_); }
+  // kChunk: chunk-local event numbers of the runtime/driver slices with a correlation
+  // (swapped with `out`, whose old contents are dropped: both keep their capacity).
+  void take_launch_events(std::vector<int64_t>& out) {
+    out.swap(launch_events_);
+    launch_events_.clear();
+  }
   // Appends a chunk parsed by another builder (kChunk) after the rows already here, mapping
-  // its string ids, string pids/tids, args rows and event numbers into this trace's.
+  // its string ids (through its context's table), string pids/tids, args rows and event
+  // numbers into this trace's. Chunks come in file order, so a string's id here is still
+  // the order of its first appearance in the file.
   void absorb(ParsedChunk& chunk);
   // kStream: the chunk whose rows start at slice `first_slice` is complete.
   void end_chunk(size_t first_slice);
@@ -111,12 +125,14 @@ class TraceBuilder {
   void note_launch(const Slice& s, int64_t event_index);
   void check_launch(const Slice& s, int64_t event_index);
   void absorb_issues(const Trace& part, int64_t event_base);
+  const std::vector<StrId>& global_string_ids(ParsedChunk& chunk);  // context id -> this trace's
 
-  Trace& trace_;
+  Trace* trace_;
+  StringPool* strings_;  // trace_->strings, or a ChunkContext's
   Mode mode_;
   TraceReads reads_;
   OpArgs pending_op_;  // the op args of the event being read, stored by finish_event
-  std::vector<uint8_t> inputs_read_;  // per StrId: kUnchecked, or whether reads_.op_inputs holds
+  std::vector<uint8_t> inputs_read_;  // per StrId of strings_: kUnchecked, or whether reads_.op_inputs holds
   std::vector<int64_t> launch_events_;  // kChunk and kStream: event numbers of the launches not yet checked
   std::unordered_map<std::string, int64_t> string_ids_;
   IdSet launch_correlations_;  // runtime/driver correlation ids seen

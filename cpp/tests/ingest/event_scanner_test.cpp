@@ -88,5 +88,27 @@ TEST(EventScanner, AfterACutBoundariesCountFromTheNewStart) {
   EXPECT_EQ(scanner.last_boundary() + cut, walk(text, text.size()).last_boundary);
 }
 
+// Chunks are first cut where a line break separates two elements ("}", ",", "{"): the cut is
+// just after the last such '}' whose next element has begun in the window. It is a guess
+// (the '}' may close an object inside an event); ingest proves it by the chunk's parse.
+TEST(LineBreakBoundary, CutsAfterTheLastBraceWhoseSeparatorHoldsALineBreak) {
+  const std::string events = "{\"a\": 1},\n{\"b\": 2},\r\n  {\"c\": 3}";
+  EXPECT_EQ(line_break_boundary(events.data(), events.size()), events.find("},\r\n") + 1);
+  // The next element not yet in the window: the cut before it.
+  const std::string cut_short = "{\"a\": 1},\n{\"b\": 2},\n  ";
+  EXPECT_EQ(line_break_boundary(cut_short.data(), cut_short.size()), cut_short.find("},\n{") + 1);
+  // A line break inside an event's array of objects looks the same: a guess, not a proof.
+  const std::string nested = "{\"a\": [{\"x\": 1},\n{\"y\": 2}]}";
+  EXPECT_EQ(line_break_boundary(nested.data(), nested.size()), nested.find("},\n") + 1);
+}
+
+TEST(LineBreakBoundary, NoneWithoutALineBreakBetweenElements) {
+  for (const std::string& text : {std::string("{\"a\": 1},{\"b\": 2}"),  // one line
+                                 std::string("{\"a\": 1}\n,{\"b\": 2}"),  // the break before the comma
+                                 std::string("[1,\n2],\n[3]"),             // not objects
+                                 std::string("\"x\",\n{\"b\": 2}"), std::string("")})
+    EXPECT_EQ(line_break_boundary(text.data(), text.size()), EventScanner::kNone) << text;
+}
+
 }  // namespace
 }  // namespace attnprof::ingest

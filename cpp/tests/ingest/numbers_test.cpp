@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <string>
+
 namespace attnprof::ingest {
 namespace {
 
@@ -26,6 +29,25 @@ TEST(MicrosTextToNs, SubNanosecondDigitsRoundToNearest) {
 TEST(MicrosTextToNs, NegativeAndExponentForms) {
   EXPECT_EQ(micros_text_to_ns("-3.5"), -3500);
   EXPECT_EQ(micros_text_to_ns("1.5e3"), 1500000);
+}
+
+// Every integer length up to the 18 digits read without an overflow check, the int64 edge,
+// and the bytes next to '0' and '9' in ASCII (':' '/') after a run of digits.
+TEST(MicrosTextToNs, DigitRunsOfEveryLengthAndTheInt64Edge) {
+  const std::string digits = "9081726354453627";
+  for (size_t n = 1; n <= digits.size(); ++n) {  // 16 digits: the most whose ns fit in int64
+    const std::string whole = digits.substr(0, n);
+    const int64_t expected = std::stoll(whole) * 1000 + 250;
+    EXPECT_EQ(micros_text_to_ns(whole + ".25"), expected) << whole;
+    EXPECT_EQ(micros_text_to_ns("-" + whole + ".25"), -expected) << whole;
+  }
+  EXPECT_EQ(micros_text_to_ns("9223372036854775.807"), INT64_MAX);  // 16 + 3 digits: the largest
+  EXPECT_FALSE(micros_text_to_ns("9223372036854775.808"));
+  EXPECT_FALSE(micros_text_to_ns("1234567:.5"));
+  EXPECT_FALSE(micros_text_to_ns("12345678/"));
+  EXPECT_FALSE(micros_text_to_ns("1234567812345678:"));
+  EXPECT_EQ(micros_text_to_ns("000000000000012345.5"), 12345500);  // 18 digits, leading zeros
+  EXPECT_EQ(micros_text_to_ns("00000000000000000012"), 12000);  // 20
 }
 
 TEST(MicrosTextToNs, OverflowAndGarbageAreRejected) {

@@ -192,6 +192,68 @@ TEST(ParallelChunks, MalformedEventInALaterChunkGivesTheSameErrorAsOneChunk) {
   }
 }
 
+// One event per line, as Kineto writes them, so chunks are cut at line breaks; every fourth
+// event holds an array of objects split over lines, where such a cut would be wrong (inside
+// the event): the chunk's parse fails and the input is read again with the scanner.
+std::string trace_one_event_per_line(int events, const std::string& tail = "\"traceName\": \"lines\"") {
+  std::string t = "{\"schemaVersion\": 1,\n\"traceEvents\": [\n";
+  for (int i = 0; i < events; ++i) {
+    const std::string n = std::to_string(i);
+    if (i) t += ",\n";
+    t += R"({"ph": "X", "cat": "cpu_op", "name": "aten::op)" + std::to_string(i % 13) + R"(", "pid": 1, "tid": )" +
+         std::to_string(i % 3) + R"(, "ts": )" + n + R"(.25, "dur": 1.5, "args": {"External id": )" + n;
+    if (i % 4 == 3) t += R"(, "objects": [{"k": 1},)" "\n" R"({"k": 2}])";
+    t += R"(, "Input type": ["float", "t)" + std::to_string(i % 17) + R"("]}})";
+  }
+  t += "\n],\n" + tail + "\n}";
+  return t;
+}
+
+TEST(ParallelChunks, ChunksCutAtLineBreaksGiveTheSameTraceWhereAGuessIsWrong) {
+  const std::string text = trace_one_event_per_line(3000);
+  const Trace one = parse_ok(text, kOneChunkOneThread);
+  ASSERT_EQ(one.event_count, 3000);
+  ASSERT_EQ(one.slices.size(), 3000u);
+  EXPECT_EQ(one.meta.trace_name, "lines");
+  for (size_t chunk : {size_t{256}, size_t{4096}, size_t{50000}})
+    for (size_t threads : {size_t{1}, size_t{2}, size_t{3}}) {
+      SCOPED_TRACE("chunk " + std::to_string(chunk) + " threads " + std::to_string(threads));
+      expect_same_trace(one, parse_ok(text, chunked(chunk, threads)));
+    }
+}
+
+// Objects one per line after the array (here deviceProperties) look like events to the line
+// cut: a chunk cut among them holds the array's end and trailing content, so it fails too.
+TEST(ParallelChunks, LinesOfObjectsAfterTheArrayGiveTheSameTrace) {
+  const std::string text = trace_one_event_per_line(
+      1500, "\"deviceProperties\": [\n{\"id\": 0, \"name\": \"A\"},\n{\"id\": 1, \"name\": \"B\"},\n{\"id\": 2, \"name\": \"C\"}\n]");
+  const Trace one = parse_ok(text, kOneChunkOneThread);
+  ASSERT_EQ(one.event_count, 1500);
+  ASSERT_EQ(one.meta.devices.size(), 3u);
+  for (size_t chunk : {size_t{64}, size_t{256}, size_t{4096}})
+    for (size_t threads : {size_t{1}, size_t{2}}) {
+      SCOPED_TRACE("chunk " + std::to_string(chunk) + " threads " + std::to_string(threads));
+      const Trace many = parse_ok(text, chunked(chunk, threads));
+      expect_same_trace(one, many);
+      EXPECT_EQ(many.meta.devices.size(), 3u);
+    }
+}
+
+TEST(ParallelChunks, MalformedEventAmongLinesGivesTheSameErrorAsOneChunk) {
+  std::string text = trace_one_event_per_line(2000);
+  const size_t at = text.find("\"tid\": 2", text.size() * 2 / 3);
+  ASSERT_NE(at, std::string::npos);
+  text[at + 5] = '}';
+  auto one = parse_trace(text, "bad.json", kOneChunkOneThread);
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.error().code, ErrorCode::kMalformedJson);
+  for (size_t threads : {size_t{1}, size_t{2}, size_t{4}}) {
+    auto many = parse_trace(text, "bad.json", chunked(4096, threads));
+    ASSERT_FALSE(many.ok());
+    EXPECT_EQ(many.error().message, one.error().message);
+  }
+}
+
 TEST(ParallelChunks, BareArrayWhoseFirstElementIsNotAnEventIsNotATraceWithAnyThreads) {
   std::string text = "[1";
   for (int i = 0; i < 2000; ++i) text += R"(, {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1})";
