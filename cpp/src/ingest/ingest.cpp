@@ -12,6 +12,7 @@
 #include <simdjson.h>
 
 #include <cstring>
+#include <filesystem>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -486,10 +487,13 @@ void return_freed_pages() {
 // Ingests `open()`'s bytes, cutting chunks at line breaks; when that fails after such a cut,
 // the cut may have been a wrong guess: the input is read again with every boundary scanned,
 // which gives what the scanner alone gives (the Trace, or the same error at the same byte).
+// An input that cannot be read twice (a pipe, `<(zcat trace.gz)`) is only scanned.
 template <typename OpenSource>
-Result<Trace> ingest_with_line_cuts(const std::string& label, const IngestOptions& options, OpenSource open) {
+Result<Trace> ingest_with_line_cuts(const std::string& label, const IngestOptions& options, bool readable_again,
+                                    OpenSource open) {
   auto src = open();
   if (!src) return src.error();
+  if (!readable_again) return StreamIngest(**src, label, options, false).run();
   StreamIngest guessed(**src, label, options, true);
   Result<Trace> trace = guessed.run();
   if (trace || !guessed.cut_at_line()) return trace;
@@ -501,13 +505,15 @@ Result<Trace> ingest_with_line_cuts(const std::string& label, const IngestOption
 }  // namespace
 
 Result<Trace> load_trace(const std::string& path, const IngestOptions& options) {
-  Result<Trace> trace = ingest_with_line_cuts(path, options, [&] { return ingest::open_source(path); });
+  std::error_code ec;
+  const bool regular_file = std::filesystem::is_regular_file(path, ec);
+  Result<Trace> trace = ingest_with_line_cuts(path, options, regular_file, [&] { return ingest::open_source(path); });
   return_freed_pages();
   return trace;
 }
 
 Result<Trace> parse_trace(std::string_view json_text, const std::string& label, const IngestOptions& options) {
-  return ingest_with_line_cuts(label, options, [&] { return Result<std::unique_ptr<ingest::ByteSource>>(ingest::memory_source(json_text, label)); });
+  return ingest_with_line_cuts(label, options, true, [&] { return Result<std::unique_ptr<ingest::ByteSource>>(ingest::memory_source(json_text, label)); });
 }
 
 }  // namespace attnprof

@@ -4,7 +4,16 @@
 // equals that of one chunk parsed by one thread.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
 #include <string>
+#include <thread>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "attnprof/ingest.h"
 
@@ -237,6 +246,37 @@ TEST(ParallelChunks, LinesOfObjectsAfterTheArrayGiveTheSameTrace) {
       expect_same_trace(one, many);
       EXPECT_EQ(many.meta.devices.size(), 3u);
     }
+}
+
+// A pipe cannot be read a second time, so its chunks are cut by the scanner only: a trace
+// whose line breaks make wrong cuts (256-byte chunks: some cut inside an event) still reads
+// whole from a pipe. Were it read again, the second open would wait for a writer: after 10 s
+// one writes a broken trace, so the test fails instead of hanging.
+TEST(ParallelChunks, TraceFromAPipeWithMisleadingLineBreaksReadsWhole) {
+  const std::string text = trace_one_event_per_line(3000);
+  const Trace one = parse_ok(text, kOneChunkOneThread);
+  const std::filesystem::path fifo = std::filesystem::temp_directory_path() /
+                                     ("attnprof_pipe_test_" + std::to_string(::getpid()) + ".json");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::mutex mutex;
+  std::condition_variable read_done;
+  bool done = false;
+  std::thread writer([&] {
+    std::ofstream(fifo, std::ios::binary) << text;
+    std::unique_lock lock(mutex);
+    if (!read_done.wait_for(lock, std::chrono::seconds(10), [&] { return done; }))
+      std::ofstream(fifo, std::ios::binary) << "[";
+  });
+  auto piped = load_trace(fifo.string(), chunked(256, 2));
+  {
+    std::lock_guard lock(mutex);
+    done = true;
+  }
+  read_done.notify_one();
+  writer.join();
+  std::filesystem::remove(fifo);
+  ASSERT_TRUE(piped.ok()) << piped.error().message;
+  expect_same_trace(one, *piped);
 }
 
 TEST(ParallelChunks, MalformedEventAmongLinesGivesTheSameErrorAsOneChunk) {
