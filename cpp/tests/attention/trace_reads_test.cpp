@@ -12,19 +12,13 @@
 #include "attnprof/attention.h"
 #include "attnprof/ingest.h"
 #include "attnprof/report_json.h"
+#include "fixture_traces.h"
 
 namespace attnprof {
 namespace {
 
-namespace fs = std::filesystem;
 
-std::vector<std::string> fixture_traces() {
-  std::vector<std::string> paths;
-  for (const auto& entry : fs::recursive_directory_iterator(ATTNPROF_FIXTURES_DIR))
-    if (entry.is_regular_file() && entry.path().string().ends_with(".json.gz")) paths.push_back(entry.path().string());
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
+using testing::fixture_traces;
 
 IngestOptions with_reads(TraceReads reads) {
   IngestOptions options;

@@ -10,6 +10,7 @@
 
 #include "attnprof/analyze.h"
 #include "attnprof/report_json.h"
+#include "fixture_traces.h"
 
 namespace attnprof {
 namespace {
@@ -83,13 +84,7 @@ TEST(ReportJson, WrittenReportsAreRecognisedAndTracesAreNot) {
   EXPECT_FALSE(looks_like_report("{\"schema_version\": \"1.0\", \"traceEvents\": []}"));
 }
 
-std::vector<std::string> fixture_traces() {
-  std::vector<std::string> paths;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(ATTNPROF_FIXTURES_DIR))
-    if (entry.is_regular_file() && entry.path().string().ends_with(".json.gz")) paths.push_back(entry.path().string());
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
+using testing::fixture_traces;
 
 // What nlohmann's dump() writes for the document `text` holds: keys sorted, its indentation,
 // its number forms. The calls are written one tree at a time; the text must still be that.

@@ -11,19 +11,13 @@
 
 #include "attnprof/ingest.h"
 #include "attnprof/trace_index.h"
+#include "fixture_traces.h"
 
 namespace attnprof {
 namespace {
 
-namespace fs = std::filesystem;
 
-std::vector<std::string> fixture_traces() {
-  std::vector<std::string> paths;
-  for (const auto& entry : fs::recursive_directory_iterator(ATTNPROF_FIXTURES_DIR))
-    if (entry.is_regular_file() && entry.path().string().ends_with(".json.gz")) paths.push_back(entry.path().string());
-  std::sort(paths.begin(), paths.end());
-  return paths;
-}
+using testing::fixture_traces;
 
 bool same_links(const std::vector<TraceIndex::GpuLink>& a, const std::vector<TraceIndex::GpuLink>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
