@@ -119,7 +119,7 @@ TSAN_SOURCES := $(wildcard cpp/src/ingest/*.cpp) cpp/src/trace/trace.cpp cpp/src
                 cpp/src/trace/trace_index.cpp cpp/tests/trace/trace_index_threads_test.cpp
 $(TSAN_TEST): $(TSAN_SOURCES) $(wildcard cpp/src/ingest/*.h cpp/include/attnprof/*.h)
 	@mkdir -p $(dir $@)
-	clang++ -std=c++20 -fsanitize=thread -O1 -g -Icpp/include -Icpp/src \
+	clang++ -std=c++20 -fsanitize=thread -O1 -g -Icpp/include -Icpp/src -Icpp/tests \
 	  -DATTNPROF_FIXTURES_DIR='"$(CURDIR)/../shared/fixtures"' $(TSAN_SOURCES) -o $@ \
 	  -lgtest_main -lgtest -lsimdjson -lz -ldeflate -lpthread
 
