@@ -49,7 +49,7 @@ int run_analyze(const AnalyzeCommandOptions& o) {
   options.ingest_threads = o.threads;
   // Every trace is read before anything is written: bad input leaves no output file.
   std::vector<Report> reports;
-  const CoresUsedProbe cores;  // for the outputs' threads
+  const FreeCoresProbe cores;  // for the outputs' threads
   for (const std::string& path : o.traces) {
     // A directory holds per-rank traces: one Report per profiling stage, each with a ranks
     // section (cpp/src/pipeline/ranks.cpp).

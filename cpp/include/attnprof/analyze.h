@@ -3,13 +3,13 @@
 // "load a file, then analyse" path: the stages below it never read a trace, a sidecar or git.
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "attnprof/capture.h"
+#include "attnprof/cpu_cores.h"
 #include "attnprof/error.h"
 #include "attnprof/ingest.h"
 #include "attnprof/report.h"
@@ -25,23 +25,27 @@ struct AnalyzeOptions {
   std::string sidecar_path;                  // live-capture sidecar; "" = look beside the trace
   std::function<void(size_t, size_t)> progress;  // ingest progress (bytes done, total)
   size_t ingest_threads = 0;  // threads parsing one trace file (IngestOptions::threads; 0 = one per core)
-  size_t tail_threads = 1;    // threads of the stages after ingest (trace index); analyze_file sets it (CoresUsedProbe)
+  size_t tail_threads = 1;    // threads of the stages after ingest (trace index); analyze_file sets it (FreeCoresProbe)
 };
 
-// The threads worth starting for the work after ingest (trace index, outputs): the cores this
-// process got since construction (its CPU time over the wall time, all threads together).
-// Ingest starts workers only where its worker budget saw idle cores (cpp/src/ingest), and
-// they run only where the scheduler gives them a core: a busy machine, a small or one-chunk
-// trace, or --threads 1 leave one core's worth and so no extra thread after ingest either.
-class CoresUsedProbe {
+// The threads worth starting for the work after ingest (trace index, outputs): 1 for
+// requested == 1 (the one-core pass starts no thread), `requested` for N > 1; for 0
+// (automatic) the cores this process could have had: the cores it used (its CPU time over the
+// wall time) plus the cores the machine left idle meanwhile, rounded, at least 1 and at most
+// `usable`. Not the cores used alone: a parse that ran mostly on one thread (a trace of one
+// or two chunks, a .gz paced by its inflate) uses one core of a quiet machine and leaves the
+// other idle for the tail; a busy machine leaves none idle, and then one core's worth is all
+// a thread more would get.
+size_t threads_after_ingest(size_t requested, double cores_used, double idle_cores, size_t usable);
+
+// Measures threads_after_ingest's inputs from construction on.
+class FreeCoresProbe {
  public:
-  CoresUsedProbe();
-  // 1 for requested == 1 (the one-core pass starts no thread), `requested` for N > 1; for 0
-  // (automatic) the cores used, rounded, at least 1.
+  FreeCoresProbe();
   size_t threads_for(size_t requested) const;
 
  private:
-  std::chrono::steady_clock::time_point wall_start_;
+  IdleProbe idle_;  // and the wall time
   double cpu_start_s_ = 0;
 };
 

@@ -237,7 +237,7 @@ class StreamIngest {
   od::parser parser_;  // header and tail keys
   ingest::WorkerBudget budget_;
   ingest::ChunkWorkers workers_;  // no threads: chunks are parsed on this thread, straight into trace_
-  std::optional<ingest::IdleProbe> idle_probe_;  // automatic threads, until they are chosen
+  std::optional<IdleProbe> idle_probe_;  // automatic threads, until they are chosen
   od::parser chunk_parser_;        // for those, and for chunks this thread parses beside the workers
   std::optional<Error> chunk_error_;  // the first error of a chunk parsed here
   // Buffers of absorbed chunks, for the window's next cuts: reusing them saves faulting in

@@ -1,9 +1,9 @@
 // How many threads parse a trace's chunks (chunks.h) when the caller leaves it to ingest.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
-#include <optional>
+
+#include "attnprof/cpu_cores.h"
 
 namespace attnprof::ingest {
 
@@ -32,19 +32,5 @@ bool may_parse_in_parallel(size_t requested, const WorkerBudget& budget);
 // (docs/performance.md: 1.09x CPU, 1.15x wall at load 8), while on an idle core the workers
 // gain.
 size_t ingest_worker_threads(size_t requested, const WorkerBudget& budget);
-
-// The machine's idle CPU time (/proc/stat: idle + iowait of all cores) since construction,
-// as cores left idle on average.
-class IdleProbe {
- public:
-  IdleProbe();
-  double elapsed_seconds() const;
-  // nullopt where /proc/stat cannot be read.
-  std::optional<double> idle_cores() const;
-
- private:
-  std::chrono::steady_clock::time_point start_;
-  std::optional<double> idle_start_s_;
-};
 
 }  // namespace attnprof::ingest

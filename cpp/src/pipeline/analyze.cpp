@@ -7,8 +7,6 @@
 
 #include <fmt/format.h>
 
-#include <time.h>
-
 #include <algorithm>
 #include <cmath>
 #include <future>
@@ -127,23 +125,22 @@ void append(std::vector<T>& to, std::vector<T> more) {
   for (T& item : more) to.push_back(std::move(item));
 }
 
-// CPU seconds this process has used, all its threads together.
-double process_cpu_seconds() {
-  timespec t{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
 }  // namespace
 
-CoresUsedProbe::CoresUsedProbe() : wall_start_(std::chrono::steady_clock::now()), cpu_start_s_(process_cpu_seconds()) {}
-
-size_t CoresUsedProbe::threads_for(size_t requested) const {
+size_t threads_after_ingest(size_t requested, double cores_used, double idle_cores, size_t usable) {
   if (requested > 0) return requested;
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
+  const double free_cores = std::max(0.0, cores_used) + std::max(0.0, idle_cores);
+  return std::clamp<size_t>(static_cast<size_t>(std::floor(free_cores + 0.5)), 1, std::max<size_t>(usable, 1));
+}
+
+FreeCoresProbe::FreeCoresProbe() : cpu_start_s_(process_cpu_seconds()) {}
+
+size_t FreeCoresProbe::threads_for(size_t requested) const {
+  if (requested > 0) return requested;
+  const double wall_s = idle_.elapsed_seconds();
   if (wall_s <= 0) return 1;
   const double cores_used = (process_cpu_seconds() - cpu_start_s_) / wall_s;
-  return std::max<size_t>(1, static_cast<size_t>(std::floor(cores_used + 0.5)));
+  return threads_after_ingest(requested, cores_used, idle_.idle_cores().value_or(0), usable_cores());
 }
 
 namespace {
@@ -243,7 +240,7 @@ Report analyze_loaded_trace(const Trace& trace, const AnalyzeOptions& options) {
 }
 
 Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& options) {
-  const CoresUsedProbe cores;
+  const FreeCoresProbe cores;
   // git runs beside the trace while ingest parses it: its thread waits on git's process, it
   // takes no core from the parse. The one-core pass (--threads 1) runs it after, in turn.
   const auto policy = options.ingest_threads == 1 ? std::launch::deferred : std::launch::async;

@@ -60,16 +60,5 @@ TEST(IngestWorkerThreads, TheBudgetOfThisMachineCountsChunksFromTheInputSize) {
   EXPECT_EQ(current_worker_budget(10, size_t{32} << 20, true).chunks, SIZE_MAX);
 }
 
-TEST(IngestWorkerThreads, TheIdleProbeMeasuresAtMostTheCoresOfTheMachine) {
-  const IdleProbe probe;
-  while (probe.elapsed_seconds() < 0.1) {
-  }
-  const std::optional<double> idle = probe.idle_cores();
-  ASSERT_TRUE(idle.has_value());  // Linux: /proc/stat
-  EXPECT_GE(*idle, 0.0);
-  // Ticks are 10 ms: over 0.1 s each core may be off by a tick or two.
-  EXPECT_LE(*idle, static_cast<double>(current_worker_budget(1, 1, false).cores) * 1.5);
-}
-
 }  // namespace
 }  // namespace attnprof::ingest

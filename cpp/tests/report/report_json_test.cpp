@@ -129,7 +129,7 @@ TEST(ReportJson, AnyNumberOfThreadsWritesTheSameText) {
   }
 }
 
-// analyze_file with a second core (tail_threads from CoresUsedProbe, here asked for) and
+// analyze_file with a second core (tail_threads from FreeCoresProbe, here asked for) and
 // without: the same Report on every fixture.
 TEST(ReportJson, EveryFixtureGivesTheSameReportWithTheTailOnTwoThreads) {
   const std::vector<std::string> paths = fixture_traces();
@@ -145,13 +145,33 @@ TEST(ReportJson, EveryFixtureGivesTheSameReportWithTheTailOnTwoThreads) {
   }
 }
 
-TEST(CoresUsedProbe, OneThreadAskedIsOneAndAnAutomaticCountIsWithinTheCores) {
-  const CoresUsedProbe probe;
+TEST(ThreadsAfterIngest, AQuietTwoCoreMachineGetsBothCoresWhateverTheParseUsed) {
+  // A parse that ended on one thread used ~1.2 cores while the other stayed ~0.8 idle.
+  EXPECT_EQ(threads_after_ingest(0, 1.2, 0.8, 2), 2u);
+  EXPECT_EQ(threads_after_ingest(0, 1.0, 0.9, 2), 2u);
+  EXPECT_EQ(threads_after_ingest(0, 1.9, 0.1, 2), 2u);
+}
+
+TEST(ThreadsAfterIngest, ABusyMachineKeepsOneThread) {
+  EXPECT_EQ(threads_after_ingest(0, 1.0, 0.0, 2), 1u);
+  EXPECT_EQ(threads_after_ingest(0, 0.6, 0.2, 2), 1u);  // a core shared with another session
+  EXPECT_EQ(threads_after_ingest(0, 0.0, 0.0, 2), 1u);  // never none
+}
+
+TEST(ThreadsAfterIngest, NeverMoreThanTheUsableCoresAndAnExplicitCountIsKept) {
+  EXPECT_EQ(threads_after_ingest(0, 1.0, 15.0, 4), 4u);  // a taskset of 4 on a 16-core machine
+  EXPECT_EQ(threads_after_ingest(0, 1.0, 2.0, 16), 3u);
+  EXPECT_EQ(threads_after_ingest(1, 1.0, 15.0, 16), 1u);
+  EXPECT_EQ(threads_after_ingest(3, 0.5, 0.0, 2), 3u);
+}
+
+TEST(FreeCoresProbe, OneThreadAskedIsOneAndAnAutomaticCountIsWithinTheCores) {
+  const FreeCoresProbe probe;
   EXPECT_EQ(probe.threads_for(1), 1u);
   EXPECT_EQ(probe.threads_for(3), 3u);
   const size_t automatic = probe.threads_for(0);
   EXPECT_GE(automatic, 1u);
-  EXPECT_LE(automatic, std::max<size_t>(1, std::thread::hardware_concurrency()));
+  EXPECT_LE(automatic, usable_cores());
 }
 
 }  // namespace
