@@ -114,7 +114,7 @@ fuzz-ci: fuzz-build
 # by clang (GCC 12's TSan dies at start-up under 28 bits of mmap randomisation) without the
 # AVX2 flags, so the portable scanner path is exercised too. Fails on any reported race.
 TSAN_TEST := build/tsan/attnprof_ingest_tsan
-TSAN_SOURCES := $(wildcard cpp/src/ingest/*.cpp) cpp/src/trace/trace.cpp cpp/src/vocab/error.cpp cpp/src/vocab/utf8.cpp \
+TSAN_SOURCES := $(wildcard cpp/src/ingest/*.cpp) cpp/src/trace/trace.cpp cpp/src/vocab/cpu_cores.cpp cpp/src/vocab/error.cpp cpp/src/vocab/utf8.cpp \
                 cpp/tests/ingest/parallel_chunks_test.cpp cpp/tests/ingest/fixture_load_test.cpp cpp/tests/ingest/chunk_workers_test.cpp \
                 cpp/src/trace/trace_index.cpp cpp/tests/trace/trace_index_threads_test.cpp
 $(TSAN_TEST): $(TSAN_SOURCES) $(wildcard cpp/src/ingest/*.h cpp/include/attnprof/*.h)
