@@ -1,7 +1,7 @@
 // What this process can have of the machine's CPUs, as the OS counts it: the cores it may run
 // on, its own CPU time, and the cores the machine left idle over a span. Ingest sizes its
 // parsing workers from these (cpp/src/ingest/worker_budget.h), the pipeline its threads after
-// ingest (CoresFreeProbe, analyze.h). Idle time, not the load average: the scheduler shares
+// ingest (FreeCoresProbe, analyze.h). Idle time, not the load average: the scheduler shares
 // the cores between sessions (autogroup), so a thread more on a busy machine gets no more CPU.
 #pragma once
 

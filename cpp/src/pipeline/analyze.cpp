@@ -136,10 +136,8 @@ size_t threads_after_ingest(size_t requested, double cores_used, double idle_cor
 FreeCoresProbe::FreeCoresProbe() : cpu_start_s_(process_cpu_seconds()) {}
 
 size_t FreeCoresProbe::threads_for(size_t requested) const {
-  if (requested > 0) return requested;
   const double wall_s = idle_.elapsed_seconds();
-  if (wall_s <= 0) return 1;
-  const double cores_used = (process_cpu_seconds() - cpu_start_s_) / wall_s;
+  const double cores_used = wall_s > 0 ? (process_cpu_seconds() - cpu_start_s_) / wall_s : 0;
   return threads_after_ingest(requested, cores_used, idle_.idle_cores().value_or(0), usable_cores());
 }
 
