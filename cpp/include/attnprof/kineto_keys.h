@@ -44,6 +44,9 @@ inline constexpr std::string_view kMemoryBytes = "Bytes";
 inline constexpr std::string_view kTotalAllocated = "Total Allocated";
 inline constexpr std::string_view kTotalReserved = "Total Reserved";
 
+// The name of a python_function frame of an nn.Module call starts with this.
+inline constexpr std::string_view kModuleFramePrefix = "nn.Module: ";
+
 // Metadata ('M') events: their names and the arg each carries.
 inline constexpr std::string_view kProcessName = "process_name";
 inline constexpr std::string_view kThreadName = "thread_name";

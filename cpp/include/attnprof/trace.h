@@ -207,7 +207,26 @@ struct TraceReads {
   bool (*op_inputs)(std::string_view op_name) = nullptr;
   bool python_ids = true;  // python_function ids ("Python id", parent, module id)
   bool flows = true;       // 's' / 'f' flow events
+  // Every python_function frame as a slice (true), or only the nn.Module frames (false): the
+  // other frames of a with_stack trace are half its slices, and what is read of them is
+  // their source file and time (Trace::source_frames); the rest are counted.
+  bool all_python_frames = true;
 };
+
+// A python_function frame with a source file that is not kept as a slice
+// (TraceReads::all_python_frames false). A chunk keeps one frame per nesting of frames of the
+// same file: one inside an earlier-kept frame of its file encloses nothing that one does not.
+struct SourceFrame {
+  StrId name = kNoStr;  // "models/llama.py(123): forward" (python_frame_file gives the file)
+  int64_t ts_ns = 0;
+  int64_t end_ns = 0;
+};
+
+// "nn.Module: LlamaAttention_0": a module's forward (with_stack / with_modules).
+bool is_module_frame(std::string_view frame_name);
+// "models/llama.py(123): forward" -> "models/llama.py"; "" for builtins ("<built-in ...>")
+// and module frames.
+std::string_view python_frame_file(std::string_view frame_name);
 
 struct PythonArgs {  // for kPythonFunction slices
   int64_t python_id = kNoId;
@@ -303,6 +322,8 @@ struct Trace {
   std::vector<GpuArgs> gpu_args;
   std::vector<MemoryEvent> memory;  // in file order
   std::vector<FlowEvent> flows;  // empty unless TraceReads::flows
+  std::vector<SourceFrame> source_frames;  // empty when TraceReads::all_python_frames
+  int64_t python_frames = 0;  // python_function events read, kept as slices or not
   std::vector<IngestIssue> issues;
   int64_t event_count = 0;  // all events in traceEvents, including ignored ones
 

@@ -1,6 +1,7 @@
 // What the analyses read of a trace, in one place (attention.h: op_inputs_read,
 // analysis_reads). The pipeline hands it to ingest, which keeps nothing else: the inputs of
-// the ops listed here, every op's sequence number, and every slice, kernel and memory event.
+// the ops listed here, every op's sequence number, every slice but the python frames outside
+// nn.Module calls (of those, the source files), every kernel and memory event.
 // An analysis that starts reading more adds it here; until it does, the test that every
 // fixture's Report is the same with these reads as with everything kept fails
 // (cpp/tests/attention/trace_reads_test.cpp).
@@ -48,9 +49,11 @@ bool op_inputs_read(std::string_view op_name) {
 TraceReads analysis_reads() {
   TraceReads reads;
   reads.op_inputs = op_inputs_read;
-  // Python frames are read by name and time only (module paths, trace_index.cpp; source
-  // files, code_info.cpp), and GPU work is linked to its launch by correlation id, not flows.
+  // Python frames are read by name and time only: the nn.Module frames as slices (module
+  // paths, trace_index.cpp), the others only for their source file (code_info.cpp). GPU work
+  // is linked to its launch by correlation id, not flows.
   reads.python_ids = false;
+  reads.all_python_frames = false;
   reads.flows = false;
   return reads;
 }

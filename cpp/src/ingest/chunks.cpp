@@ -102,8 +102,10 @@ void clear_rows(ParsedChunk& chunk) {
   part.gpu_args.clear();
   part.memory.clear();
   part.flows.clear();
+  part.source_frames.clear();
   part.issues.clear();
   part.event_count = 0;
+  part.python_frames = 0;
   part.threads = ThreadTable();
   part.meta = TraceMetadata();
   chunk.new_strings.clear();

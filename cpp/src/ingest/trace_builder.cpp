@@ -629,6 +629,31 @@ bool TraceBuilder::inputs_read(StrId name) {
   return verdict == kRead;
 }
 
+int32_t TraceBuilder::frame_file(StrId name) {
+  if (name >= frame_file_.size()) frame_file_.resize(strings_->size(), kUncheckedFrame);
+  int32_t& number = frame_file_[name];
+  if (number != kUncheckedFrame) return number;
+  const std::string_view frame = strings_->get(name);
+  if (is_module_frame(frame)) return number = kModuleFrame;
+  const std::string_view file = python_frame_file(frame);
+  if (file.empty()) return number = kNoFile;
+  const auto [it, added] = file_numbers_.try_emplace(file, static_cast<int32_t>(file_last_kept_.size()));
+  if (added) file_last_kept_.emplace_back();
+  return number = it->second;
+}
+
+// Only a frame inside an earlier-kept frame of its own file is dropped: any call that one
+// encloses, the earlier one encloses too, so the files that enclose calls and the order of
+// their first such frames (attention_source_files) are what every frame would give.
+void TraceBuilder::keep_source_frame(const Slice& frame) {
+  const int32_t file = frame_file(frame.name);
+  if (file < 0) return;
+  Span& last = file_last_kept_[static_cast<size_t>(file)];
+  if (last.ts_ns <= frame.ts_ns && frame.end_ns() <= last.end_ns) return;
+  last = {frame.ts_ns, frame.end_ns()};
+  trace_->source_frames.push_back({frame.name, frame.ts_ns, frame.end_ns()});
+}
+
 uint32_t TraceBuilder::store_op_args(StrId name, OpArgs& row) {
   if (!row.inputs.empty() && !inputs_read(name)) row.inputs.clear();
   if (row.inputs.empty() && row.sequence_number == kNoId) return kNoArgs;
@@ -678,6 +703,14 @@ void TraceBuilder::finish_event(Event& ev) {
       s.link_id = links_by_correlation(s.cat) ? ev.slice.correlation : ev.slice.external_id;
       if (is_gpu_activity(s.cat) && ev.slice.external_id != kNoId) keep_gpu_external_id(s, ev.slice.external_id);
       if (ev.op_args && has_op_args(s.cat)) s.args = store_op_args(s.name, pending_op_);
+      if (s.cat == Category::kPythonFunction) {
+        ++trace_->python_frames;
+        if (!reads_.all_python_frames && frame_file(s.name) != kModuleFrame) {
+          keep_source_frame(s);
+          drop_args(ev);
+          return;
+        }
+      }
       note_launch(s, trace_->event_count - 1);
       trace_->slices.push_back(s);
       return;
@@ -744,6 +777,7 @@ void TraceBuilder::begin_chunk(Trace& part) {
   string_ids_.clear();
   last_thread_ = kNoThread;
   launch_events_.clear();
+  std::fill(file_last_kept_.begin(), file_last_kept_.end(), Span{});  // the chunks of a context are not neighbours
 }
 
 // A chunk's strings seen before by its context were mapped when the chunk that first held
@@ -803,6 +837,11 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
     m.thread = threads[m.thread];
     trace_->memory.push_back(m);
   }
+  for (SourceFrame f : part.source_frames) {
+    f.name = str[f.name];
+    trace_->source_frames.push_back(f);
+  }
+  trace_->python_frames += part.python_frames;
   if (reads_.flows) {
     for (FlowEvent f : part.flows) {
       f.cat = str[f.cat];

@@ -55,8 +55,8 @@ class TraceBuilder {
   // a chunk's launches when told the chunk ended (end_chunk), where absorb() would check them,
   // so the issues come out in the same order as through the merge.
   enum class Mode { kWhole, kChunk, kStream };
-  // `reads`: what to keep besides each slice's own fields (TraceReads). A kChunk builder keeps
-  // everything; absorb() applies the reads of the builder it appends to.
+  // `reads`: what to keep besides each slice's own fields (TraceReads). absorb() applies the
+  // op inputs read by the builder it appends to, and takes the python frames a chunk kept.
   explicit TraceBuilder(Trace& trace, Mode mode = Mode::kWhole, TraceReads reads = {})
       : trace_(&trace), strings_(&trace.strings), mode_(mode), reads_(reads) {}
   // A kChunk builder that outlives its chunks (ChunkContext, chunks.h): it interns into
@@ -118,6 +118,10 @@ class TraceBuilder {
   // an analysis reads them; kNoArgs when nothing is left to keep.
   uint32_t store_op_args(StrId name, OpArgs& row);
   bool inputs_read(StrId name);  // reads_.op_inputs, decided once per interned name
+  // A python frame not kept as a slice (reads_.all_python_frames false): its source file
+  // and time go to Trace::source_frames unless an earlier frame of the file holds it.
+  void keep_source_frame(const Slice& frame);
+  int32_t frame_file(StrId name);  // into file_last_kept_; kModuleFrame or kNoFile, decided once per name
   int64_t string_id(std::string_view text);
   uint32_t thread_of(int64_t pid, int64_t tid);  // trace_.threads.intern, cached for runs of one thread
   StrId intern(std::string_view s);  // trace_.strings.intern through a small cache
@@ -133,6 +137,13 @@ class TraceBuilder {
   TraceReads reads_;
   OpArgs pending_op_;  // the op args of the event being read, stored by finish_event
   std::vector<uint8_t> inputs_read_;  // per StrId of strings_: kUnchecked, or whether reads_.op_inputs holds
+  static constexpr int32_t kUncheckedFrame = -3, kModuleFrame = -2, kNoFile = -1;
+  std::vector<int32_t> frame_file_;  // per StrId of strings_: frame_file's answer, or kUncheckedFrame
+  std::unordered_map<std::string_view, int32_t> file_numbers_;  // a frame's source file (a view into strings_) -> its number
+  struct Span {
+    int64_t ts_ns = INT64_MAX, end_ns = INT64_MIN;  // empty until a frame of the file is kept
+  };
+  std::vector<Span> file_last_kept_;  // per file number: the last frame of it kept in this chunk
   std::vector<int64_t> launch_events_;  // kChunk and kStream: event numbers of the launches not yet checked
   std::unordered_map<std::string, int64_t> string_ids_;
   IdSet launch_correlations_;  // runtime/driver correlation ids seen

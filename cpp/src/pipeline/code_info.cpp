@@ -15,32 +15,30 @@ std::string trimmed(std::string s) {
   return s;
 }
 
-// "models/llama.py(123): forward" -> "models/llama.py"; "" for builtins and module markers.
-std::string frame_file(std::string_view name) {
-  if (name.empty() || name.front() == '<' || name.starts_with("nn.Module:")) return "";
-  const size_t colon = name.find("): ");
-  if (colon == std::string_view::npos) return "";
-  const size_t paren = name.rfind('(', colon);
-  if (paren == std::string_view::npos || paren == 0) return "";
-  return std::string(name.substr(0, paren));
-}
-
 }  // namespace
 
-// Files of the python_function frames that enclose any attention call's CPU start.
+// Files of the python_function frames that enclose any attention call's CPU start, in the
+// order of the first such frame in the file. The frames with a file are slices, or, when
+// ingest kept only the module frames as slices, Trace::source_frames (never both).
 std::vector<std::string> attention_source_files(const Trace& trace, const Report& report) {
   constexpr size_t kMaxFiles = 256;  // a bound for pathological traces, far above real stacks
   std::vector<int64_t> starts;
   for (const Call& c : report.calls) starts.push_back(c.cpu_ts_ns);
   std::sort(starts.begin(), starts.end());
   std::vector<std::string> files;
+  const auto add_frame = [&](StrId name, int64_t ts_ns, int64_t end_ns) {
+    const auto first = std::lower_bound(starts.begin(), starts.end(), ts_ns);
+    if (first == starts.end() || *first >= end_ns) return;  // encloses no call
+    const std::string_view file = python_frame_file(trace.strings.get(name));
+    if (file.empty() || std::find(files.begin(), files.end(), file) != files.end()) return;
+    files.emplace_back(file);
+  };
   for (const Slice& s : trace.slices) {
-    if (s.cat != Category::kPythonFunction) continue;
-    const auto first = std::lower_bound(starts.begin(), starts.end(), s.ts_ns);
-    if (first == starts.end() || *first >= s.end_ns()) continue;  // encloses no call
-    std::string file = frame_file(trace.name_of(s));
-    if (file.empty() || std::find(files.begin(), files.end(), file) != files.end()) continue;
-    files.push_back(std::move(file));
+    if (s.cat == Category::kPythonFunction) add_frame(s.name, s.ts_ns, s.end_ns());
+    if (files.size() >= kMaxFiles) return files;
+  }
+  for (const SourceFrame& f : trace.source_frames) {
+    add_frame(f.name, f.ts_ns, f.end_ns);
     if (files.size() >= kMaxFiles) break;
   }
   return files;

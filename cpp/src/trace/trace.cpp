@@ -45,6 +45,17 @@ const char* category_name(Category c) {
   return "other";
 }
 
+bool is_module_frame(std::string_view frame_name) { return frame_name.starts_with(kineto::kModuleFramePrefix); }
+
+std::string_view python_frame_file(std::string_view frame_name) {
+  if (frame_name.empty() || frame_name.front() == '<' || is_module_frame(frame_name)) return {};
+  const size_t colon = frame_name.find("): ");
+  if (colon == std::string_view::npos) return {};
+  const size_t paren = frame_name.rfind('(', colon);
+  if (paren == std::string_view::npos || paren == 0) return {};
+  return frame_name.substr(0, paren);
+}
+
 const OpArgs* Trace::op_args_of(const Slice& s) const {
   if (s.args == kNoArgs) return nullptr;
   if (s.cat != Category::kCpuOp && s.cat != Category::kUserAnnotation) return nullptr;

@@ -1,5 +1,7 @@
 #include "attnprof/trace_index.h"
 
+#include "attnprof/kineto_keys.h"
+
 #include <algorithm>
 #include <charconv>
 #include <future>
@@ -12,7 +14,6 @@
 namespace attnprof {
 namespace {
 
-constexpr std::string_view kModulePrefix = "nn.Module: ";
 constexpr std::string_view kStepPrefix = "ProfilerStep#";
 
 bool is_cpu_side(const Slice& s) {
@@ -144,6 +145,7 @@ std::vector<uint32_t> group_cpu_slices_by_thread(const Trace& trace, const Slice
 }
 
 void build_cpu_trees(const Trace& trace, const SliceCensus& census, TraceIndex& index) {
+  index.has_python_tree = trace.python_frames > 0;  // ingest counts the frames it does not keep
   const std::vector<uint32_t> by_key = group_cpu_slices_by_thread(trace, census, index);  // roots come out in (pid, tid) order
   std::vector<uint32_t> stack;
   for (const uint32_t t : by_key) {
@@ -336,15 +338,19 @@ void collect_subtree_gpu(const Trace& trace, const TraceIndex& index, uint32_t s
 }
 
 std::string_view module_instance_name(std::string_view name) {
-  if (!name.starts_with(kModulePrefix)) return {};
-  return name.substr(kModulePrefix.size());
+  if (!is_module_frame(name)) return {};
+  return name.substr(kineto::kModuleFramePrefix.size());
 }
 
+// Only the module frames that are still open when the slice starts: a frame that outlives
+// its parent (a generator's `next`, which ends when the generator is next resumed) hangs
+// later slices under a module call that had already returned.
 std::string module_path(const Trace& trace, const TraceIndex& index, uint32_t slice) {
+  const int64_t start = trace.slices[slice].ts_ns;
   std::vector<std::string_view> chain;
   for (uint32_t p = index.parent[slice]; p != kNoSlice; p = index.parent[p]) {
     const Slice& s = trace.slices[p];
-    if (s.cat != Category::kPythonFunction) continue;
+    if (s.cat != Category::kPythonFunction || s.end_ns() <= start) continue;
     if (auto m = module_instance_name(trace.name_of(s)); !m.empty()) chain.push_back(m);
   }
   std::string path;

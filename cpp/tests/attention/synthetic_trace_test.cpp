@@ -101,6 +101,28 @@ TEST(TraceIndex, NestsOpsByTimeAndLinksKernelsThroughTheirLaunch) {
   EXPECT_TRUE(index.orphan_gpu_slices.empty());
 }
 
+// A generator's `next` frame starts inside the module call that created the generator and
+// ends when it is next resumed, after that call returned: what starts meanwhile hangs under
+// it in the tree, but is not inside the returned module.
+TEST(TraceIndex, ModulePathLeavesOutModuleCallsThatReturnedBeforeTheSliceStarted) {
+  TraceBuilder b;
+  const auto frame = [&](const std::string& name, int64_t ts_us, int64_t dur_us) {
+    Slice s;
+    s.name = b.trace.strings.intern(name);
+    s.cat = Category::kPythonFunction;
+    s.thread = b.trace.threads.intern(1, 1);
+    s.ts_ns = ts_us * 1000;
+    s.dur_ns = dur_us * 1000;
+    b.trace.slices.push_back(s);
+  };
+  frame("nn.Module: Transformer_0", 0, 100);
+  frame("<built-in function next>", 50, 500);  // outlives Transformer_0
+  frame("nn.Module: Decoder_0", 200, 100);
+  const uint32_t op = b.op("aten::scaled_dot_product_attention", 250, 10);
+  const TraceIndex index = build_trace_index(b.trace);
+  EXPECT_EQ(module_path(b.trace, index, op), "Decoder_0");
+}
+
 TEST(TraceIndex, GpuBusyTimeIsTheUnionOfOverlappingKernels) {
   TraceBuilder b;
   b.op("aten::a", 0, 100);

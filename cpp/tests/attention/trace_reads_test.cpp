@@ -12,6 +12,7 @@
 #include "attnprof/attention.h"
 #include "attnprof/ingest.h"
 #include "attnprof/report_json.h"
+#include "attnprof/trace_index.h"
 #include "fixture_traces.h"
 
 namespace attnprof {
@@ -121,6 +122,70 @@ TEST(TraceReads, ChunksParsedInParallelKeepTheSameAsOneThread) {
       EXPECT_EQ(r->op_args_of(s), nullptr);
     }
   }
+}
+
+// Python frames of one module call: a source file's frames nested in each other, a builtin,
+// a frame of another file, and the SDPA op at 30-50 us.
+constexpr const char* kFrames = R"(
+  {"ph": "X", "cat": "python_function", "name": "model.py(10): run", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+  {"ph": "X", "cat": "python_function", "name": "nn.Module: Attn_0", "pid": 1, "tid": 1, "ts": 1, "dur": 90},
+  {"ph": "X", "cat": "python_function", "name": "model.py(20): forward", "pid": 1, "tid": 1, "ts": 2, "dur": 80},
+  {"ph": "X", "cat": "python_function", "name": "<built-in method softmax>", "pid": 1, "tid": 1, "ts": 3, "dur": 5},
+  {"ph": "X", "cat": "python_function", "name": "lib.py(5): attend", "pid": 1, "tid": 1, "ts": 25, "dur": 30},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::scaled_dot_product_attention", "pid": 1, "tid": 1, "ts": 30, "dur": 20,
+   "args": {"Input Dims": [[1, 4, 4, 16], [1, 4, 4, 16], [1, 4, 4, 16]], "Input type": ["float", "float", "float"]}})";
+
+TEST(TraceReads, OnlyModuleFramesStaySlicesTheOtherFramesKeepTheirSourceFiles) {
+  const std::string text = std::string(R"({"traceEvents": [)") + kFrames + "]}";
+  auto everything = parse_trace(text, "frames.json", with_reads({}));
+  auto read = parse_trace(text, "frames.json", with_reads(analysis_reads()));
+  ASSERT_TRUE(everything.ok() && read.ok());
+  EXPECT_EQ(everything->slices.size(), 6u);
+  EXPECT_TRUE(everything->source_frames.empty());
+  ASSERT_EQ(read->slices.size(), 2u);  // the module call and the op
+  EXPECT_EQ(read->name_of(read->slices[0]), "nn.Module: Attn_0");
+  // model.py(20) lies inside model.py(10), which encloses whatever it does; the builtin has no file.
+  ASSERT_EQ(read->source_frames.size(), 2u);
+  EXPECT_EQ(read->strings.get(read->source_frames[0].name), "model.py(10): run");
+  EXPECT_EQ(read->strings.get(read->source_frames[1].name), "lib.py(5): attend");
+  EXPECT_EQ(read->python_frames, 5);
+  EXPECT_EQ(everything->python_frames, 5);
+
+  const TraceIndex index = build_trace_index(*read);
+  EXPECT_TRUE(index.has_python_tree);
+  EXPECT_EQ(module_path(*read, index, 1), "Attn_0");
+  Report report;
+  report.calls.emplace_back().cpu_ts_ns = 30'000;
+  const std::vector<std::string> files{"model.py", "lib.py"};
+  EXPECT_EQ(attention_source_files(*read, report), files);
+  EXPECT_EQ(attention_source_files(*everything, report), files);
+}
+
+// Chunks keep a frame inside an earlier one of its file only when that one was in another
+// chunk: the source files are the same, however the trace was cut.
+TEST(TraceReads, ChunksParsedInParallelGiveTheSameSourceFiles) {
+  std::string events;
+  constexpr int kCopies = 200;
+  for (int i = 0; i < kCopies; ++i) events += (i ? "," : "") + std::string(kFrames);
+  const std::string text = R"({"traceEvents": [)" + events + "]}";
+  IngestOptions parallel = with_reads(analysis_reads());
+  parallel.chunk_bytes = 4096;
+  parallel.threads = 2;
+  IngestOptions one_thread = parallel;
+  one_thread.threads = 1;
+  auto r = parse_trace(text, "frames_chunks.json", parallel);
+  auto one = parse_trace(text, "frames_chunks.json", one_thread);
+  ASSERT_TRUE(r.ok() && one.ok());
+  EXPECT_EQ(r->slices.size(), 2u * kCopies);
+  EXPECT_EQ(r->python_frames, 5 * kCopies);
+  EXPECT_EQ(one->python_frames, 5 * kCopies);
+  EXPECT_GE(r->source_frames.size(), 2u);
+  EXPECT_LE(r->source_frames.size(), 3u * kCopies);
+  Report report;
+  report.calls.emplace_back().cpu_ts_ns = 30'000;
+  const std::vector<std::string> files{"model.py", "lib.py"};
+  EXPECT_EQ(attention_source_files(*r, report), files);
+  EXPECT_EQ(attention_source_files(*one, report), files);
 }
 
 TEST(TraceReads, TheDeclarationNamesTheOpsWhoseInputsAreRead) {

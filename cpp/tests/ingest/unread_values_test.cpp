@@ -132,8 +132,12 @@ TEST(UnreadValues, PythonFrameIdsAreParsedOnlyWhenKept) {
   auto analysed = parse_trace(text, "py.json", with_reads(analysis_reads()));
   ASSERT_TRUE(analysed.ok()) << analysed.error().message;
   EXPECT_EQ(issue_count(*analysed), 0);
-  EXPECT_EQ(analysed->python_args_of(analysed->slices[0]), nullptr);
-  EXPECT_EQ(analysed->name_of(analysed->slices[0]), "model.py(3): forward");
+  EXPECT_TRUE(analysed->python_args.empty());
+  // Not an nn.Module frame: no slice, only its source file and time.
+  EXPECT_TRUE(analysed->slices.empty());
+  ASSERT_EQ(analysed->source_frames.size(), 1u);
+  EXPECT_EQ(analysed->strings.get(analysed->source_frames[0].name), "model.py(3): forward");
+  EXPECT_EQ(analysed->python_frames, 1);
 }
 
 }  // namespace
