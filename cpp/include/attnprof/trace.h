@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -190,10 +191,53 @@ struct OpInput {
   StrId concrete = kNoStr;       // e.g. "0.", "True", "" when not recorded
 };
 
+// One op's inputs, as stored once in InputLists for every op recorded with the same ones.
+class OpInputs {
+ public:
+  OpInputs() = default;
+  explicit OpInputs(const std::vector<OpInput>* list) : list_(list) {}
+  size_t size() const { return list_ ? list_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const OpInput& operator[](size_t i) const { return (*list_)[i]; }
+  const OpInput* begin() const { return list_ ? list_->data() : nullptr; }
+  const OpInput* end() const { return begin() + size(); }
+  const std::vector<OpInput>* list() const { return list_; }
+
+ private:
+  const std::vector<OpInput>* list_ = nullptr;
+};
+
+// The distinct input lists of a trace's ops, each stored once: a model's layers record the
+// same shapes op after op (the 4-layer LLaMA fixture: 22 distinct lists among the 138 ops
+// per step whose inputs are read). Lists never move, so OpInputs point at them; the pool is
+// not copyable, as a copy's OpInputs would still point into the original.
+class InputLists {
+ public:
+  InputLists() = default;
+  InputLists(const InputLists&) = delete;
+  InputLists& operator=(const InputLists&) = delete;
+  InputLists(InputLists&&) = default;
+  InputLists& operator=(InputLists&&) = default;
+  // The stored list equal to `inputs`, stored now when it is new.
+  OpInputs intern(const std::vector<OpInput>& inputs);
+  size_t size() const { return lists_.size(); }
+  void clear();
+
+ private:
+  struct Hash {
+    size_t operator()(const std::vector<OpInput>* list) const;
+  };
+  struct Equal {
+    bool operator()(const std::vector<OpInput>* a, const std::vector<OpInput>* b) const;
+  };
+  std::deque<std::vector<OpInput>> lists_;
+  std::unordered_set<const std::vector<OpInput>*, Hash, Equal> index_;
+};
+
 // For kCpuOp and kUserAnnotation slices that carry something kept: inputs an analysis reads
 // (TraceReads::op_inputs) or a sequence number. Other ops have no row (Slice::args is kNoArgs).
 struct OpArgs {
-  std::vector<OpInput> inputs;
+  OpInputs inputs;  // in Trace::input_lists
   int64_t sequence_number = kNoId;  // autograd "Sequence number" (pairs fwd and bwd)
 };
 
@@ -318,6 +362,7 @@ struct Trace {
 
   std::vector<Slice> slices;  // all 'X' events, in file order
   std::vector<OpArgs> op_args;
+  InputLists input_lists;  // what op_args' inputs point at
   std::vector<PythonArgs> python_args;  // empty unless TraceReads::python_ids
   std::vector<GpuArgs> gpu_args;
   std::vector<MemoryEvent> memory;  // in file order

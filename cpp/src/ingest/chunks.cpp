@@ -98,6 +98,7 @@ void clear_rows(ParsedChunk& chunk) {
   Trace& part = chunk.part;
   part.slices.clear();
   part.op_args.clear();
+  part.input_lists.clear();
   part.python_args.clear();
   part.gpu_args.clear();
   part.memory.clear();

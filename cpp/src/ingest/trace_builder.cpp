@@ -489,9 +489,9 @@ error_code TraceBuilder::read_arg(ArgsRead what, ArgKey k, std::string_view key,
   if (k == ArgKey::kCorrelation) return read_int(v, key, ev.slice.correlation);
   switch (what) {
     case ArgsRead::kOpWithInputs:
-      if (k == ArgKey::kInputDims) return read_input_dims(v, pending_op_);
-      if (k == ArgKey::kInputType) return read_string_list(v, pending_op_, false);
-      if (k == ArgKey::kConcreteInputs) return read_string_list(v, pending_op_, true);
+      if (k == ArgKey::kInputDims) return read_input_dims(v, pending_op_.inputs);
+      if (k == ArgKey::kInputType) return read_string_list(v, pending_op_.inputs, false);
+      if (k == ArgKey::kConcreteInputs) return read_string_list(v, pending_op_.inputs, true);
       [[fallthrough]];
     case ArgsRead::kOp:
       if (k == ArgKey::kSequenceNumber) return read_int(v, key, pending_op_.sequence_number);
@@ -510,7 +510,7 @@ error_code TraceBuilder::read_arg(ArgsRead what, ArgKey k, std::string_view key,
 // each row gets its inputs in one allocation of the exact size (shapes of rank <= 4 then live
 // inside OpInput, see TensorDims). A TensorList's member shapes are stepped over: no analysis
 // reads them.
-error_code TraceBuilder::read_input_dims(od::value& v, OpArgs& out) {
+error_code TraceBuilder::read_input_dims(od::value& v, std::vector<OpInput>& out) {
   od::array inputs;
   if (auto e = v.get_array().get(inputs)) return e;
   scratch_values_.clear();
@@ -540,13 +540,13 @@ error_code TraceBuilder::read_input_dims(od::value& v, OpArgs& out) {
     }
     if (scratch_values_.size() > flat_begin) scratch_spans_.push_back({input_index, flat_begin, scratch_values_.size()});
   }
-  if (out.inputs.size() < n) out.inputs.resize(n);
+  if (out.size() < n) out.resize(n);
   for (const ScratchSpan& span : scratch_spans_)
-    out.inputs[span.input].dims.append(scratch_values_.data() + span.begin, scratch_values_.data() + span.end);
+    out[span.input].dims.append(scratch_values_.data() + span.begin, scratch_values_.data() + span.end);
   return SUCCESS;
 }
 
-error_code TraceBuilder::read_string_list(od::value& v, OpArgs& out, bool concrete) {
+error_code TraceBuilder::read_string_list(od::value& v, std::vector<OpInput>& out, bool concrete) {
   od::array items;
   if (auto e = v.get_array().get(items)) return e;
   scratch_ids_.clear();
@@ -559,9 +559,9 @@ error_code TraceBuilder::read_string_list(od::value& v, OpArgs& out, bool concre
     if (e != SUCCESS) s = trimmed(item.raw_json_token());  // a number or null: keep its text
     scratch_ids_.push_back(intern(s));
   }
-  if (out.inputs.size() < scratch_ids_.size()) out.inputs.resize(scratch_ids_.size());
+  if (out.size() < scratch_ids_.size()) out.resize(scratch_ids_.size());
   for (size_t i = 0; i < scratch_ids_.size(); ++i)
-    (concrete ? out.inputs[i].concrete : out.inputs[i].type) = scratch_ids_[i];
+    (concrete ? out[i].concrete : out[i].type) = scratch_ids_[i];
   return SUCCESS;
 }
 
@@ -654,12 +654,18 @@ void TraceBuilder::keep_source_frame(const Slice& frame) {
   trace_->source_frames.push_back({frame.name, frame.ts_ns, frame.end_ns()});
 }
 
-uint32_t TraceBuilder::store_op_args(StrId name, OpArgs& row) {
-  if (!row.inputs.empty() && !inputs_read(name)) row.inputs.clear();
+uint32_t TraceBuilder::store_op_args(StrId name) {
+  OpArgs row;
+  row.sequence_number = pending_op_.sequence_number;
+  if (!pending_op_.inputs.empty() && inputs_read(name)) row.inputs = trace_->input_lists.intern(pending_op_.inputs);
+  return push_op_args(name, row);
+}
+
+uint32_t TraceBuilder::push_op_args(StrId name, OpArgs row) {
+  if (!row.inputs.empty() && !inputs_read(name)) row.inputs = OpInputs();
   if (row.inputs.empty() && row.sequence_number == kNoId) return kNoArgs;
   const auto index = static_cast<uint32_t>(trace_->op_args.size());
-  trace_->op_args.push_back(std::move(row));
-  row = OpArgs{};
+  trace_->op_args.push_back(row);
   return index;
 }
 
@@ -702,7 +708,7 @@ void TraceBuilder::finish_event(Event& ev) {
       s.args = ev.slice.args;
       s.link_id = links_by_correlation(s.cat) ? ev.slice.correlation : ev.slice.external_id;
       if (is_gpu_activity(s.cat) && ev.slice.external_id != kNoId) keep_gpu_external_id(s, ev.slice.external_id);
-      if (ev.op_args && has_op_args(s.cat)) s.args = store_op_args(s.name, pending_op_);
+      if (ev.op_args && has_op_args(s.cat)) s.args = store_op_args(s.name);
       if (s.cat == Category::kPythonFunction) {
         ++trace_->python_frames;
         if (!reads_.all_python_frames && frame_file(s.name) != kModuleFrame) {
@@ -790,6 +796,20 @@ const std::vector<StrId>& TraceBuilder::global_string_ids(ParsedChunk& chunk) {
   return to_global;
 }
 
+// A chunk's input list as one of this trace's, its strings renumbered (once per list and chunk).
+OpInputs TraceBuilder::absorbed_inputs(OpInputs inputs, const std::vector<StrId>& str,
+                                       std::unordered_map<const std::vector<OpInput>*, OpInputs>& lists) {
+  auto [it, added] = lists.try_emplace(inputs.list());
+  if (!added) return it->second;
+  std::vector<OpInput>& renumbered = scratch_inputs_;
+  renumbered.assign(inputs.begin(), inputs.end());
+  for (OpInput& input : renumbered) {
+    input.type = str[input.type];
+    input.concrete = str[input.concrete];
+  }
+  return it->second = trace_->input_lists.intern(renumbered);
+}
+
 void TraceBuilder::absorb(ParsedChunk& chunk) {
   Trace& part = chunk.part;
   const int64_t event_base = trace_->event_count;
@@ -809,18 +829,16 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
     const ThreadKey& key = part.threads.get(static_cast<uint32_t>(i));
     threads[i] = trace_->threads.intern(id(key.pid), id(key.tid));
   }
+  std::unordered_map<const std::vector<OpInput>*, OpInputs> lists;  // the chunk's input lists -> this trace's
   size_t launch = 0;
   for (Slice s : part.slices) {
     s.name = str[s.name];
     s.thread = threads[s.thread];
     if (s.args != kNoArgs) {
-      if (has_op_args(s.cat)) {  // kept by the chunk's builder (ChunkJob::reads, or everything without): renumbered, or dropped here
-        OpArgs& row = part.op_args[s.args];
-        for (OpInput& input : row.inputs) {
-          input.type = str[input.type];
-          input.concrete = str[input.concrete];
-        }
-        s.args = store_op_args(s.name, row);
+      if (has_op_args(s.cat)) {  // kept by the chunk's builder (its reads): renumbered, or dropped here
+        OpArgs row = part.op_args[s.args];
+        if (!row.inputs.empty()) row.inputs = absorbed_inputs(row.inputs, str, lists);
+        s.args = push_op_args(s.name, row);
       } else if (s.cat == Category::kPythonFunction) {
         s.args = reads_.python_ids ? s.args + python_base : kNoArgs;
       } else if (is_gpu_activity(s.cat)) {

@@ -102,8 +102,8 @@ class TraceBuilder {
   simdjson::error_code read_python_arg(ArgKey k, std::string_view key, od::value& v, PythonArgs& out);
   simdjson::error_code read_memory_arg(ArgKey k, std::string_view key, od::value& v, MemoryEvent& out);
   simdjson::error_code read_metadata_args(od::object args, Event& ev);
-  simdjson::error_code read_input_dims(od::value& v, OpArgs& out);
-  simdjson::error_code read_string_list(od::value& v, OpArgs& out, bool concrete);
+  simdjson::error_code read_input_dims(od::value& v, std::vector<OpInput>& out);
+  simdjson::error_code read_string_list(od::value& v, std::vector<OpInput>& out, bool concrete);
   simdjson::error_code read_device_properties(od::value v);
   simdjson::error_code read_distributed_info(od::value v);
 
@@ -116,7 +116,10 @@ class TraceBuilder {
   void keep_gpu_external_id(Slice& s, int64_t external_id);
   // The op args just read (pending_op_) as a row of Trace::op_args, their inputs dropped unless
   // an analysis reads them; kNoArgs when nothing is left to keep.
-  uint32_t store_op_args(StrId name, OpArgs& row);
+  uint32_t store_op_args(StrId name);
+  // `row` (inputs already in this trace's input_lists) as a row of Trace::op_args, under the
+  // same rules.
+  uint32_t push_op_args(StrId name, OpArgs row);
   bool inputs_read(StrId name);  // reads_.op_inputs, decided once per interned name
   // A python frame not kept as a slice (reads_.all_python_frames false): its source file
   // and time go to Trace::source_frames unless an earlier frame of the file holds it.
@@ -130,12 +133,19 @@ class TraceBuilder {
   void check_launch(const Slice& s, int64_t event_index);
   void absorb_issues(const Trace& part, int64_t event_base);
   const std::vector<StrId>& global_string_ids(ParsedChunk& chunk);  // context id -> this trace's
+  OpInputs absorbed_inputs(OpInputs inputs, const std::vector<StrId>& str,
+                           std::unordered_map<const std::vector<OpInput>*, OpInputs>& lists);
 
   Trace* trace_;
   StringPool* strings_;  // trace_->strings, or a ChunkContext's
   Mode mode_;
   TraceReads reads_;
-  OpArgs pending_op_;  // the op args of the event being read, stored by finish_event
+  struct PendingOp {
+    std::vector<OpInput> inputs;
+    int64_t sequence_number = kNoId;
+  };
+  PendingOp pending_op_;  // the op args of the event being read, stored by finish_event
+  std::vector<OpInput> scratch_inputs_;  // absorbed_inputs' renumbered copy
   std::vector<uint8_t> inputs_read_;  // per StrId of strings_: kUnchecked, or whether reads_.op_inputs holds
   static constexpr int32_t kUncheckedFrame = -3, kModuleFrame = -2, kNoFile = -1;
   std::vector<int32_t> frame_file_;  // per StrId of strings_: frame_file's answer, or kUncheckedFrame

@@ -1,5 +1,7 @@
 #include "attnprof/trace.h"
 
+#include <functional>
+
 #include "attnprof/kineto_keys.h"
 
 namespace attnprof {
@@ -16,6 +18,36 @@ void TensorDims::append(const int64_t* first, const int64_t* last) {
   }
   std::copy(first, last, (heap_ ? heap_ : inline_) + size_);
   size_ += static_cast<uint32_t>(n);
+}
+
+size_t InputLists::Hash::operator()(const std::vector<OpInput>* list) const {
+  size_t h = list->size();
+  const auto mix = [&h](uint64_t x) { h ^= std::hash<uint64_t>{}(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (const OpInput& input : *list) {
+    mix(input.type);
+    mix(input.concrete);
+    mix(input.dims.size());
+    for (const int64_t d : input.dims) mix(static_cast<uint64_t>(d));
+  }
+  return h;
+}
+
+bool InputLists::Equal::operator()(const std::vector<OpInput>* a, const std::vector<OpInput>* b) const {
+  return std::equal(a->begin(), a->end(), b->begin(), b->end(), [](const OpInput& x, const OpInput& y) {
+    return x.type == y.type && x.concrete == y.concrete && x.dims == y.dims;
+  });
+}
+
+OpInputs InputLists::intern(const std::vector<OpInput>& inputs) {
+  if (auto it = index_.find(&inputs); it != index_.end()) return OpInputs(*it);
+  const std::vector<OpInput>* stored = &lists_.emplace_back(inputs);
+  index_.insert(stored);
+  return OpInputs(stored);
+}
+
+void InputLists::clear() {
+  index_.clear();
+  lists_.clear();
 }
 
 StringPool::StringPool() { intern(""); }

@@ -19,14 +19,16 @@ class TraceBuilder {
               std::string type = "float", std::vector<std::string> concrete = {}) {
     Slice s = slice(name, Category::kCpuOp, 1, 1, ts_us, dur_us);
     s.link_id = next_external_++;
-    OpArgs args;
+    std::vector<OpInput> inputs;
     for (size_t i = 0; i < dims.size(); ++i) {
       OpInput in;
       in.dims = dims[i];
       in.type = trace.strings.intern(dims[i].empty() ? "Scalar" : type);
       if (i < concrete.size()) in.concrete = trace.strings.intern(concrete[i]);
-      args.inputs.push_back(std::move(in));
+      inputs.push_back(std::move(in));
     }
+    OpArgs args;
+    args.inputs = trace.input_lists.intern(inputs);
     s.args = static_cast<uint32_t>(trace.op_args.size());
     trace.op_args.push_back(std::move(args));
     return push(s);

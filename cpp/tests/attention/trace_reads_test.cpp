@@ -117,6 +117,11 @@ TEST(TraceReads, ChunksParsedInParallelKeepTheSameAsOneThread) {
   EXPECT_TRUE(r->flows.empty());
   // Per copy: linear (sequence number only), matmul, softmax, SDPA.
   EXPECT_EQ(r->op_args.size(), 4u * kCopies);
+  // Their inputs are stored once, whichever chunk and thread read them.
+  EXPECT_EQ(r->input_lists.size(), 3u);
+  EXPECT_EQ(one->input_lists.size(), 3u);
+  for (size_t i = 0; i < r->op_args.size(); ++i)
+    ASSERT_EQ(r->op_args[i].inputs.size(), one->op_args[i].inputs.size()) << "op_args " << i;
   for (const Slice& s : r->slices) {
     if (r->name_of(s) == "aten::view") {
       EXPECT_EQ(r->op_args_of(s), nullptr);
@@ -186,6 +191,25 @@ TEST(TraceReads, ChunksParsedInParallelGiveTheSameSourceFiles) {
   const std::vector<std::string> files{"model.py", "lib.py"};
   EXPECT_EQ(attention_source_files(*r, report), files);
   EXPECT_EQ(attention_source_files(*one, report), files);
+}
+
+TEST(InputLists, EqualListsAreStoredOnceAndAnyDifferenceMakesAnother) {
+  InputLists lists;
+  std::vector<OpInput> a(2);
+  a[0].dims = std::vector<int64_t>{1, 4, 16};
+  a[0].type = 3;
+  a[1].concrete = 5;
+  std::vector<OpInput> b = a;
+  EXPECT_EQ(lists.intern(a).list(), lists.intern(b).list());
+  b[1].concrete = 6;
+  EXPECT_NE(lists.intern(a).list(), lists.intern(b).list());
+  std::vector<OpInput> c = a;
+  c[0].dims.push_back(2);
+  EXPECT_NE(lists.intern(a).list(), lists.intern(c).list());
+  EXPECT_EQ(lists.size(), 3u);
+  const OpInputs stored = lists.intern(c);
+  ASSERT_EQ(stored.size(), 2u);
+  EXPECT_EQ(stored[0].dims, (std::vector<int64_t>{1, 4, 16, 2}));
 }
 
 TEST(TraceReads, TheDeclarationNamesTheOpsWhoseInputsAreRead) {
