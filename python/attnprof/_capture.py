@@ -128,12 +128,22 @@ def _is_torch_composite(module: torch.nn.Module) -> bool:
     return bool(module._modules) and type(module).__module__.startswith("torch.")
 
 
+def _holds_torch_composite(module: torch.nn.Module) -> bool:
+    """Whether a torch layer with submodules lies anywhere below ``module``: a walk over the
+    ``_modules`` dicts that stops at the first, as ``module.modules()`` (a generator building
+    every path name) would cost every layer of the model on each capture."""
+    for child in module._modules.values():
+        if child is not None and (_is_torch_composite(child) or _holds_torch_composite(child)):
+            return True
+    return False
+
+
 def starts_no_attention(module: torch.nn.Module) -> bool:
     """True for a module of NO_ATTENTION_CLASSES that runs its class's own forward and holds no
     torch layer with submodules: no attention call can start inside it outside the ranges of its
     submodules, so it needs no range of its own."""
     return ("forward" not in module.__dict__ and _in_no_attention_table(type(module))
-            and not any(_is_torch_composite(m) for m in module.modules()))
+            and not _is_torch_composite(module) and not _holds_torch_composite(module))
 
 
 # ---- mask reading (the sidecar's mask facts and the heads capture's mask structure) --------------
