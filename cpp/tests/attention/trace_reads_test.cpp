@@ -27,6 +27,20 @@ IngestOptions with_reads(TraceReads reads) {
   return options;
 }
 
+// A trace of `copies` copies of `events`, and the analyses' reads over 4 KiB chunks on `threads`.
+std::string trace_of_copies(const char* events, int copies) {
+  std::string text = R"({"traceEvents": [)";
+  for (int i = 0; i < copies; ++i) text += (i ? "," : "") + std::string(events);
+  return text + "]}";
+}
+
+IngestOptions chunked_reads(size_t threads) {
+  IngestOptions options = with_reads(analysis_reads());
+  options.chunk_bytes = 4096;
+  options.threads = threads;
+  return options;
+}
+
 TEST(TraceReads, EveryFixtureGivesTheSameReportAsWithEverythingKept) {
   const std::vector<std::string> paths = fixture_traces();
   ASSERT_GE(paths.size(), 40u) << "fixtures not found under " << ATTNPROF_FIXTURES_DIR;
@@ -93,17 +107,10 @@ TEST(TraceReads, IngestKeepsOnlyTheInputsAnAnalysisReads) {
 
 // Chunks parsed on worker threads keep everything; appending them applies the reads.
 TEST(TraceReads, ChunksParsedInParallelKeepTheSameAsOneThread) {
-  std::string events;
   constexpr int kCopies = 300;
-  for (int i = 0; i < kCopies; ++i) events += (i ? "," : "") + std::string(kEvents);
-  const std::string text = R"({"traceEvents": [)" + events + "]}";
-  IngestOptions parallel = with_reads(analysis_reads());
-  parallel.chunk_bytes = 4096;
-  parallel.threads = 2;
-  auto r = parse_trace(text, "reads_chunks.json", parallel);
-  IngestOptions one_thread = parallel;
-  one_thread.threads = 1;
-  auto one = parse_trace(text, "reads_chunks.json", one_thread);
+  const std::string text = trace_of_copies(kEvents, kCopies);
+  auto r = parse_trace(text, "reads_chunks.json", chunked_reads(2));
+  auto one = parse_trace(text, "reads_chunks.json", chunked_reads(1));
   ASSERT_TRUE(r.ok() && one.ok());
   ASSERT_EQ(r->slices.size(), 6u * kCopies);
   ASSERT_EQ(one->slices.size(), r->slices.size());
@@ -140,6 +147,13 @@ constexpr const char* kFrames = R"(
   {"ph": "X", "cat": "cpu_op", "name": "aten::scaled_dot_product_attention", "pid": 1, "tid": 1, "ts": 30, "dur": 20,
    "args": {"Input Dims": [[1, 4, 4, 16], [1, 4, 4, 16], [1, 4, 4, 16]], "Input type": ["float", "float", "float"]}})";
 
+// The call of kFrames starts at 30 us, inside model.py(10) and lib.py(5), in that order.
+void expect_source_files_of_the_call(const Trace& trace) {
+  Report report;
+  report.calls.emplace_back().cpu_ts_ns = 30'000;
+  EXPECT_EQ(attention_source_files(trace, report), (std::vector<std::string>{"model.py", "lib.py"}));
+}
+
 TEST(TraceReads, OnlyModuleFramesStaySlicesTheOtherFramesKeepTheirSourceFiles) {
   const std::string text = std::string(R"({"traceEvents": [)") + kFrames + "]}";
   auto everything = parse_trace(text, "frames.json", with_reads({}));
@@ -159,38 +173,25 @@ TEST(TraceReads, OnlyModuleFramesStaySlicesTheOtherFramesKeepTheirSourceFiles) {
   const TraceIndex index = build_trace_index(*read);
   EXPECT_TRUE(index.has_python_tree);
   EXPECT_EQ(module_path(*read, index, 1), "Attn_0");
-  Report report;
-  report.calls.emplace_back().cpu_ts_ns = 30'000;
-  const std::vector<std::string> files{"model.py", "lib.py"};
-  EXPECT_EQ(attention_source_files(*read, report), files);
-  EXPECT_EQ(attention_source_files(*everything, report), files);
+  expect_source_files_of_the_call(*read);
+  expect_source_files_of_the_call(*everything);
 }
 
 // Chunks keep a frame inside an earlier one of its file only when that one was in another
 // chunk: the source files are the same, however the trace was cut.
 TEST(TraceReads, ChunksParsedInParallelGiveTheSameSourceFiles) {
-  std::string events;
   constexpr int kCopies = 200;
-  for (int i = 0; i < kCopies; ++i) events += (i ? "," : "") + std::string(kFrames);
-  const std::string text = R"({"traceEvents": [)" + events + "]}";
-  IngestOptions parallel = with_reads(analysis_reads());
-  parallel.chunk_bytes = 4096;
-  parallel.threads = 2;
-  IngestOptions one_thread = parallel;
-  one_thread.threads = 1;
-  auto r = parse_trace(text, "frames_chunks.json", parallel);
-  auto one = parse_trace(text, "frames_chunks.json", one_thread);
+  const std::string text = trace_of_copies(kFrames, kCopies);
+  auto r = parse_trace(text, "frames_chunks.json", chunked_reads(2));
+  auto one = parse_trace(text, "frames_chunks.json", chunked_reads(1));
   ASSERT_TRUE(r.ok() && one.ok());
   EXPECT_EQ(r->slices.size(), 2u * kCopies);
   EXPECT_EQ(r->python_frames, 5 * kCopies);
   EXPECT_EQ(one->python_frames, 5 * kCopies);
   EXPECT_GE(r->source_frames.size(), 2u);
   EXPECT_LE(r->source_frames.size(), 3u * kCopies);
-  Report report;
-  report.calls.emplace_back().cpu_ts_ns = 30'000;
-  const std::vector<std::string> files{"model.py", "lib.py"};
-  EXPECT_EQ(attention_source_files(*r, report), files);
-  EXPECT_EQ(attention_source_files(*one, report), files);
+  expect_source_files_of_the_call(*r);
+  expect_source_files_of_the_call(*one);
 }
 
 TEST(InputLists, EqualListsAreStoredOnceAndAnyDifferenceMakesAnother) {
