@@ -248,6 +248,9 @@ Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& optio
   AnalyzeOptions tail = options;
   tail.tail_threads = cores.threads_for(options.ingest_threads);
   const Provenance provenance = provenance_with(*trace, options, code.get());
+  // Only a trace in a git checkout has its source files read (attention_source_files): the
+  // frames kept for them are freed before the index and the analyses, where the peak is.
+  if (!provenance.code) std::vector<SourceFrame>().swap(trace->source_frames);
   return analyze_trace(*trace, tail, provenance);
 }
 
