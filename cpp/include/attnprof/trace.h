@@ -286,16 +286,17 @@ struct GpuArgs {
   int64_t external_id = kNoId;  // args["External id"]: links the kernel to its op when no launch was recorded
 };
 
-// `[memory]` instant events (profile_memory=True). Bytes < 0 is a free.
+// `[memory]` instant events (profile_memory=True). Bytes < 0 is a free. 48 bytes: a trace
+// recorded with profile_memory holds about one per five events, all of them kept.
 struct MemoryEvent {
   int64_t ts_ns = 0;
-  uint32_t thread = 0;  // into Trace::threads, as Slice::thread
-  int32_t device_type = 0;  // 0 = CPU, 1 = CUDA (also ROCm), others as Kineto writes them
-  int32_t device_id = -1;
   int64_t addr = 0;
   int64_t bytes = 0;
   int64_t total_allocated = -1;  // -1 when absent
   int64_t total_reserved = -1;
+  uint32_t thread = 0;  // into Trace::threads, as Slice::thread
+  int16_t device_type = 0;  // c10::DeviceType: 0 = CPU, 1 = CUDA (also ROCm), others as Kineto writes them
+  int16_t device_id = -1;
 };
 
 struct FlowEvent {  // 's' and 'f' events (ac2g, fwdbwd, older async_gpu)

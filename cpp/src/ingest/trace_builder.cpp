@@ -580,8 +580,8 @@ error_code TraceBuilder::read_python_arg(ArgKey k, std::string_view key, od::val
 
 error_code TraceBuilder::read_memory_arg(ArgKey k, std::string_view key, od::value& v, MemoryEvent& out) {
   switch (k) {
-    case ArgKey::kDeviceType: return read_int32(v, key, out.device_type);
-    case ArgKey::kDeviceId: return read_int32(v, key, out.device_id);
+    case ArgKey::kDeviceType: return read_int16(v, key, out.device_type);
+    case ArgKey::kDeviceId: return read_int16(v, key, out.device_id);
     case ArgKey::kAddr: return read_int(v, key, out.addr);
     case ArgKey::kMemoryBytes: return read_int(v, key, out.bytes);
     case ArgKey::kTotalAllocated: return read_int(v, key, out.total_allocated);
@@ -590,15 +590,16 @@ error_code TraceBuilder::read_memory_arg(ArgKey k, std::string_view key, od::val
   }
 }
 
-// A value kept as int32: one out of that range is an issue and leaves `out` as it was.
-error_code TraceBuilder::read_int32(od::value& v, std::string_view key, int32_t& out) {
+// A value kept as int16 (a device type or index): one out of that range is an issue and
+// leaves `out` as it was.
+error_code TraceBuilder::read_int16(od::value& v, std::string_view key, int16_t& out) {
   int64_t x = out;
   if (auto e = read_int(v, key, x)) return e;
-  if (x < INT32_MIN || x > INT32_MAX) {
+  if (x < INT16_MIN || x > INT16_MAX) {
     issue("number_out_of_range", std::string(key) + " = " + std::to_string(x));
     return SUCCESS;
   }
-  out = static_cast<int32_t>(x);
+  out = static_cast<int16_t>(x);
   return SUCCESS;
 }
 

@@ -108,7 +108,7 @@ class TraceBuilder {
   simdjson::error_code read_distributed_info(od::value v);
 
   simdjson::error_code read_int(od::value& v, std::string_view key, int64_t& out);
-  simdjson::error_code read_int32(od::value& v, std::string_view key, int32_t& out);
+  simdjson::error_code read_int16(od::value& v, std::string_view key, int16_t& out);
   simdjson::error_code read_id(od::value& v, std::string_view key, int64_t& out);  // int or string
   simdjson::error_code read_time(od::value& v, std::string_view key, int64_t& out, bool& present);
   void finish_event(Event& ev);

@@ -169,8 +169,8 @@ TEST(AllocatorReplay, FreeRegionsAreOverlappingAllocationRangesOfTheRecordedFree
   int64_t ts = 0, allocated = 1024 * MiB;
   const auto event = [&](int64_t offset, int64_t bytes, int64_t total_reserved) {
     allocated += bytes;
-    trace.memory.push_back({.ts_ns = ++ts, .device_type = 1, .device_id = 0, .addr = base + offset, .bytes = bytes,
-                            .total_allocated = allocated, .total_reserved = total_reserved});
+    trace.memory.push_back({.ts_ns = ++ts, .addr = base + offset, .bytes = bytes, .total_allocated = allocated,
+                            .total_reserved = total_reserved, .device_type = 1, .device_id = 0});
   };
   event(0, 64 * MiB, reserved);         // A: [0, 64)
   event(0, -64 * MiB, reserved);
@@ -219,8 +219,9 @@ TEST(AllocatorReplay, EventsInsideAGraphCaptureAllocateFromItsPrivatePool) {
   int64_t allocated = 1024 * MiB;
   const auto event = [&](int64_t ts, int64_t tid, int64_t offset, int64_t bytes) {
     allocated += bytes;
-    trace.memory.push_back({.ts_ns = ts, .thread = trace.threads.intern(0, tid), .device_type = 1, .device_id = 0, .addr = base + offset,
-                            .bytes = bytes, .total_allocated = allocated, .total_reserved = 4096 * MiB});
+    trace.memory.push_back({.ts_ns = ts, .addr = base + offset, .bytes = bytes, .total_allocated = allocated,
+                            .total_reserved = 4096 * MiB, .thread = trace.threads.intern(0, tid), .device_type = 1,
+                            .device_id = 0});
   };
   event(50, capturing, 0, 64 * MiB);           // before any capture: default pool
   event(150, capturing, 100 * MiB, 32 * MiB);  // capture 1

@@ -226,6 +226,21 @@ TEST(IngestIssues, NumbersOutOfRangeAreCountedNotFatal) {
   ASSERT_NE(find_issue(*r, "number_out_of_range"), nullptr);
 }
 
+TEST(IngestIssues, MemoryDeviceOutsideInt16IsCountedAndTheEventKept) {
+  auto r = parse_trace(R"({"traceEvents": [
+    {"ph": "i", "name": "[memory]", "pid": 1, "tid": 1, "ts": 5, "s": "t",
+     "args": {"Device Type": 1, "Device Id": 70000, "Addr": 8, "Bytes": 16, "Total Allocated": 16, "Total Reserved": 32}}]})",
+                       "memory_range.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->memory.size(), 1u);
+  EXPECT_EQ(r->memory[0].device_type, 1);
+  EXPECT_EQ(r->memory[0].device_id, -1);  // left unset
+  EXPECT_EQ(r->memory[0].total_reserved, 32);
+  const IngestIssue* range = find_issue(*r, "number_out_of_range");
+  ASSERT_NE(range, nullptr);
+  EXPECT_EQ(range->samples.front(), "event #0: Device Id = 70000");
+}
+
 TEST(IngestIssues, NonUtf8NameKeepsTheEventAndIsCounted) {
   std::string text = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "bad_)";
   text += "\xff\xfe";
