@@ -506,10 +506,10 @@ error_code TraceBuilder::read_arg(ArgsRead what, ArgKey k, std::string_view key,
 }
 
 // "Input Dims": one entry per positional input: [] for scalars and None, [d0, d1, ...] for a
-// tensor, [[...], [...]] for a TensorList. The numbers go to a reused scratch buffer first, so
-// each row gets its inputs in one allocation of the exact size (shapes of rank <= 4 then live
-// inside OpInput, see TensorDims). A TensorList's member shapes are stepped over: no analysis
-// reads them.
+// tensor, [[...], [...]] for a TensorList. The numbers go to a reused scratch buffer first, then
+// into the pending op's inputs (shapes of rank <= 4 live inside OpInput, see TensorDims), which
+// store_op_args hands to the trace's InputLists. A TensorList's member shapes are stepped over:
+// no analysis reads them.
 error_code TraceBuilder::read_input_dims(od::value& v, std::vector<OpInput>& out) {
   od::array inputs;
   if (auto e = v.get_array().get(inputs)) return e;
