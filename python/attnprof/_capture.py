@@ -129,13 +129,11 @@ def _is_torch_composite(module: torch.nn.Module) -> bool:
 
 
 def _holds_torch_composite(module: torch.nn.Module) -> bool:
-    """Whether a torch layer with submodules lies anywhere below ``module``: a walk over the
+    """Whether ``module`` or a module below it is a torch layer with submodules: a walk over the
     ``_modules`` dicts that stops at the first, as ``module.modules()`` (a generator building
     every path name) would cost every layer of the model on each capture."""
-    for child in module._modules.values():
-        if child is not None and (_is_torch_composite(child) or _holds_torch_composite(child)):
-            return True
-    return False
+    return _is_torch_composite(module) or any(
+        child is not None and _holds_torch_composite(child) for child in module._modules.values())
 
 
 def starts_no_attention(module: torch.nn.Module) -> bool:
@@ -143,7 +141,7 @@ def starts_no_attention(module: torch.nn.Module) -> bool:
     torch layer with submodules: no attention call can start inside it outside the ranges of its
     submodules, so it needs no range of its own."""
     return ("forward" not in module.__dict__ and _in_no_attention_table(type(module))
-            and not _is_torch_composite(module) and not _holds_torch_composite(module))
+            and not _holds_torch_composite(module))
 
 
 # ---- mask reading (the sidecar's mask facts and the heads capture's mask structure) --------------

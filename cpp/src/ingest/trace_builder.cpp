@@ -630,9 +630,9 @@ bool TraceBuilder::inputs_read(StrId name) {
   return verdict == kRead;
 }
 
-int32_t TraceBuilder::frame_file(StrId name) {
-  if (name >= frame_file_.size()) frame_file_.resize(strings_->size(), kUncheckedFrame);
-  int32_t& number = frame_file_[name];
+int32_t TraceBuilder::frame_file_number(StrId name) {
+  if (name >= frame_file_numbers_.size()) frame_file_numbers_.resize(strings_->size(), kUncheckedFrame);
+  int32_t& number = frame_file_numbers_[name];
   if (number != kUncheckedFrame) return number;
   const std::string_view frame = strings_->get(name);
   if (is_module_frame(frame)) return number = kModuleFrame;
@@ -647,7 +647,7 @@ int32_t TraceBuilder::frame_file(StrId name) {
 // encloses, the earlier one encloses too, so the files that enclose calls and the order of
 // their first such frames (attention_source_files) are what every frame would give.
 void TraceBuilder::keep_source_frame(const Slice& frame) {
-  const int32_t file = frame_file(frame.name);
+  const int32_t file = frame_file_number(frame.name);
   if (file < 0) return;
   Span& last = file_last_kept_[static_cast<size_t>(file)];
   if (last.ts_ns <= frame.ts_ns && frame.end_ns() <= last.end_ns) return;
@@ -659,11 +659,10 @@ uint32_t TraceBuilder::store_op_args(StrId name) {
   OpArgs row;
   row.sequence_number = pending_op_.sequence_number;
   if (!pending_op_.inputs.empty() && inputs_read(name)) row.inputs = trace_->input_lists.intern(pending_op_.inputs);
-  return push_op_args(name, row);
+  return push_op_args(row);
 }
 
-uint32_t TraceBuilder::push_op_args(StrId name, OpArgs row) {
-  if (!row.inputs.empty() && !inputs_read(name)) row.inputs = OpInputs();
+uint32_t TraceBuilder::push_op_args(OpArgs row) {
   if (row.inputs.empty() && row.sequence_number == kNoId) return kNoArgs;
   const auto index = static_cast<uint32_t>(trace_->op_args.size());
   trace_->op_args.push_back(row);
@@ -712,7 +711,7 @@ void TraceBuilder::finish_event(Event& ev) {
       if (ev.op_args && has_op_args(s.cat)) s.args = store_op_args(s.name);
       if (s.cat == Category::kPythonFunction) {
         ++trace_->python_frames;
-        if (!reads_.all_python_frames && frame_file(s.name) != kModuleFrame) {
+        if (!reads_.all_python_frames && frame_file_number(s.name) != kModuleFrame) {
           keep_source_frame(s);
           drop_args(ev);
           return;
@@ -798,9 +797,8 @@ const std::vector<StrId>& TraceBuilder::global_string_ids(ParsedChunk& chunk) {
 }
 
 // A chunk's input list as one of this trace's, its strings renumbered (once per list and chunk).
-OpInputs TraceBuilder::absorbed_inputs(OpInputs inputs, const std::vector<StrId>& str,
-                                       std::unordered_map<const std::vector<OpInput>*, OpInputs>& lists) {
-  auto [it, added] = lists.try_emplace(inputs.list());
+OpInputs TraceBuilder::absorbed_inputs(OpInputs inputs, const std::vector<StrId>& str) {
+  auto [it, added] = absorbed_lists_.try_emplace(inputs.list());
   if (!added) return it->second;
   std::vector<OpInput>& renumbered = scratch_inputs_;
   renumbered.assign(inputs.begin(), inputs.end());
@@ -830,7 +828,7 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
     const ThreadKey& key = part.threads.get(static_cast<uint32_t>(i));
     threads[i] = trace_->threads.intern(id(key.pid), id(key.tid));
   }
-  std::unordered_map<const std::vector<OpInput>*, OpInputs> lists;  // the chunk's input lists -> this trace's
+  absorbed_lists_.clear();
   size_t launch = 0;
   for (Slice s : part.slices) {
     s.name = str[s.name];
@@ -838,8 +836,8 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
     if (s.args != kNoArgs) {
       if (has_op_args(s.cat)) {  // kept by the chunk's builder (its reads): renumbered, or dropped here
         OpArgs row = part.op_args[s.args];
-        if (!row.inputs.empty()) row.inputs = absorbed_inputs(row.inputs, str, lists);
-        s.args = push_op_args(s.name, row);
+        if (!row.inputs.empty()) row.inputs = inputs_read(s.name) ? absorbed_inputs(row.inputs, str) : OpInputs();
+        s.args = push_op_args(row);
       } else if (s.cat == Category::kPythonFunction) {
         s.args = reads_.python_ids ? s.args + python_base : kNoArgs;
       } else if (is_gpu_activity(s.cat)) {

@@ -117,14 +117,14 @@ class TraceBuilder {
   // The op args just read (pending_op_) as a row of Trace::op_args, their inputs dropped unless
   // an analysis reads them; kNoArgs when nothing is left to keep.
   uint32_t store_op_args(StrId name);
-  // `row` (inputs already in this trace's input_lists) as a row of Trace::op_args, under the
-  // same rules.
-  uint32_t push_op_args(StrId name, OpArgs row);
+  // `row` (its inputs, if any, read by an analysis and in this trace's input_lists) as a row of
+  // Trace::op_args; kNoArgs when it holds nothing.
+  uint32_t push_op_args(OpArgs row);
   bool inputs_read(StrId name);  // reads_.op_inputs, decided once per interned name
   // A python frame not kept as a slice (reads_.all_python_frames false): its source file
   // and time go to Trace::source_frames unless an earlier frame of the file holds it.
   void keep_source_frame(const Slice& frame);
-  int32_t frame_file(StrId name);  // into file_last_kept_; kModuleFrame or kNoFile, decided once per name
+  int32_t frame_file_number(StrId name);  // into file_last_kept_; kModuleFrame or kNoFile, decided once per name
   int64_t string_id(std::string_view text);
   uint32_t thread_of(int64_t pid, int64_t tid);  // trace_.threads.intern, cached for runs of one thread
   StrId intern(std::string_view s);  // trace_.strings.intern through a small cache
@@ -133,8 +133,7 @@ class TraceBuilder {
   void check_launch(const Slice& s, int64_t event_index);
   void absorb_issues(const Trace& part, int64_t event_base);
   const std::vector<StrId>& global_string_ids(ParsedChunk& chunk);  // context id -> this trace's
-  OpInputs absorbed_inputs(OpInputs inputs, const std::vector<StrId>& str,
-                           std::unordered_map<const std::vector<OpInput>*, OpInputs>& lists);
+  OpInputs absorbed_inputs(OpInputs inputs, const std::vector<StrId>& str);
 
   Trace* trace_;
   StringPool* strings_;  // trace_->strings, or a ChunkContext's
@@ -146,9 +145,10 @@ class TraceBuilder {
   };
   PendingOp pending_op_;  // the op args of the event being read, stored by finish_event
   std::vector<OpInput> scratch_inputs_;  // absorbed_inputs' renumbered copy
+  std::unordered_map<const std::vector<OpInput>*, OpInputs> absorbed_lists_;  // the chunk being absorbed: its lists -> this trace's
   std::vector<uint8_t> inputs_read_;  // per StrId of strings_: kUnchecked, or whether reads_.op_inputs holds
   static constexpr int32_t kUncheckedFrame = -3, kModuleFrame = -2, kNoFile = -1;
-  std::vector<int32_t> frame_file_;  // per StrId of strings_: frame_file's answer, or kUncheckedFrame
+  std::vector<int32_t> frame_file_numbers_;  // per StrId of strings_: frame_file_number's answer, or kUncheckedFrame
   std::unordered_map<std::string_view, int32_t> file_numbers_;  // a frame's source file (a view into strings_) -> its number
   struct Span {
     int64_t ts_ns = INT64_MAX, end_ns = INT64_MIN;  // empty until a frame of the file is kept

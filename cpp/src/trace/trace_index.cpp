@@ -1,7 +1,5 @@
 #include "attnprof/trace_index.h"
 
-#include "attnprof/kineto_keys.h"
-
 #include <algorithm>
 #include <charconv>
 #include <future>
@@ -10,6 +8,8 @@
 #include <optional>
 #include <tuple>
 #include <unordered_map>
+
+#include "attnprof/kineto_keys.h"
 
 namespace attnprof {
 namespace {

@@ -41,6 +41,17 @@ IngestOptions chunked_reads(size_t threads) {
   return options;
 }
 
+// The same copies parsed with the analyses' reads in 4 KiB chunks on two threads and on one.
+struct ChunkedParses {
+  Result<Trace> two_threads;
+  Result<Trace> one_thread;
+};
+
+ChunkedParses parse_chunked(const char* events, int copies, const std::string& name) {
+  const std::string text = trace_of_copies(events, copies);
+  return {parse_trace(text, name, chunked_reads(2)), parse_trace(text, name, chunked_reads(1))};
+}
+
 TEST(TraceReads, EveryFixtureGivesTheSameReportAsWithEverythingKept) {
   const std::vector<std::string> paths = fixture_traces();
   ASSERT_GE(paths.size(), 40u) << "fixtures not found under " << ATTNPROF_FIXTURES_DIR;
@@ -108,9 +119,7 @@ TEST(TraceReads, IngestKeepsOnlyTheInputsAnAnalysisReads) {
 // Chunks parsed on worker threads keep everything; appending them applies the reads.
 TEST(TraceReads, ChunksParsedInParallelKeepTheSameAsOneThread) {
   constexpr int kCopies = 300;
-  const std::string text = trace_of_copies(kEvents, kCopies);
-  auto r = parse_trace(text, "reads_chunks.json", chunked_reads(2));
-  auto one = parse_trace(text, "reads_chunks.json", chunked_reads(1));
+  auto [r, one] = parse_chunked(kEvents, kCopies, "reads_chunks.json");
   ASSERT_TRUE(r.ok() && one.ok());
   ASSERT_EQ(r->slices.size(), 6u * kCopies);
   ASSERT_EQ(one->slices.size(), r->slices.size());
@@ -181,9 +190,7 @@ TEST(TraceReads, OnlyModuleFramesStaySlicesTheOtherFramesKeepTheirSourceFiles) {
 // chunk: the source files are the same, however the trace was cut.
 TEST(TraceReads, ChunksParsedInParallelGiveTheSameSourceFiles) {
   constexpr int kCopies = 200;
-  const std::string text = trace_of_copies(kFrames, kCopies);
-  auto r = parse_trace(text, "frames_chunks.json", chunked_reads(2));
-  auto one = parse_trace(text, "frames_chunks.json", chunked_reads(1));
+  auto [r, one] = parse_chunked(kFrames, kCopies, "frames_chunks.json");
   ASSERT_TRUE(r.ok() && one.ok());
   EXPECT_EQ(r->slices.size(), 2u * kCopies);
   EXPECT_EQ(r->python_frames, 5 * kCopies);
