@@ -162,7 +162,7 @@ struct EventPools {
   std::vector<int32_t> of_event;
   int32_t private_pools = 0;
 };
-EventPools event_pools(const Trace& trace, const std::vector<const MemoryEvent*>& events) {
+EventPools event_pools(const Trace& trace, const analysis::MemoryTimeline& events) {
   EventPools pools;
   pools.of_event.assign(events.size(), 0);
   const std::vector<CaptureRange> captures = capture_ranges(trace);
@@ -171,7 +171,7 @@ EventPools event_pools(const Trace& trace, const std::vector<const MemoryEvent*>
   std::vector<int64_t> capture(events.size(), -1);
   std::vector<CaptureBlock> blocks;
   for (size_t i = 0; i < events.size(); ++i) {
-    const MemoryEvent& e = *events[i];
+    const MemoryEvent& e = events[i];
     if (e.bytes <= 0 || (capture[i] = lookup.of(trace.tid_of(e), e.ts_ns)) < 0) continue;
     const auto begin = static_cast<uint64_t>(e.addr);
     blocks.push_back({begin, begin + static_cast<uint64_t>(allocator_round_size({}, e.bytes)),
@@ -189,7 +189,7 @@ EventPools event_pools(const Trace& trace, const std::vector<const MemoryEvent*>
 }
 
 // Innermost CPU op around each event, by a sweep over each thread's ops in time order.
-std::vector<std::string> enclosing_ops(const Trace& trace, const std::vector<const MemoryEvent*>& events) {
+std::vector<std::string> enclosing_ops(const Trace& trace, const analysis::MemoryTimeline& events) {
   std::map<int64_t, std::vector<const Slice*>> ops_by_tid;
   for (const auto& s : trace.slices)
     if (is_cpu_op(s)) ops_by_tid[trace.tid_of(s)].push_back(&s);
@@ -200,12 +200,12 @@ std::vector<std::string> enclosing_ops(const Trace& trace, const std::vector<con
   std::vector<std::string> names(events.size());
   std::map<int64_t, std::pair<size_t, std::vector<const Slice*>>> cursor;  // tid -> (next op, open ops)
   for (size_t i = 0; i < events.size(); ++i) {
-    const int64_t tid = trace.tid_of(*events[i]);
+    const int64_t tid = trace.tid_of(events[i]);
     const auto found = ops_by_tid.find(tid);
     if (found == ops_by_tid.end()) continue;
     auto& [next, open] = cursor[tid];
     const auto& ops = found->second;
-    const int64_t ts = events[i]->ts_ns;
+    const int64_t ts = events[i].ts_ns;
     while (next < ops.size() && ops[next]->ts_ns <= ts) {
       while (!open.empty() && open.back()->end_ns() < ops[next]->ts_ns) open.pop_back();
       open.push_back(ops[next++]);
@@ -392,9 +392,8 @@ std::vector<FreeRegion> free_regions_seen(std::vector<std::vector<AddressRange>>
 }  // namespace
 
 Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report& report) {
-  const analysis::MemoryTimeline timeline(trace);
-  const auto& events = timeline.events();
-  if (events.empty() || events.front()->device_type == 0)
+  const analysis::MemoryTimeline events(trace);
+  if (events.empty() || events[0].device_type == 0)
     return make_error(ErrorCode::kUnsupported,
                       fmt::format("{}: no CUDA/ROCm [memory] events (a CPU trace's allocator is not PyTorch's "
                                   "caching allocator, so there is nothing to replay)",
@@ -409,9 +408,9 @@ Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report&
   int64_t carried_total = 0;
   std::vector<std::vector<AddressRange>> large_ranges(static_cast<size_t>(pools.private_pools) + 1);
   std::vector<AddressRange> not_free;
-  int64_t previous_reserved = events.front()->total_reserved;
+  int64_t previous_reserved = events[0].total_reserved;
   for (size_t i = 0; i < events.size(); ++i) {
-    const MemoryEvent& e = *events[i];
+    const MemoryEvent& e = events[i];
     const int32_t pool = pools.of_event[i];
     const int64_t growth = e.total_reserved - previous_reserved;
     previous_reserved = e.total_reserved;
@@ -445,8 +444,8 @@ Result<AllocationSequence> allocation_sequence(const Trace& trace, const Report&
     }
     seq.steps.push_back(std::move(step));
   }
-  seq.opaque_bytes = std::max<int64_t>(0, timeline.baseline() - carried_total);
-  seq.initial_reserved = events.front()->total_reserved;
+  seq.opaque_bytes = std::max<int64_t>(0, events.baseline() - carried_total);
+  seq.initial_reserved = events[0].total_reserved;
   seq.free_regions = free_regions_seen(std::move(large_ranges), std::move(not_free));
   return seq;
 }

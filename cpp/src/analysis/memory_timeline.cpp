@@ -6,7 +6,7 @@
 
 namespace attnprof::analysis {
 
-MemoryTimeline::MemoryTimeline(const Trace& trace) {
+MemoryTimeline::MemoryTimeline(const Trace& trace) : memory_(&trace.memory) {
   constexpr int32_t kCpu = 0;
   std::map<std::pair<int32_t, int32_t>, size_t> counts;  // (device type, id) -> events
   for (const auto& e : trace.memory)
@@ -23,49 +23,54 @@ MemoryTimeline::MemoryTimeline(const Trace& trace) {
       best_is_device = is_device;
     }
   }
-  for (const auto& e : trace.memory)
+  rows_.reserve(best);
+  for (size_t i = 0; i < trace.memory.size(); ++i) {
+    const MemoryEvent& e = trace.memory[i];
     if (e.total_allocated >= 0 && e.device_type == chosen.first && e.device_id == chosen.second)
-      events_.push_back(&e);
-  std::stable_sort(events_.begin(), events_.end(),
-                   [](const MemoryEvent* a, const MemoryEvent* b) { return a->ts_ns < b->ts_ns; });
+      rows_.push_back(static_cast<uint32_t>(i));
+  }
+  const auto earlier = [&](uint32_t a, uint32_t b) { return trace.memory[a].ts_ns < trace.memory[b].ts_ns; };
+  // Kineto writes a device's events in time order: sorting is then a check.
+  if (!std::is_sorted(rows_.begin(), rows_.end(), earlier)) std::stable_sort(rows_.begin(), rows_.end(), earlier);
 }
 
 int64_t MemoryTimeline::baseline() const {
-  if (events_.empty()) return -1;
-  return events_.front()->total_allocated - events_.front()->bytes;
+  if (rows_.empty()) return -1;
+  return (*this)[0].total_allocated - (*this)[0].bytes;
 }
 
 size_t MemoryTimeline::first_at_or_after(int64_t ts_ns) const {
   return static_cast<size_t>(
-      std::lower_bound(events_.begin(), events_.end(), ts_ns,
-                       [](const MemoryEvent* e, int64_t t) { return e->ts_ns < t; }) -
-      events_.begin());
+      std::lower_bound(rows_.begin(), rows_.end(), ts_ns,
+                       [&](uint32_t row, int64_t t) { return (*memory_)[row].ts_ns < t; }) -
+      rows_.begin());
 }
 
 int64_t MemoryTimeline::allocated_before(int64_t ts_ns) const {
   const size_t i = first_at_or_after(ts_ns);
-  return i == 0 ? baseline() : events_[i - 1]->total_allocated;
+  return i == 0 ? baseline() : (*this)[i - 1].total_allocated;
 }
 
 int64_t MemoryTimeline::max_allocated_in(int64_t begin_ns, int64_t end_ns) const {
   int64_t best = -1;
-  for (size_t i = first_at_or_after(begin_ns); i < events_.size() && events_[i]->ts_ns <= end_ns; ++i)
-    best = std::max(best, events_[i]->total_allocated);
+  for (size_t i = first_at_or_after(begin_ns); i < size() && (*this)[i].ts_ns <= end_ns; ++i)
+    best = std::max(best, (*this)[i].total_allocated);
   return best;
 }
 
 int64_t MemoryTimeline::net_bytes_in(int64_t begin_ns, int64_t end_ns) const {
   int64_t sum = 0;
-  for (size_t i = first_at_or_after(begin_ns); i < events_.size() && events_[i]->ts_ns <= end_ns; ++i)
-    sum += events_[i]->bytes;
+  for (size_t i = first_at_or_after(begin_ns); i < size() && (*this)[i].ts_ns <= end_ns; ++i)
+    sum += (*this)[i].bytes;
   return sum;
 }
 
 const MemoryEvent* MemoryTimeline::peak() const {
-  if (events_.empty()) return nullptr;
-  return *std::max_element(events_.begin(), events_.end(), [](const MemoryEvent* a, const MemoryEvent* b) {
-    return a->total_allocated < b->total_allocated;
+  if (rows_.empty()) return nullptr;
+  const auto row = std::max_element(rows_.begin(), rows_.end(), [&](uint32_t a, uint32_t b) {
+    return (*memory_)[a].total_allocated < (*memory_)[b].total_allocated;
   });
+  return &(*memory_)[*row];
 }
 
 }  // namespace attnprof::analysis

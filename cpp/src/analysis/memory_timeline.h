@@ -14,8 +14,10 @@ class MemoryTimeline {
   // Picks the device that allocated most: a non-CPU device when any has events, else CPU.
   explicit MemoryTimeline(const Trace& trace);
 
-  bool empty() const { return events_.empty(); }
-  const std::vector<const MemoryEvent*>& events() const { return events_; }
+  bool empty() const { return rows_.empty(); }
+  size_t size() const { return rows_.size(); }
+  // The i-th event in time order.
+  const MemoryEvent& operator[](size_t i) const { return (*memory_)[rows_[i]]; }
   // Total Allocated before the first event.
   int64_t baseline() const;
   // Total Allocated just before `ts_ns` (baseline when no event precedes it).
@@ -28,7 +30,11 @@ class MemoryTimeline {
   const MemoryEvent* peak() const;
 
  private:
-  std::vector<const MemoryEvent*> events_;  // sorted by ts, Total Allocated known
+  // Rows of Trace::memory, sorted by ts, Total Allocated known: 4 bytes per event of the
+  // device, held beside the whole trace while the analyses run (pointers took 8, grown by
+  // doubling, and a sort buffer of as many when the events were already in order).
+  const std::vector<MemoryEvent>* memory_;
+  std::vector<uint32_t> rows_;
   size_t first_at_or_after(int64_t ts_ns) const;
 };
 

@@ -91,5 +91,23 @@ TEST(TraceIndexThreads, GpuSlicesAreInStartOrderAndEachLinkedOneIsInItsOpsRange)
   EXPECT_GT(linked, index.gpu_slices.size() / 2);
 }
 
+// GPU activity written out of time order (not Kineto's own order, but any writer's) still
+// comes out in start order; equal starts keep their file order.
+TEST(TraceIndexThreads, GpuSlicesWrittenOutOfOrderComeOutInStartOrder) {
+  const char* json = R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "c", "pid": 0, "tid": 7, "ts": 30, "dur": 1},
+    {"ph": "X", "cat": "kernel", "name": "a", "pid": 0, "tid": 7, "ts": 10, "dur": 1},
+    {"ph": "X", "cat": "kernel", "name": "b1", "pid": 0, "tid": 7, "ts": 20, "dur": 1},
+    {"ph": "X", "cat": "kernel", "name": "b2", "pid": 0, "tid": 8, "ts": 20, "dur": 1}]})";
+  const Result<Trace> trace = parse_trace(json, "out of order");
+  ASSERT_TRUE(trace.ok());
+  for (const size_t threads : {1, 2}) {
+    const TraceIndex index = build_trace_index(*trace, threads);
+    std::vector<std::string> names;
+    for (const uint32_t g : index.gpu_slices) names.emplace_back(trace->name_of(trace->slices[g]));
+    EXPECT_EQ(names, (std::vector<std::string>{"a", "b1", "b2", "c"}));
+  }
+}
+
 }  // namespace
 }  // namespace attnprof
