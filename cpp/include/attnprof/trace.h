@@ -255,6 +255,12 @@ struct TraceReads {
   // other frames of a with_stack trace are half its slices, and what is read of them is
   // their source file and time (Trace::source_frames); the rest are counted.
   bool all_python_frames = true;
+  // Ops read only where no other op holds them. A cpu op nested in another op of its thread
+  // (inside its time, later in the file), with no sequence number, outside every op whose
+  // subtree is read, is not kept when nested_op_read says false for its name (Trace counts
+  // it in nested_ops_left_out). null: every op is kept.
+  bool (*nested_op_read)(std::string_view op_name) = nullptr;
+  bool (*subtree_read)(std::string_view op_name) = nullptr;  // null: no op's
 };
 
 // A python_function frame with a source file that is not kept as a slice
@@ -370,6 +376,7 @@ struct Trace {
   std::vector<FlowEvent> flows;  // empty unless TraceReads::flows
   std::vector<SourceFrame> source_frames;  // empty when TraceReads::all_python_frames
   int64_t python_frames = 0;  // python_function events read, kept as slices or not
+  int64_t nested_ops_left_out = 0;  // cpu ops not kept (TraceReads::nested_op_read)
   std::vector<IngestIssue> issues;
   int64_t event_count = 0;  // all events in traceEvents, including ignored ones
 

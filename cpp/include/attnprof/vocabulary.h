@@ -235,6 +235,25 @@ constexpr const AtenOpWord* aten_op_word(std::string_view name) {
   return nullptr;
 }
 
+// ATen ops that only compute tensor metadata: the views (as_strided and the ops PyTorch's
+// native_functions.yaml builds on it, which return aliases of their input) and result_type (a
+// dtype). They launch no device work and allocate nothing, so nothing inside one is anything
+// an analysis reads: ingest leaves them out where another op holds them (trace_reads.cpp).
+// reshape, contiguous, clone and the casts are not here: they may copy.
+inline constexpr std::string_view kMetadataOnlyAtenOps[] = {
+    "aten::as_strided", "aten::view",     "aten::_unsafe_view", "aten::_reshape_alias", "aten::view_as",
+    "aten::t",          "aten::transpose", "aten::permute",     "aten::expand",         "aten::expand_as",
+    "aten::unsqueeze",  "aten::squeeze",  "aten::slice",        "aten::select",         "aten::narrow",
+    "aten::alias",      "aten::detach",   "aten::unflatten",    "aten::unbind",         "aten::split",
+    "aten::split_with_sizes", "aten::chunk", "aten::result_type",
+};
+
+constexpr bool is_metadata_only_aten_op(std::string_view name) {
+  for (const std::string_view op : kMetadataOnlyAtenOps)
+    if (op == name) return true;
+  return false;
+}
+
 // CUDA / HIP runtime and driver calls whose meaning attnprof reads from their names: a graph
 // replay (cudaGraphLaunch, hipGraphLaunch, cuGraphLaunch) and the bounds of a graph capture
 // (cudaStreamBeginCapture, cudaStreamBeginCaptureToGraph, hipStreamBeginCapture,

@@ -30,7 +30,7 @@ MemoryTimeline::MemoryTimeline(const Trace& trace) : memory_(&trace.memory) {
       rows_.push_back(static_cast<uint32_t>(i));
   }
   const auto earlier = [&](uint32_t a, uint32_t b) { return trace.memory[a].ts_ns < trace.memory[b].ts_ns; };
-  // Kineto writes a device's events in time order: sorting is then a check.
+  // A device's events usually come in time order: sorting is then a check.
   if (!std::is_sorted(rows_.begin(), rows_.end(), earlier)) std::stable_sort(rows_.begin(), rows_.end(), earlier);
 }
 

@@ -1,7 +1,8 @@
 // What the analyses read of a trace, in one place (attention.h: op_inputs_read,
 // analysis_reads). The pipeline hands it to ingest, which keeps nothing else: the inputs of
 // the ops listed here, every op's sequence number, every slice but the python frames outside
-// nn.Module calls (of those, the source files), every kernel and memory event.
+// nn.Module calls (of those, the source files), every op but the metadata-only ones another
+// op holds, every kernel and memory event.
 // An analysis that starts reading more adds it here; until it does, the test that every
 // fixture's Report is the same with these reads as with everything kept fails
 // (cpp/tests/attention/trace_reads_test.cpp).
@@ -38,6 +39,17 @@ constexpr InputReader kInputReaders[] = {
     {"window effectiveness (heads/window_effectiveness.cpp): mask-building shapes", is_mask_building_op},
 };
 
+// What the analyses read of an op nested in another: every op but the metadata-only ATen
+// ops (vocabulary.h), which nothing reads there: the eager matcher walks only the outermost
+// ops of a thread, the call extraction reads whole subtrees only below attention ops
+// (subtree_read), and inside any other op it looks for kernels and sequence numbers, which
+// these ops do not have (one with a sequence number is kept).
+bool nested_op_read(std::string_view name) { return !is_metadata_only_aten_op(name) || op_inputs_read(name); }
+
+// Ops whose whole subtree the call extraction reads: the catalog's attention ops, and any op
+// named with attention vocabulary (an unrecognised one becomes a call with its subtree).
+bool subtree_read(std::string_view name) { return is_catalog_op(name) || has_attention_vocabulary(name); }
+
 }  // namespace
 
 bool op_inputs_read(std::string_view op_name) {
@@ -55,6 +67,8 @@ TraceReads analysis_reads() {
   reads.python_ids = false;
   reads.all_python_frames = false;
   reads.flows = false;
+  reads.nested_op_read = nested_op_read;
+  reads.subtree_read = subtree_read;
   return reads;
 }
 

@@ -655,6 +655,37 @@ void TraceBuilder::keep_source_frame(const Slice& frame) {
   trace_->source_frames.push_back({frame.name, frame.ts_ns, frame.end_ns()});
 }
 
+uint8_t TraceBuilder::nesting_verdict(StrId name) {
+  if (name >= nesting_verdicts_.size()) nesting_verdicts_.resize(strings_->size(), kUncheckedNesting);
+  uint8_t& verdict = nesting_verdicts_[name];
+  if (verdict == kUncheckedNesting) {
+    const std::string_view text = strings_->get(name);
+    verdict = static_cast<uint8_t>((reads_.nested_op_read(text) ? 0 : kUnreadNested) |
+                                   (reads_.subtree_read != nullptr && reads_.subtree_read(text) ? kSubtreeRead : 0));
+  }
+  return verdict;
+}
+
+// The op is nested when the innermost open op contains it: that one starts no later, ends no
+// earlier and comes first in the file, so the index's nesting order puts it around this one
+// too. Anything less certain (a partial overlap, a run out of time order) keeps the op.
+bool TraceBuilder::keeps_op(const Slice& op, int64_t sequence_number) {
+  if (reads_.nested_op_read == nullptr) return true;
+  const uint8_t verdict = nesting_verdict(op.name);
+  if (op.thread >= nesting_.size()) nesting_.resize(trace_->threads.size());
+  ThreadNesting& thread = nesting_[op.thread];
+  if (op.ts_ns < thread.last_ts_ns) thread.open.clear();
+  thread.last_ts_ns = op.ts_ns;
+  std::vector<OpenOp>& open = thread.open;
+  while (!open.empty() && op.ts_ns >= open.back().end_ns) open.pop_back();
+  const bool nested = !open.empty() && op.end_ns() <= open.back().end_ns;
+  const bool in_read_subtree = !open.empty() && open.back().in_read_subtree;
+  open.push_back({op.end_ns(), in_read_subtree || (verdict & kSubtreeRead) != 0});
+  if (!nested || in_read_subtree || (verdict & kUnreadNested) == 0 || sequence_number != kNoId) return true;
+  ++trace_->nested_ops_left_out;
+  return false;
+}
+
 uint32_t TraceBuilder::store_op_args(StrId name) {
   OpArgs row;
   row.sequence_number = pending_op_.sequence_number;
@@ -708,6 +739,10 @@ void TraceBuilder::finish_event(Event& ev) {
       s.args = ev.slice.args;
       s.link_id = links_by_correlation(s.cat) ? ev.slice.correlation : ev.slice.external_id;
       if (is_gpu_activity(s.cat) && ev.slice.external_id != kNoId) keep_gpu_external_id(s, ev.slice.external_id);
+      // A chunk's ops are decided when the chunk is absorbed, in file order after the ones before it.
+      if (s.cat == Category::kCpuOp && mode_ != Mode::kChunk &&
+          !keeps_op(s, ev.op_args ? pending_op_.sequence_number : kNoId))
+        return;
       if (ev.op_args && has_op_args(s.cat)) s.args = store_op_args(s.name);
       if (s.cat == Category::kPythonFunction) {
         ++trace_->python_frames;
@@ -833,6 +868,9 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
   for (Slice s : part.slices) {
     s.name = str[s.name];
     s.thread = threads[s.thread];
+    if (s.cat == Category::kCpuOp &&
+        !keeps_op(s, s.args != kNoArgs ? part.op_args[s.args].sequence_number : kNoId))
+      continue;
     if (s.args != kNoArgs) {
       if (has_op_args(s.cat)) {  // kept by the chunk's builder (its reads): renumbered, or dropped here
         OpArgs row = part.op_args[s.args];

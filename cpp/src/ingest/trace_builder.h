@@ -125,6 +125,11 @@ class TraceBuilder {
   // and time go to Trace::source_frames unless an earlier frame of the file holds it.
   void keep_source_frame(const Slice& frame);
   int32_t frame_file_number(StrId name);  // into file_last_kept_; kModuleFrame or kNoFile, decided once per name
+  // A cpu op as it joins the trace, in file order with this trace's thread ids: whether it
+  // is kept (TraceReads::nested_op_read). Every op goes through here, kept or not, so that
+  // the nesting of the ops after it is known.
+  bool keeps_op(const Slice& op, int64_t sequence_number);
+  uint8_t nesting_verdict(StrId name);  // kUnreadNested / kSubtreeRead bits, decided once per name
   int64_t string_id(std::string_view text);
   uint32_t thread_of(int64_t pid, int64_t tid);  // trace_.threads.intern, cached for runs of one thread
   StrId intern(std::string_view s);  // trace_.strings.intern through a small cache
@@ -154,6 +159,20 @@ class TraceBuilder {
     int64_t ts_ns = INT64_MAX, end_ns = INT64_MIN;  // empty until a frame of the file is kept
   };
   std::vector<Span> file_last_kept_;  // per file number: the last frame of it kept in this chunk
+  // Per thread of trace_: the ops open at the last op, outermost first, each with whether
+  // it or one around it has its subtree read; and the last op's start, as a file that is
+  // not in time order on the thread (a new run) forgets what is open.
+  struct OpenOp {
+    int64_t end_ns;
+    bool in_read_subtree;
+  };
+  struct ThreadNesting {
+    std::vector<OpenOp> open;
+    int64_t last_ts_ns = INT64_MIN;
+  };
+  std::vector<ThreadNesting> nesting_;
+  static constexpr uint8_t kUncheckedNesting = 0xff, kUnreadNested = 1, kSubtreeRead = 2;
+  std::vector<uint8_t> nesting_verdicts_;  // per StrId of strings_
   std::vector<int64_t> launch_events_;  // kChunk and kStream: event numbers of the launches not yet checked
   std::unordered_map<std::string, int64_t> string_ids_;
   IdSet launch_correlations_;  // runtime/driver correlation ids seen

@@ -13,6 +13,7 @@
 #include "attnprof/ingest.h"
 #include "attnprof/report_json.h"
 #include "attnprof/trace_index.h"
+#include "attnprof/vocabulary.h"
 #include "fixture_traces.h"
 
 namespace attnprof {
@@ -199,6 +200,80 @@ TEST(TraceReads, ChunksParsedInParallelGiveTheSameSourceFiles) {
   EXPECT_LE(r->source_frames.size(), 3u * kCopies);
   expect_source_files_of_the_call(*r);
   expect_source_files_of_the_call(*one);
+}
+
+// Metadata-only ops (views, result_type) nested in another op hold nothing an analysis reads:
+// they are left out, except inside an attention op (its subtree is read whole), with a
+// sequence number (backward pairing reads it), or where the nesting is not certain. An
+// outermost one stays: the eager matcher walks those.
+constexpr const char* kNested = R"(
+  {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 10, "dur": 10},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::t", "pid": 1, "tid": 1, "ts": 11, "dur": 2},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::transpose", "pid": 1, "tid": 1, "ts": 11, "dur": 1},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::view", "pid": 1, "tid": 1, "ts": 14, "dur": 1, "args": {"Sequence number": 5}},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 16, "dur": 3},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::view", "pid": 1, "tid": 1, "ts": 21, "dur": 1},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::scaled_dot_product_attention", "pid": 1, "tid": 1, "ts": 30, "dur": 10},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::transpose", "pid": 1, "tid": 1, "ts": 31, "dur": 1},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 50, "dur": 8},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::expand", "pid": 1, "tid": 1, "ts": 55, "dur": 5},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 1, "ts": 40, "dur": 30},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::as_strided", "pid": 1, "tid": 1, "ts": 41, "dur": 1},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::as_strided", "pid": 1, "tid": 2, "ts": 41, "dur": 0})";
+
+std::vector<std::string> op_names(const Trace& t) {
+  std::vector<std::string> names;
+  for (const Slice& s : t.slices) names.emplace_back(t.name_of(s));
+  return names;
+}
+
+// kNested as read: aten::t and the transpose inside it go (nested in aten::linear), and so
+// does the as_strided inside aten::mul. The view with a sequence number, the outermost view,
+// the transpose inside SDPA, the expand (it overlaps aten::add without lying inside it),
+// aten::mul (it starts before the op before it: a new run, whose nesting is not known here)
+// and the other thread's op stay. That op lasts 0 us: in the copies below, one as long would
+// lie inside the same op of the copy before, which started at the same time, and be left out.
+const std::vector<std::string> kNestedKept = {
+    "aten::linear", "aten::view", "aten::mm", "aten::view", "aten::scaled_dot_product_attention", "aten::transpose",
+    "aten::add", "aten::expand", "aten::mul", "aten::as_strided"};
+
+TEST(TraceReads, NestedMetadataOpsOutsideAttentionAreLeftOut) {
+  const std::string text = std::string(R"({"traceEvents": [)") + kNested + "]}";
+  auto everything = parse_trace(text, "nested.json", with_reads({}));
+  auto read = parse_trace(text, "nested.json", with_reads(analysis_reads()));
+  ASSERT_TRUE(everything.ok() && read.ok());
+  EXPECT_EQ(everything->slices.size(), 13u);
+  EXPECT_EQ(everything->nested_ops_left_out, 0);
+  EXPECT_EQ(op_names(*read), kNestedKept);
+  EXPECT_EQ(read->nested_ops_left_out, 3);
+  EXPECT_NE(read->op_args_of(read->slices[1]), nullptr);  // the view kept for its sequence number
+}
+
+TEST(TraceReads, ChunksParsedInParallelLeaveOutTheSameNestedOps) {
+  constexpr int kCopies = 300;
+  auto [r, one] = parse_chunked(kNested, kCopies, "nested_chunks.json");
+  ASSERT_TRUE(r.ok() && one.ok());
+  // Each copy starts back at ts 10 on both threads: a new run, so what a copy's first op nests
+  // in is forgotten, as in one copy alone.
+  EXPECT_EQ(r->nested_ops_left_out, 3 * kCopies);
+  EXPECT_EQ(one->nested_ops_left_out, 3 * kCopies);
+  ASSERT_EQ(r->slices.size(), kNestedKept.size() * kCopies);
+  EXPECT_EQ(op_names(*r), op_names(*one));
+  for (size_t i = 0; i < r->slices.size(); ++i) ASSERT_EQ(r->slices[i].args, one->slices[i].args) << "slice " << i;
+}
+
+// What leaving a nested metadata-only op out could hide: an input some analysis reads, an
+// attention op, a role in eager attention. None of them has any.
+TEST(TraceReads, MetadataOnlyOpsAreNothingAnAnalysisLooksFor) {
+  for (const std::string_view op : kMetadataOnlyAtenOps) {
+    EXPECT_FALSE(op_inputs_read(op)) << op;
+    EXPECT_EQ(classify_attention_op(op), nullptr) << op;
+    EXPECT_FALSE(has_attention_vocabulary(op)) << op;
+    const AtenOpWord* word = aten_op_word(op);
+    EXPECT_TRUE(word == nullptr || (word->roles & ~unsigned{kRoleLayout}) == 0) << op;
+  }
+  EXPECT_FALSE(is_metadata_only_aten_op("aten::reshape"));  // may copy
+  EXPECT_FALSE(is_metadata_only_aten_op("aten::empty_strided"));  // allocates
 }
 
 TEST(InputLists, EqualListsAreStoredOnceAndAnyDifferenceMakesAnother) {
