@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <deque>
@@ -292,8 +293,8 @@ struct GpuArgs {
   int64_t external_id = kNoId;  // args["External id"]: links the kernel to its op when no launch was recorded
 };
 
-// `[memory]` instant events (profile_memory=True). Bytes < 0 is a free. 48 bytes: a trace
-// recorded with profile_memory holds about one per five events, all of them kept.
+// `[memory]` instant events (profile_memory=True). Bytes < 0 is a free. Stored packed
+// (MemoryEvents).
 struct MemoryEvent {
   int64_t ts_ns = 0;
   int64_t addr = 0;
@@ -303,6 +304,66 @@ struct MemoryEvent {
   uint32_t thread = 0;  // into Trace::threads, as Slice::thread
   int16_t device_type = 0;  // c10::DeviceType: 0 = CPU, 1 = CUDA (also ROCm), others as Kineto writes them
   int16_t device_id = -1;
+};
+
+// A trace's `[memory]` events in file order, packed: each event as varints of its fields'
+// differences from the event before it in its block of kBlock (Total Allocated from the one
+// before plus Bytes, which it nearly always equals), about 14 bytes an event where the
+// struct is 48 (a trace recorded with profile_memory holds about one per five events, all of
+// them read). Reads like a vector of MemoryEvent by value: in order through the iterator
+// (one decode per event), or at any index (decodes from the start of its block).
+class MemoryEvents {
+ public:
+  static constexpr size_t kBlock = 16;
+
+  void push_back(const MemoryEvent& e);
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  MemoryEvent operator[](size_t i) const;
+  MemoryEvent front() const { return (*this)[0]; }
+  MemoryEvent back() const { return last_; }
+  void clear();
+  // Room for about `events` events (virtual memory until written).
+  void reserve(size_t events);
+  size_t encoded_bytes() const { return data_.size(); }
+
+  class const_iterator {
+   public:
+    using value_type = MemoryEvent;
+    using difference_type = std::ptrdiff_t;
+    const_iterator() = default;
+    // `index`: 0, a block's first event or size() (at_block, begin, end).
+    const_iterator(const MemoryEvents* events, size_t index) : events_(events), index_(index) { load(); }
+    MemoryEvent operator*() const { return current_; }
+    const MemoryEvent* operator->() const { return &current_; }
+    const_iterator& operator++() {
+      ++index_;
+      load();
+      return *this;
+    }
+    friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.index_ == b.index_; }
+
+   private:
+    void load();
+    const MemoryEvents* events_ = nullptr;
+    size_t index_ = 0;
+    size_t offset_ = 0;  // where the event at index_ + 1 starts, when index_ is not a block's last
+    MemoryEvent current_;
+  };
+  const_iterator begin() const { return {this, 0}; }
+  const_iterator end() const { return {this, size_}; }
+  // From the first event of block `block` (index block * kBlock) on.
+  const_iterator at_block(size_t block) const { return {this, std::min(block * kBlock, size_)}; }
+
+ private:
+  friend class const_iterator;
+  // Decodes the event at `offset` that follows `previous` in its block (all zero at a block's
+  // start); returns the offset after it.
+  size_t decode(size_t offset, const MemoryEvent& previous, MemoryEvent& out) const;
+  std::vector<uint8_t> data_;
+  std::vector<uint64_t> block_offsets_;  // where each block starts in data_
+  MemoryEvent last_;                     // the last event pushed
+  size_t size_ = 0;
 };
 
 struct FlowEvent {  // 's' and 'f' events (ac2g, fwdbwd, older async_gpu)
@@ -372,7 +433,7 @@ struct Trace {
   InputLists input_lists;  // what op_args' inputs point at
   std::vector<PythonArgs> python_args;  // empty unless TraceReads::python_ids
   std::vector<GpuArgs> gpu_args;
-  std::vector<MemoryEvent> memory;  // in file order
+  MemoryEvents memory;  // in file order
   std::vector<FlowEvent> flows;  // empty unless TraceReads::flows
   std::vector<SourceFrame> source_frames;  // empty when TraceReads::all_python_frames
   int64_t python_frames = 0;  // python_function events read, kept as slices or not

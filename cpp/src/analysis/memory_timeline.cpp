@@ -9,7 +9,7 @@ namespace attnprof::analysis {
 MemoryTimeline::MemoryTimeline(const Trace& trace) : memory_(&trace.memory) {
   constexpr int32_t kCpu = 0;
   std::map<std::pair<int32_t, int32_t>, size_t> counts;  // (device type, id) -> events
-  for (const auto& e : trace.memory)
+  for (const MemoryEvent& e : trace.memory)
     if (e.total_allocated >= 0) ++counts[{e.device_type, e.device_id}];
   if (counts.empty()) return;
   std::pair<int32_t, int32_t> chosen = counts.begin()->first;
@@ -24,26 +24,53 @@ MemoryTimeline::MemoryTimeline(const Trace& trace) : memory_(&trace.memory) {
     }
   }
   rows_.reserve(best);
-  for (size_t i = 0; i < trace.memory.size(); ++i) {
-    const MemoryEvent& e = trace.memory[i];
-    if (e.total_allocated >= 0 && e.device_type == chosen.first && e.device_id == chosen.second)
-      rows_.push_back(static_cast<uint32_t>(i));
+  bool in_order = true;
+  int64_t last_ts = INT64_MIN;
+  uint32_t row = 0;
+  for (const MemoryEvent& e : trace.memory) {
+    if (e.total_allocated >= 0 && e.device_type == chosen.first && e.device_id == chosen.second) {
+      rows_.push_back(row);
+      in_order = in_order && e.ts_ns >= last_ts;
+      last_ts = e.ts_ns;
+    }
+    ++row;
   }
-  const auto earlier = [&](uint32_t a, uint32_t b) { return trace.memory[a].ts_ns < trace.memory[b].ts_ns; };
-  // A device's events usually come in time order: sorting is then a check.
-  if (!std::is_sorted(rows_.begin(), rows_.end(), earlier)) std::stable_sort(rows_.begin(), rows_.end(), earlier);
+  // A device's events usually come in time order; when not, they are sorted by time (stable:
+  // file order among equal times), with the keys read in one pass.
+  if (!in_order) {
+    std::vector<std::pair<int64_t, uint32_t>> keyed;
+    keyed.reserve(rows_.size());
+    for (const uint32_t r : rows_) keyed.emplace_back((*this->memory_)[r].ts_ns, r);
+    std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < keyed.size(); ++i) rows_[i] = keyed[i].second;
+  }
+  stride_ts_.reserve(rows_.size() / kStride + 1);
+  for (size_t i = 0; i < rows_.size(); i += kStride) stride_ts_.push_back((*this)[i].ts_ns);
+}
+
+MemoryEvent MemoryTimeline::operator[](size_t i) const {
+  const size_t row = rows_[i];
+  const size_t block = row / MemoryEvents::kBlock;
+  if (block != cached_block_) {
+    size_t k = 0;
+    for (auto it = memory_->at_block(block); k < cache_.size() && it != memory_->end(); ++it) cache_[k++] = *it;
+    cached_block_ = block;
+  }
+  return cache_[row % MemoryEvents::kBlock];
 }
 
 int64_t MemoryTimeline::baseline() const {
   if (rows_.empty()) return -1;
-  return (*this)[0].total_allocated - (*this)[0].bytes;
+  const MemoryEvent first = (*this)[0];
+  return first.total_allocated - first.bytes;
 }
 
 size_t MemoryTimeline::first_at_or_after(int64_t ts_ns) const {
-  return static_cast<size_t>(
-      std::lower_bound(rows_.begin(), rows_.end(), ts_ns,
-                       [&](uint32_t row, int64_t t) { return (*memory_)[row].ts_ns < t; }) -
-      rows_.begin());
+  // The stride before the first one at or after ts_ns, then event by event inside it.
+  const size_t stride = static_cast<size_t>(std::lower_bound(stride_ts_.begin(), stride_ts_.end(), ts_ns) - stride_ts_.begin());
+  size_t i = stride == 0 ? 0 : (stride - 1) * kStride;
+  while (i < rows_.size() && (*this)[i].ts_ns < ts_ns) ++i;
+  return i;
 }
 
 int64_t MemoryTimeline::allocated_before(int64_t ts_ns) const {
@@ -65,12 +92,12 @@ int64_t MemoryTimeline::net_bytes_in(int64_t begin_ns, int64_t end_ns) const {
   return sum;
 }
 
-const MemoryEvent* MemoryTimeline::peak() const {
-  if (rows_.empty()) return nullptr;
-  const auto row = std::max_element(rows_.begin(), rows_.end(), [&](uint32_t a, uint32_t b) {
-    return (*memory_)[a].total_allocated < (*memory_)[b].total_allocated;
-  });
-  return &(*memory_)[*row];
+std::optional<MemoryEvent> MemoryTimeline::peak() const {
+  if (rows_.empty()) return std::nullopt;
+  MemoryEvent best = (*this)[0];
+  for (size_t i = 1; i < size(); ++i)
+    if (const MemoryEvent e = (*this)[i]; e.total_allocated > best.total_allocated) best = e;
+  return best;
 }
 
 }  // namespace attnprof::analysis

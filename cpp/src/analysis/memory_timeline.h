@@ -2,13 +2,17 @@
 // attribution read. Internal to cpp/src/analysis.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "attnprof/trace.h"
 
 namespace attnprof::analysis {
 
+// Reads the Trace's packed events (MemoryEvents) through a one-block cache: an in-order walk
+// decodes each event once, a lookup a few blocks. Not for use from two threads at once.
 class MemoryTimeline {
  public:
   // Picks the device that allocated most: a non-CPU device when any has events, else CPU.
@@ -17,7 +21,7 @@ class MemoryTimeline {
   bool empty() const { return rows_.empty(); }
   size_t size() const { return rows_.size(); }
   // The i-th event in time order.
-  const MemoryEvent& operator[](size_t i) const { return (*memory_)[rows_[i]]; }
+  MemoryEvent operator[](size_t i) const;
   // Total Allocated before the first event.
   int64_t baseline() const;
   // Total Allocated just before `ts_ns` (baseline when no event precedes it).
@@ -26,15 +30,20 @@ class MemoryTimeline {
   int64_t max_allocated_in(int64_t begin_ns, int64_t end_ns) const;
   // Sum of Bytes over events in [begin, end] (allocations minus frees).
   int64_t net_bytes_in(int64_t begin_ns, int64_t end_ns) const;
-  // The event with the largest Total Allocated (nullptr when empty).
-  const MemoryEvent* peak() const;
+  // The event with the largest Total Allocated (the first of equals); nullopt when empty.
+  std::optional<MemoryEvent> peak() const;
 
  private:
   // Rows of Trace::memory, sorted by ts, Total Allocated known: 4 bytes per event of the
-  // device, held beside the whole trace while the analyses run (pointers took 8, grown by
-  // doubling, and a sort buffer of as many when the events were already in order).
-  const std::vector<MemoryEvent>* memory_;
+  // device, held beside the whole trace while the analyses run; and the time of every
+  // kStride-th, where a lookup starts.
+  static constexpr size_t kStride = MemoryEvents::kBlock;
+  const MemoryEvents* memory_;
   std::vector<uint32_t> rows_;
+  std::vector<int64_t> stride_ts_;
+  // The block of Trace::memory decoded last.
+  mutable size_t cached_block_ = SIZE_MAX;
+  mutable std::array<MemoryEvent, MemoryEvents::kBlock> cache_;
   size_t first_at_or_after(int64_t ts_ns) const;
 };
 

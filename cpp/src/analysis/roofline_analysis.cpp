@@ -144,8 +144,8 @@ std::vector<Finding> roofline_findings(const std::vector<Call>& calls, const std
 PassMemory pass_memory(const Trace& trace) {
   PassMemory result;
   const analysis::MemoryTimeline timeline(trace);
-  const MemoryEvent* peak = timeline.peak();
-  if (peak == nullptr) return result;
+  const std::optional<MemoryEvent> peak = timeline.peak();
+  if (!peak) return result;
   result.baseline_bytes = timeline.baseline();
   result.peak_allocated_bytes = peak->total_allocated;
   result.peak_activation_bytes = peak->total_allocated - result.baseline_bytes;

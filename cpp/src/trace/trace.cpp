@@ -123,4 +123,99 @@ void Trace::add_issue(std::string_view kind, std::string sample) {
   if (issue.samples.size() < IngestIssue::kMaxSamples) issue.samples.push_back(std::move(sample));
 }
 
+// ---- MemoryEvents -------------------------------------------------------------------------
+
+namespace {
+
+// Differences are taken in uint64 (wrapping), so any int64 values round-trip exactly.
+uint64_t zigzag(uint64_t delta) { return (delta << 1) ^ (0 - (delta >> 63)); }
+uint64_t unzigzag(uint64_t z) { return (z >> 1) ^ (0 - (z & 1)); }
+
+void put_varint(std::vector<uint8_t>& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<uint8_t>(v));
+}
+
+uint64_t get_varint(const uint8_t* data, size_t& offset) {
+  uint64_t v = 0;
+  for (int shift = 0;; shift += 7) {
+    const uint8_t byte = data[offset++];
+    v |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if (byte < 0x80) return v;
+  }
+}
+
+uint64_t u(int64_t x) { return static_cast<uint64_t>(x); }
+
+// What each field is predicted from: the event before (Total Allocated: plus this one's Bytes).
+uint64_t predicted_total(const MemoryEvent& previous, int64_t bytes) { return u(previous.total_allocated) + u(bytes); }
+
+}  // namespace
+
+void MemoryEvents::push_back(const MemoryEvent& e) {
+  if (size_ % kBlock == 0) {
+    block_offsets_.push_back(data_.size());
+    last_ = MemoryEvent{.total_allocated = 0, .total_reserved = 0, .device_id = 0};
+  }
+  const MemoryEvent& p = last_;
+  put_varint(data_, zigzag(u(e.ts_ns) - u(p.ts_ns)));
+  put_varint(data_, zigzag(u(e.addr) - u(p.addr)));
+  put_varint(data_, zigzag(u(e.bytes)));
+  put_varint(data_, zigzag(u(e.total_allocated) - predicted_total(p, e.bytes)));
+  put_varint(data_, zigzag(u(e.total_reserved) - u(p.total_reserved)));
+  put_varint(data_, zigzag(uint64_t{e.thread} - uint64_t{p.thread}));
+  put_varint(data_, zigzag(u(e.device_type) - u(p.device_type)));
+  put_varint(data_, zigzag(u(e.device_id) - u(p.device_id)));
+  last_ = e;
+  ++size_;
+}
+
+size_t MemoryEvents::decode(size_t offset, const MemoryEvent& p, MemoryEvent& e) const {
+  const uint8_t* d = data_.data();
+  e.ts_ns = static_cast<int64_t>(u(p.ts_ns) + unzigzag(get_varint(d, offset)));
+  e.addr = static_cast<int64_t>(u(p.addr) + unzigzag(get_varint(d, offset)));
+  e.bytes = static_cast<int64_t>(unzigzag(get_varint(d, offset)));
+  e.total_allocated = static_cast<int64_t>(predicted_total(p, e.bytes) + unzigzag(get_varint(d, offset)));
+  e.total_reserved = static_cast<int64_t>(u(p.total_reserved) + unzigzag(get_varint(d, offset)));
+  e.thread = static_cast<uint32_t>(uint64_t{p.thread} + unzigzag(get_varint(d, offset)));
+  e.device_type = static_cast<int16_t>(u(p.device_type) + unzigzag(get_varint(d, offset)));
+  e.device_id = static_cast<int16_t>(u(p.device_id) + unzigzag(get_varint(d, offset)));
+  return offset;
+}
+
+MemoryEvent MemoryEvents::operator[](size_t i) const {
+  MemoryEvent e{.total_allocated = 0, .total_reserved = 0, .device_id = 0};
+  size_t offset = block_offsets_[i / kBlock];
+  for (size_t k = 0; k <= i % kBlock; ++k) {
+    const MemoryEvent previous = e;
+    offset = decode(offset, previous, e);
+  }
+  return e;
+}
+
+void MemoryEvents::const_iterator::load() {
+  if (events_ == nullptr || index_ >= events_->size_) return;
+  if (index_ % kBlock == 0) {
+    offset_ = events_->block_offsets_[index_ / kBlock];
+    current_ = MemoryEvent{.total_allocated = 0, .total_reserved = 0, .device_id = 0};
+  }
+  const MemoryEvent previous = current_;
+  offset_ = events_->decode(offset_, previous, current_);
+}
+
+void MemoryEvents::clear() {
+  data_.clear();
+  block_offsets_.clear();
+  size_ = 0;
+  last_ = MemoryEvent{};
+}
+
+void MemoryEvents::reserve(size_t events) {
+  data_.reserve(events * 16);
+  block_offsets_.reserve(events / kBlock + 1);
+}
+
 }  // namespace attnprof
