@@ -53,6 +53,17 @@ ChunkedParses parse_chunked(const char* events, int copies, const std::string& n
   return {parse_trace(text, name, chunked_reads(2)), parse_trace(text, name, chunked_reads(1))};
 }
 
+// One copy of `events` parsed keeping everything and with the analyses' reads.
+struct BothReads {
+  Result<Trace> everything;
+  Result<Trace> read;
+};
+
+BothReads parse_both(const char* events, const std::string& name) {
+  const std::string text = trace_of_copies(events, 1);
+  return {parse_trace(text, name, with_reads({})), parse_trace(text, name, with_reads(analysis_reads()))};
+}
+
 TEST(TraceReads, EveryFixtureGivesTheSameReportAsWithEverythingKept) {
   const std::vector<std::string> paths = fixture_traces();
   ASSERT_GE(paths.size(), 40u) << "fixtures not found under " << ATTNPROF_FIXTURES_DIR;
@@ -165,9 +176,7 @@ void expect_source_files_of_the_call(const Trace& trace) {
 }
 
 TEST(TraceReads, OnlyModuleFramesStaySlicesTheOtherFramesKeepTheirSourceFiles) {
-  const std::string text = std::string(R"({"traceEvents": [)") + kFrames + "]}";
-  auto everything = parse_trace(text, "frames.json", with_reads({}));
-  auto read = parse_trace(text, "frames.json", with_reads(analysis_reads()));
+  auto [everything, read] = parse_both(kFrames, "frames.json");
   ASSERT_TRUE(everything.ok() && read.ok());
   EXPECT_EQ(everything->slices.size(), 6u);
   EXPECT_TRUE(everything->source_frames.empty());
@@ -238,9 +247,7 @@ const std::vector<std::string> kNestedKept = {
     "aten::add", "aten::expand", "aten::mul", "aten::as_strided"};
 
 TEST(TraceReads, NestedMetadataOpsOutsideAttentionAreLeftOut) {
-  const std::string text = std::string(R"({"traceEvents": [)") + kNested + "]}";
-  auto everything = parse_trace(text, "nested.json", with_reads({}));
-  auto read = parse_trace(text, "nested.json", with_reads(analysis_reads()));
+  auto [everything, read] = parse_both(kNested, "nested.json");
   ASSERT_TRUE(everything.ok() && read.ok());
   EXPECT_EQ(everything->slices.size(), 13u);
   EXPECT_EQ(everything->nested_ops_left_out, 0);
