@@ -288,8 +288,8 @@ struct PythonArgs {  // for kPythonFunction slices
 // For kKernel, kMemcpy, kMemset slices. Grid, block and bytes are not kept: no analysis
 // reads them (kernel identity comes from the name, the cost from the call's shape).
 struct GpuArgs {
-  int64_t device = kNoId;
-  int64_t stream = kNoId;
+  int32_t device = kNoId;  // one outside int32 is a number_out_of_range issue, left unset
+  int32_t stream = kNoId;
   int64_t external_id = kNoId;  // args["External id"]: links the kernel to its op when no launch was recorded
 };
 

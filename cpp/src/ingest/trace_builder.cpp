@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -498,8 +499,8 @@ error_code TraceBuilder::read_arg(ArgsRead what, ArgKey k, std::string_view key,
       return SUCCESS;
     case ArgsRead::kPython: return read_python_arg(k, key, v, trace_->python_args.back());
     case ArgsRead::kGpu:
-      if (k == ArgKey::kDevice) return read_int(v, key, trace_->gpu_args.back().device);
-      if (k == ArgKey::kStream) return read_int(v, key, trace_->gpu_args.back().stream);
+      if (k == ArgKey::kDevice) return read_narrow_int(v, key, trace_->gpu_args.back().device);
+      if (k == ArgKey::kStream) return read_narrow_int(v, key, trace_->gpu_args.back().stream);
       return SUCCESS;
     default: return SUCCESS;
   }
@@ -580,8 +581,8 @@ error_code TraceBuilder::read_python_arg(ArgKey k, std::string_view key, od::val
 
 error_code TraceBuilder::read_memory_arg(ArgKey k, std::string_view key, od::value& v, MemoryEvent& out) {
   switch (k) {
-    case ArgKey::kDeviceType: return read_int16(v, key, out.device_type);
-    case ArgKey::kDeviceId: return read_int16(v, key, out.device_id);
+    case ArgKey::kDeviceType: return read_narrow_int(v, key, out.device_type);
+    case ArgKey::kDeviceId: return read_narrow_int(v, key, out.device_id);
     case ArgKey::kAddr: return read_int(v, key, out.addr);
     case ArgKey::kMemoryBytes: return read_int(v, key, out.bytes);
     case ArgKey::kTotalAllocated: return read_int(v, key, out.total_allocated);
@@ -592,14 +593,15 @@ error_code TraceBuilder::read_memory_arg(ArgKey k, std::string_view key, od::val
 
 // A value kept as int16 (a device type or index): one out of that range is an issue and
 // leaves `out` as it was.
-error_code TraceBuilder::read_int16(od::value& v, std::string_view key, int16_t& out) {
+template <typename Int>
+error_code TraceBuilder::read_narrow_int(od::value& v, std::string_view key, Int& out) {
   int64_t x = out;
   if (auto e = read_int(v, key, x)) return e;
-  if (x < INT16_MIN || x > INT16_MAX) {
+  if (x < std::numeric_limits<Int>::min() || x > std::numeric_limits<Int>::max()) {
     issue("number_out_of_range", std::string(key) + " = " + std::to_string(x));
     return SUCCESS;
   }
-  out = static_cast<int16_t>(x);
+  out = static_cast<Int>(x);
   return SUCCESS;
 }
 

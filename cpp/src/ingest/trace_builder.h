@@ -108,7 +108,10 @@ class TraceBuilder {
   simdjson::error_code read_distributed_info(od::value v);
 
   simdjson::error_code read_int(od::value& v, std::string_view key, int64_t& out);
-  simdjson::error_code read_int16(od::value& v, std::string_view key, int16_t& out);
+  // An int into a narrower field: one out of its range is a number_out_of_range issue and
+  // leaves the field as it was.
+  template <typename Int>
+  simdjson::error_code read_narrow_int(od::value& v, std::string_view key, Int& out);
   simdjson::error_code read_id(od::value& v, std::string_view key, int64_t& out);  // int or string
   simdjson::error_code read_time(od::value& v, std::string_view key, int64_t& out, bool& present);
   void finish_event(Event& ev);

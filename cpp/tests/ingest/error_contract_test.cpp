@@ -241,6 +241,23 @@ TEST(IngestIssues, MemoryDeviceOutsideInt16IsCountedAndTheEventKept) {
   EXPECT_EQ(range->samples.front(), "event #0: Device Id = 70000");
 }
 
+TEST(IngestIssues, KernelStreamOutsideInt32IsCountedAndTheKernelKept) {
+  auto r = parse_trace(R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 2,
+     "args": {"device": 0, "stream": 5000000000, "correlation": 3}}]})",
+                       "stream_range.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->slices.size(), 1u);
+  const GpuArgs* gpu = r->gpu_args_of(r->slices[0]);
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->device, 0);
+  EXPECT_EQ(gpu->stream, kNoId);  // left unset
+  EXPECT_EQ(r->slices[0].correlation(), 3);
+  const IngestIssue* range = find_issue(*r, "number_out_of_range");
+  ASSERT_NE(range, nullptr);
+  EXPECT_EQ(range->samples.front(), "event #0: stream = 5000000000");
+}
+
 TEST(IngestIssues, NonUtf8NameKeepsTheEventAndIsCounted) {
   std::string text = R"({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "bad_)";
   text += "\xff\xfe";
