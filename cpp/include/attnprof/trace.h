@@ -320,6 +320,8 @@ class MemoryEvents {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   MemoryEvent operator[](size_t i) const;
+  // Decodes block `block` into out[0, kBlock); returns how many events it holds.
+  size_t read_block(size_t block, MemoryEvent* out) const;
   MemoryEvent front() const { return (*this)[0]; }
   MemoryEvent back() const { return last_; }
   void clear();

@@ -52,8 +52,7 @@ MemoryEvent MemoryTimeline::operator[](size_t i) const {
   const size_t row = rows_[i];
   const size_t block = row / MemoryEvents::kBlock;
   if (block != cached_block_) {
-    size_t k = 0;
-    for (auto it = memory_->at_block(block); k < cache_.size() && it != memory_->end(); ++it) cache_[k++] = *it;
+    memory_->read_block(block, cache_.data());
     cached_block_ = block;
   }
   return cache_[row % MemoryEvents::kBlock];

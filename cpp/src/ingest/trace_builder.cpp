@@ -591,8 +591,6 @@ error_code TraceBuilder::read_memory_arg(ArgKey k, std::string_view key, od::val
   }
 }
 
-// A value kept as int16 (a device type or index): one out of that range is an issue and
-// leaves `out` as it was.
 template <typename Int>
 error_code TraceBuilder::read_narrow_int(od::value& v, std::string_view key, Int& out) {
   int64_t x = out;

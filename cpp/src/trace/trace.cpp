@@ -150,6 +150,9 @@ uint64_t get_varint(const uint8_t* data, size_t& offset) {
 
 uint64_t u(int64_t x) { return static_cast<uint64_t>(x); }
 
+// What a block's first event is taken to follow: all zero, so its fields are stored whole.
+constexpr MemoryEvent kBeforeBlock{.total_allocated = 0, .total_reserved = 0, .device_id = 0};
+
 // What each field is predicted from: the event before (Total Allocated: plus this one's Bytes).
 uint64_t predicted_total(const MemoryEvent& previous, int64_t bytes) { return u(previous.total_allocated) + u(bytes); }
 
@@ -158,7 +161,7 @@ uint64_t predicted_total(const MemoryEvent& previous, int64_t bytes) { return u(
 void MemoryEvents::push_back(const MemoryEvent& e) {
   if (size_ % kBlock == 0) {
     block_offsets_.push_back(data_.size());
-    last_ = MemoryEvent{.total_allocated = 0, .total_reserved = 0, .device_id = 0};
+    last_ = kBeforeBlock;
   }
   const MemoryEvent& p = last_;
   put_varint(data_, zigzag(u(e.ts_ns) - u(p.ts_ns)));
@@ -187,20 +190,25 @@ size_t MemoryEvents::decode(size_t offset, const MemoryEvent& p, MemoryEvent& e)
 }
 
 MemoryEvent MemoryEvents::operator[](size_t i) const {
-  MemoryEvent e{.total_allocated = 0, .total_reserved = 0, .device_id = 0};
-  size_t offset = block_offsets_[i / kBlock];
-  for (size_t k = 0; k <= i % kBlock; ++k) {
-    const MemoryEvent previous = e;
-    offset = decode(offset, previous, e);
+  MemoryEvent out[kBlock];
+  read_block(i / kBlock, out);
+  return out[i % kBlock];
+}
+
+size_t MemoryEvents::read_block(size_t block, MemoryEvent* out) const {
+  size_t n = 0;
+  for (auto it = at_block(block); n < kBlock && it != end(); ++n) {
+    out[n] = *it;
+    if (n + 1 < kBlock) ++it;  // not into the next block
   }
-  return e;
+  return n;
 }
 
 void MemoryEvents::const_iterator::load() {
   if (events_ == nullptr || index_ >= events_->size_) return;
   if (index_ % kBlock == 0) {
     offset_ = events_->block_offsets_[index_ / kBlock];
-    current_ = MemoryEvent{.total_allocated = 0, .total_reserved = 0, .device_id = 0};
+    current_ = kBeforeBlock;
   }
   const MemoryEvent previous = current_;
   offset_ = events_->decode(offset_, previous, current_);
