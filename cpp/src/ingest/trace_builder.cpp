@@ -668,20 +668,27 @@ uint8_t TraceBuilder::nesting_verdict(StrId name) {
 
 // The op is nested when the innermost open op contains it: that one starts no later, ends no
 // earlier and comes first in the file, so the index's nesting order puts it around this one
-// too. Anything less certain (a partial overlap, a run out of time order) keeps the op.
+// too. Anything less certain keeps the op: a partial overlap, or an op of a run that went back
+// in time, while it overlaps the time of the ops before (one of those, an attention op, may
+// hold it). Kineto writes a thread's ops in one time-ordered run per profiling window.
 bool TraceBuilder::keeps_op(const Slice& op, int64_t sequence_number) {
   if (reads_.nested_op_read == nullptr) return true;
   const uint8_t verdict = nesting_verdict(op.name);
   if (op.thread >= nesting_.size()) nesting_.resize(trace_->threads.size());
   ThreadNesting& thread = nesting_[op.thread];
-  if (op.ts_ns < thread.last_ts_ns) thread.open.clear();
+  if (op.ts_ns < thread.last_ts_ns) {
+    thread.open.clear();
+    thread.unsure_until_ns = std::max(thread.unsure_until_ns, thread.latest_end_ns);
+  }
   thread.last_ts_ns = op.ts_ns;
+  thread.latest_end_ns = std::max(thread.latest_end_ns, op.end_ns());
   std::vector<OpenOp>& open = thread.open;
   while (!open.empty() && op.ts_ns >= open.back().end_ns) open.pop_back();
   const bool nested = !open.empty() && op.end_ns() <= open.back().end_ns;
   const bool in_read_subtree = !open.empty() && open.back().in_read_subtree;
   open.push_back({op.end_ns(), in_read_subtree || (verdict & kSubtreeRead) != 0});
-  if (!nested || in_read_subtree || (verdict & kUnreadNested) == 0 || sequence_number != kNoId) return true;
+  const bool unsure = op.ts_ns < thread.unsure_until_ns;
+  if (!nested || unsure || in_read_subtree || (verdict & kUnreadNested) == 0 || sequence_number != kNoId) return true;
   ++trace_->nested_ops_left_out;
   return false;
 }

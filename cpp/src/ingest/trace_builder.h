@@ -163,8 +163,9 @@ class TraceBuilder {
   };
   std::vector<Span> file_last_kept_;  // per file number: the last frame of it kept in this chunk
   // Per thread of trace_: the ops open at the last op, outermost first, each with whether
-  // it or one around it has its subtree read; and the last op's start, as a file that is
-  // not in time order on the thread (a new run) forgets what is open.
+  // it or one around it has its subtree read; the last op's start, as a file that goes back
+  // in time on the thread (a new run) forgets what is open; and until when that leaves it
+  // unsure what holds an op (the latest end of the ops before the new run).
   struct OpenOp {
     int64_t end_ns;
     bool in_read_subtree;
@@ -172,6 +173,8 @@ class TraceBuilder {
   struct ThreadNesting {
     std::vector<OpenOp> open;
     int64_t last_ts_ns = INT64_MIN;
+    int64_t latest_end_ns = INT64_MIN;
+    int64_t unsure_until_ns = INT64_MIN;
   };
   std::vector<ThreadNesting> nesting_;
   static constexpr uint8_t kUncheckedNesting = 0xff, kUnreadNested = 1, kSubtreeRead = 2;

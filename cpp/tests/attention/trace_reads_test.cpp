@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -28,10 +29,23 @@ IngestOptions with_reads(TraceReads reads) {
   return options;
 }
 
-// A trace of `copies` copies of `events`, and the analyses' reads over 4 KiB chunks on `threads`.
-std::string trace_of_copies(const char* events, int copies) {
+// A trace of `copies` copies of `events`, copy k with every "ts" later by k x `shift_us`, and
+// the analyses' reads over 4 KiB chunks on `threads`.
+std::string trace_of_copies(const char* events, int copies, int64_t shift_us = 0) {
+  static const std::regex ts(R"("ts": ([0-9]+))");
   std::string text = R"({"traceEvents": [)";
-  for (int i = 0; i < copies; ++i) text += (i ? "," : "") + std::string(events);
+  for (int i = 0; i < copies; ++i) {
+    std::string copy;
+    const std::string one(events);
+    auto at = one.cbegin();
+    for (std::sregex_iterator m(one.begin(), one.end(), ts), end; m != end; ++m) {
+      copy.append(at, (*m)[0].first);
+      copy += "\"ts\": " + std::to_string(std::stoll((*m)[1].str()) + i * shift_us);
+      at = (*m)[0].second;
+    }
+    copy.append(at, one.cend());
+    text += (i ? "," : "") + copy;
+  }
   return text + "]}";
 }
 
@@ -48,8 +62,8 @@ struct ChunkedParses {
   Result<Trace> one_thread;
 };
 
-ChunkedParses parse_chunked(const char* events, int copies, const std::string& name) {
-  const std::string text = trace_of_copies(events, copies);
+ChunkedParses parse_chunked(const char* events, int copies, const std::string& name, int64_t shift_us = 0) {
+  const std::string text = trace_of_copies(events, copies, shift_us);
   return {parse_trace(text, name, chunked_reads(2)), parse_trace(text, name, chunked_reads(1))};
 }
 
@@ -228,6 +242,7 @@ constexpr const char* kNested = R"(
   {"ph": "X", "cat": "cpu_op", "name": "aten::expand", "pid": 1, "tid": 1, "ts": 55, "dur": 5},
   {"ph": "X", "cat": "cpu_op", "name": "aten::mul", "pid": 1, "tid": 1, "ts": 40, "dur": 30},
   {"ph": "X", "cat": "cpu_op", "name": "aten::as_strided", "pid": 1, "tid": 1, "ts": 41, "dur": 1},
+  {"ph": "X", "cat": "cpu_op", "name": "aten::as_strided", "pid": 1, "tid": 1, "ts": 65, "dur": 1},
   {"ph": "X", "cat": "cpu_op", "name": "aten::as_strided", "pid": 1, "tid": 2, "ts": 41, "dur": 0})";
 
 std::vector<std::string> op_names(const Trace& t) {
@@ -237,19 +252,37 @@ std::vector<std::string> op_names(const Trace& t) {
 }
 
 // kNested as read: aten::t and the transpose inside it go (nested in aten::linear), and so
-// does the as_strided inside aten::mul. The view with a sequence number, the outermost view,
-// the transpose inside SDPA, the expand (it overlaps aten::add without lying inside it),
-// aten::mul (it starts before the op before it: a new run, whose nesting is not known here)
-// and the other thread's op stay. That op lasts 0 us: in the copies below, one as long would
-// lie inside the same op of the copy before, which started at the same time, and be left out.
+// does the as_strided inside aten::mul at 65 us. The view with a sequence number, the
+// outermost view, the transpose inside SDPA, the expand (it overlaps aten::add without lying
+// inside it), aten::mul (it starts before the op before it: a new run, whose nesting is not
+// known here), the as_strided inside aten::mul at 41 us (its run went back to times the ops
+// before it held, up to 60 us: one of those could hold it) and the other thread's op stay.
 const std::vector<std::string> kNestedKept = {
     "aten::linear", "aten::view", "aten::mm", "aten::view", "aten::scaled_dot_product_attention", "aten::transpose",
-    "aten::add", "aten::expand", "aten::mul", "aten::as_strided"};
+    "aten::add", "aten::expand", "aten::mul", "aten::as_strided", "aten::as_strided"};
+
+// A view inside an op of a run that went back in time, into an attention op written before
+// it: the index puts the view in the attention op's subtree, so it stays.
+TEST(TraceReads, AnOpOfARunBackInTimeStaysWhileEarlierOpsCouldHoldIt) {
+  auto [everything, read] = parse_both(R"(
+    {"ph": "X", "cat": "cpu_op", "name": "aten::scaled_dot_product_attention", "pid": 1, "tid": 1, "ts": 100, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::_scaled_dot_product_flash_attention", "pid": 1, "tid": 1, "ts": 150, "dur": 10},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::contiguous", "pid": 1, "tid": 1, "ts": 120, "dur": 20},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::view", "pid": 1, "tid": 1, "ts": 121, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 300, "dur": 10},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::t", "pid": 1, "tid": 1, "ts": 301, "dur": 1})",
+                                       "run_back.json");
+  ASSERT_TRUE(everything.ok() && read.ok());
+  EXPECT_EQ(op_names(*read), (std::vector<std::string>{"aten::scaled_dot_product_attention",
+                                                       "aten::_scaled_dot_product_flash_attention", "aten::contiguous",
+                                                       "aten::view", "aten::linear"}));
+  EXPECT_EQ(read->nested_ops_left_out, 1);  // aten::t, once the run is past 200 us
+}
 
 TEST(TraceReads, NestedMetadataOpsOutsideAttentionAreLeftOut) {
   auto [everything, read] = parse_both(kNested, "nested.json");
   ASSERT_TRUE(everything.ok() && read.ok());
-  EXPECT_EQ(everything->slices.size(), 13u);
+  EXPECT_EQ(everything->slices.size(), 14u);
   EXPECT_EQ(everything->nested_ops_left_out, 0);
   EXPECT_EQ(op_names(*read), kNestedKept);
   EXPECT_EQ(read->nested_ops_left_out, 3);
@@ -258,10 +291,9 @@ TEST(TraceReads, NestedMetadataOpsOutsideAttentionAreLeftOut) {
 
 TEST(TraceReads, ChunksParsedInParallelLeaveOutTheSameNestedOps) {
   constexpr int kCopies = 300;
-  auto [r, one] = parse_chunked(kNested, kCopies, "nested_chunks.json");
+  // Each copy 100 us after the one before, as a profile's steps: the same ops go in each.
+  auto [r, one] = parse_chunked(kNested, kCopies, "nested_chunks.json", 100);
   ASSERT_TRUE(r.ok() && one.ok());
-  // Each copy starts back at ts 10 on both threads: a new run, so what a copy's first op nests
-  // in is forgotten, as in one copy alone.
   EXPECT_EQ(r->nested_ops_left_out, 3 * kCopies);
   EXPECT_EQ(one->nested_ops_left_out, 3 * kCopies);
   ASSERT_EQ(r->slices.size(), kNestedKept.size() * kCopies);
