@@ -73,6 +73,8 @@ struct ThreadKey {
 // so a default Slice reads as pid 0, tid 0.
 class ThreadTable {
  public:
+  // Slice::thread holds 24 bits: ingest drops an event of a thread past this, as an issue.
+  static constexpr size_t kMaxThreads = size_t{1} << 24;
   ThreadTable() { intern(0, 0); }
   uint32_t intern(int64_t pid, int64_t tid);
   const ThreadKey& get(uint32_t id) const { return keys_[id]; }
@@ -96,25 +98,35 @@ inline bool links_by_correlation(Category c) { return is_launch_call(c) || is_gp
 // One complete ('X') event. Arguments that only some categories carry live in side
 // tables indexed by `args` (kNoArgs when the event has none that attnprof keeps).
 struct Slice {
+  // Thread ids fit 24 bits (ThreadTable::kMaxThreads), so the category shares their word.
+  static constexpr uint32_t kNoLink = UINT32_MAX;
+  // The largest link id a slice holds: correlation and External ids are counters (CUPTI's
+  // correlation id is 32 bits); a larger or negative one is left unset at ingest, as an issue.
+  static constexpr int64_t kMaxLinkId = kNoLink - 1;
+
   StrId name = kNoStr;
-  uint32_t thread = 0;  // into Trace::threads (Trace::pid_of / tid_of)
+  uint32_t thread : 24 = 0;  // into Trace::threads (Trace::pid_of / tid_of)
+  Category cat : 8 = Category::kOther;
   int64_t ts_ns = 0;
   int64_t dur_ns = 0;
-  // args["correlation"] where the category links by it (links_by_correlation), else
-  // args["External id"]. A GPU slice's External id is in its GpuArgs (Trace::external_id_of);
-  // a launch's is not kept (no analysis reads it).
-  int64_t link_id = kNoId;
   uint32_t args = UINT32_MAX;   // index into Trace::op_args / python_args / gpu_args by cat
-  Category cat = Category::kOther;
+  // args["correlation"] where the category links by it (links_by_correlation), else
+  // args["External id"]; kNoLink when absent. A GPU slice's External id is in its GpuArgs
+  // (Trace::external_id_of); a launch's is not kept (no analysis reads it).
+  uint32_t link = kNoLink;
+
   int64_t end_ns() const { return ts_ns + dur_ns; }
-  int64_t correlation() const { return links_by_correlation(cat) ? link_id : kNoId; }
+  int64_t link_id() const { return link == kNoLink ? kNoId : link; }
+  // `id` in [0, kMaxLinkId] or kNoId (ingest checks the range).
+  void set_link_id(int64_t id) { link = id == kNoId ? kNoLink : static_cast<uint32_t>(id); }
+  int64_t correlation() const { return links_by_correlation(cat) ? link_id() : kNoId; }
 };
 // A trace holds one Slice per 'X' event (millions in a multi-GB trace): its size is most of
 // analyze's peak memory, so a field that only some categories use belongs in a side table
-// (40 bytes: 2.9 M slices at 1 GB are 111 MiB).
-static_assert(sizeof(Slice) <= 40, "Slice is one row per event: keep it at most 40 bytes");
+// (32 bytes: 19 M slices at 20 GB are 590 MiB).
+static_assert(sizeof(Slice) <= 32, "Slice is one row per event: keep it at most 32 bytes");
 // A launch with a correlation id: what GPU work is linked to.
-inline bool is_correlated_launch(const Slice& s) { return is_launch_call(s.cat) && s.link_id != kNoId; }
+inline bool is_correlated_launch(const Slice& s) { return is_launch_call(s.cat) && s.link != Slice::kNoLink; }
 inline constexpr uint32_t kNoArgs = UINT32_MAX;
 
 // A tensor's dims or strides: up to kInline values stored in place (the rank of attention's
@@ -290,7 +302,9 @@ struct PythonArgs {  // for kPythonFunction slices
 struct GpuArgs {
   int32_t device = kNoId;  // one outside int32 is a number_out_of_range issue, left unset
   int32_t stream = kNoId;
-  int64_t external_id = kNoId;  // args["External id"]: links the kernel to its op when no launch was recorded
+  // args["External id"] (a link id, as Slice::link; Trace::external_id_of reads it): links
+  // the kernel to its op when no launch was recorded.
+  uint32_t external_id = Slice::kNoLink;
 };
 
 // `[memory]` instant events (profile_memory=True). Bytes < 0 is a free. Stored packed

@@ -308,7 +308,7 @@ struct IngestIssueWord {
   std::string_view effect;
 };
 
-inline constexpr std::array<IngestIssueWord, 12> kIngestIssueWords = {{
+inline constexpr std::array<IngestIssueWord, 13> kIngestIssueWords = {{
     {"negative_duration",
      "events with negative duration were kept with duration 0 (device times and fused share may be low)"},
     {"missing_duration",
@@ -327,6 +327,8 @@ inline constexpr std::array<IngestIssueWord, 12> kIngestIssueWords = {{
     {"event_not_object", "events had a event_not_object problem and were kept or skipped as docs/ingest.md says"},
     {"missing_ph", "events had a missing_ph problem and were kept or skipped as docs/ingest.md says"},
     {"flow_without_id", "events had a flow_without_id problem and were kept or skipped as docs/ingest.md says"},
+    {"too_many_threads",
+     "complete events of threads past the 16,777,216th distinct (pid, tid) were ignored (calls and layers may be missing)"},
 }};
 
 // The row of an ingest issue kind; nullptr when unknown.

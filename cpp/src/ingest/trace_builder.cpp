@@ -162,7 +162,7 @@ Category category_of(std::string_view cat) {
   return i == kCategoryTexts.size() ? Category::kOther : kineto::kCategories[i].category;
 }
 
-// The args of an 'X' event that finish_event folds into its Slice (Slice::link_id) or GpuArgs.
+// The args of an 'X' event that finish_event folds into its Slice (Slice::link) or GpuArgs.
 struct SliceArgs {
   int64_t external_id = kNoId;
   int64_t correlation = kNoId;
@@ -224,18 +224,18 @@ void TraceBuilder::issue(std::string_view kind, std::string_view detail) {
 }
 
 namespace {
-size_t id_slot(int64_t id, size_t mask) {
+size_t id_slot(uint32_t id, size_t mask) {
   const uint64_t h = static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ULL;  // Fibonacci hashing
   return static_cast<size_t>(h >> 32) & mask;
 }
 }  // namespace
 
-bool IdSet::insert(int64_t id) {
+bool IdSet::insert(uint32_t id) {
   if ((size_ + 1) * 2 > slots_.size()) grow();
   const size_t mask = slots_.size() - 1;
   for (size_t i = id_slot(id, mask);; i = (i + 1) & mask) {
     if (slots_[i] == id) return false;
-    if (slots_[i] == kNoId) {
+    if (slots_[i] == Slice::kNoLink) {
       slots_[i] = id;
       ++size_;
       return true;
@@ -244,12 +244,13 @@ bool IdSet::insert(int64_t id) {
 }
 
 void IdSet::grow() {
-  std::vector<int64_t> old = std::exchange(slots_, std::vector<int64_t>(std::max<size_t>(64, slots_.size() * 2), kNoId));
+  std::vector<uint32_t> old =
+      std::exchange(slots_, std::vector<uint32_t>(std::max<size_t>(64, slots_.size() * 2), Slice::kNoLink));
   const size_t mask = slots_.size() - 1;
-  for (const int64_t id : old) {
-    if (id == kNoId) continue;
+  for (const uint32_t id : old) {
+    if (id == Slice::kNoLink) continue;
     size_t i = id_slot(id, mask);
-    while (slots_[i] != kNoId) i = (i + 1) & mask;
+    while (slots_[i] != Slice::kNoLink) i = (i + 1) & mask;
     slots_[i] = id;
   }
 }
@@ -270,7 +271,7 @@ void TraceBuilder::end_chunk(size_t first_slice) {
 // GPU work is linked to its launch by correlation id, so two launches with the same id make
 // that link ambiguous.
 void TraceBuilder::check_launch(const Slice& s, int64_t event_index) {
-  if (!launch_correlations_.insert(s.correlation()))
+  if (!launch_correlations_.insert(s.link))
     trace_->add_issue("duplicate_correlation", event_sample(event_index, std::string(trace_->name_of(s)) +
                                                                             " correlation " + std::to_string(s.correlation())));
 }
@@ -486,8 +487,8 @@ error_code TraceBuilder::read_args(od::object args, Event& ev) {
 
 error_code TraceBuilder::read_arg(ArgsRead what, ArgKey k, std::string_view key, od::value& v, Event& ev) {
   if (what == ArgsRead::kMemory) return read_memory_arg(k, key, v, ev.mem);
-  if (k == ArgKey::kExternalId) return read_int(v, key, ev.slice.external_id);
-  if (k == ArgKey::kCorrelation) return read_int(v, key, ev.slice.correlation);
+  if (k == ArgKey::kExternalId) return read_link_id(v, key, ev.slice.external_id);
+  if (k == ArgKey::kCorrelation) return read_link_id(v, key, ev.slice.correlation);
   switch (what) {
     case ArgsRead::kOpWithInputs:
       if (k == ArgKey::kInputDims) return read_input_dims(v, pending_op_.inputs);
@@ -603,6 +604,17 @@ error_code TraceBuilder::read_narrow_int(od::value& v, std::string_view key, Int
   return SUCCESS;
 }
 
+error_code TraceBuilder::read_link_id(od::value& v, std::string_view key, int64_t& out) {
+  int64_t x = kNoId;
+  if (auto e = read_int(v, key, x)) return e;
+  if (x != kNoId && (x < 0 || x > Slice::kMaxLinkId)) {
+    issue("number_out_of_range", std::string(key) + " = " + std::to_string(x));
+    return SUCCESS;
+  }
+  out = x;
+  return SUCCESS;
+}
+
 error_code TraceBuilder::read_metadata_args(od::object args, Event& ev) {
   std::string_view wanted;
   if (ev.name == kineto::kProcessName) ev.meta = MetaKind::kProcessName, wanted = kineto::kMetaName;
@@ -707,14 +719,24 @@ uint32_t TraceBuilder::push_op_args(OpArgs row) {
   return index;
 }
 
-// A GPU slice's External id goes to its GpuArgs row (Slice::link_id holds its correlation),
+// A GPU slice's External id goes to its GpuArgs row (Slice::link holds its correlation),
 // which is made for it when the event had no other GPU args.
+// Slice::thread holds ThreadTable::kMaxThreads ids; a slice of a thread past them is left out
+// (the sample names no event: a chunk's slices are absorbed without their event numbers).
+bool TraceBuilder::slice_thread_fits(uint32_t thread, StrId name) {
+  if (thread < ThreadTable::kMaxThreads) return true;
+  const ThreadKey& key = trace_->threads.get(thread);
+  trace_->add_issue("too_many_threads", std::string(trace_->strings.get(name)) + " on pid " + std::to_string(key.pid) +
+                                            " tid " + std::to_string(key.tid));
+  return false;
+}
+
 void TraceBuilder::keep_gpu_external_id(Slice& s, int64_t external_id) {
   if (s.args == kNoArgs) {
     s.args = static_cast<uint32_t>(trace_->gpu_args.size());
     trace_->gpu_args.emplace_back();
   }
-  trace_->gpu_args[s.args].external_id = external_id;
+  trace_->gpu_args[s.args].external_id = static_cast<uint32_t>(external_id);  // read_link_id checked its range
 }
 
 void TraceBuilder::finish_event(Event& ev) {
@@ -740,11 +762,16 @@ void TraceBuilder::finish_event(Event& ev) {
         s.cat = Category::kCpuOp;
         issue("no_category", std::string(ev.name));
       }
-      s.thread = thread_of(ev.pid, ev.tid);
+      const uint32_t thread = thread_of(ev.pid, ev.tid);
+      if (!slice_thread_fits(thread, s.name)) {
+        drop_args(ev);
+        return;
+      }
+      s.thread = thread;
       s.ts_ns = ev.ts;
       s.dur_ns = ev.dur;
       s.args = ev.slice.args;
-      s.link_id = links_by_correlation(s.cat) ? ev.slice.correlation : ev.slice.external_id;
+      s.set_link_id(links_by_correlation(s.cat) ? ev.slice.correlation : ev.slice.external_id);
       if (is_gpu_activity(s.cat) && ev.slice.external_id != kNoId) keep_gpu_external_id(s, ev.slice.external_id);
       // A chunk's ops are decided when the chunk is absorbed, in file order after the ones before it.
       if (s.cat == Category::kCpuOp && mode_ != Mode::kChunk &&
@@ -874,6 +901,7 @@ void TraceBuilder::absorb(ParsedChunk& chunk) {
   size_t launch = 0;
   for (Slice s : part.slices) {
     s.name = str[s.name];
+    if (!slice_thread_fits(threads[s.thread], s.name)) continue;
     s.thread = threads[s.thread];
     if (s.cat == Category::kCpuOp &&
         !keeps_op(s, s.args != kNoArgs ? part.op_args[s.args].sequence_number : kNoId))

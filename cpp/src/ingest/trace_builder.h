@@ -39,11 +39,11 @@ struct ParsedChunk;
 // analyze on the 1 GB trace).
 class IdSet {
  public:
-  bool insert(int64_t id);  // false when `id` was there already
+  bool insert(uint32_t id);  // a link id (Slice::link); false when `id` was there already
 
  private:
   void grow();
-  std::vector<int64_t> slots_;  // kNoId: empty
+  std::vector<uint32_t> slots_;  // Slice::kNoLink: empty
   size_t size_ = 0;
 };
 
@@ -113,10 +113,14 @@ class TraceBuilder {
   template <typename Int>
   simdjson::error_code read_narrow_int(od::value& v, std::string_view key, Int& out);
   simdjson::error_code read_id(od::value& v, std::string_view key, int64_t& out);  // int or string
+  // A correlation or External id: one outside [0, Slice::kMaxLinkId] is a number_out_of_range
+  // issue and leaves `out` as it was.
+  simdjson::error_code read_link_id(od::value& v, std::string_view key, int64_t& out);
   simdjson::error_code read_time(od::value& v, std::string_view key, int64_t& out, bool& present);
   void finish_event(Event& ev);
   void drop_args(const Event& ev);
   void keep_gpu_external_id(Slice& s, int64_t external_id);
+  bool slice_thread_fits(uint32_t thread, StrId name);
   // The op args just read (pending_op_) as a row of Trace::op_args, their inputs dropped unless
   // an analysis reads them; kNoArgs when nothing is left to keep.
   uint32_t store_op_args(StrId name);

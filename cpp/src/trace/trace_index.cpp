@@ -166,24 +166,24 @@ void build_cpu_trees(const Trace& trace, const SliceCensus& census, TraceIndex& 
   }
 }
 
-// Slices by an id (correlation, External id), sorted by (id, slice): lookups find the first
+// Slices by a link id (correlation, External id: 32 bits, Slice::link), sorted by (id, slice): lookups find the first
 // slice in file order with that id. Sorted pairs hold a tenth of what a node-based hash map
 // of the same millions of entries does, and this table sets the peak of an analysis.
 class SliceById {
  public:
   void reserve(size_t n) { entries_.reserve(n); }
-  void add(int64_t id, uint32_t slice) { entries_.push_back({id, slice}); }
+  void add(uint32_t id, uint32_t slice) { entries_.push_back({id, slice}); }
   void finish() {
     if (!std::is_sorted(entries_.begin(), entries_.end())) std::sort(entries_.begin(), entries_.end());
   }
-  uint32_t find(int64_t id) const {
+  uint32_t find(uint32_t id) const {
     auto it = std::lower_bound(entries_.begin(), entries_.end(), Entry{id, 0});
     return it != entries_.end() && it->id == id ? it->slice : kNoSlice;
   }
 
  private:
   struct Entry {
-    int64_t id;
+    uint32_t id;
     uint32_t slice;
     bool operator<(const Entry& o) const { return std::tie(id, slice) < std::tie(o.id, o.slice); }
   };
@@ -193,15 +193,15 @@ class SliceById {
 // The cpu_ops with an External id some GPU slice still needs (the fallback link, for
 // kernels whose launch was not recorded): none in a trace whose launches were all recorded,
 // so this table, which would otherwise hold every op, is then empty.
-SliceById ops_by_wanted_external_id(const Trace& trace, std::vector<int64_t> wanted) {
+SliceById ops_by_wanted_external_id(const Trace& trace, std::vector<uint32_t> wanted) {
   SliceById ops;
   if (wanted.empty()) return ops;
   std::sort(wanted.begin(), wanted.end());
   wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
-  const auto is_wanted = [&](int64_t id) { return std::binary_search(wanted.begin(), wanted.end(), id); };
+  const auto is_wanted = [&](uint32_t id) { return std::binary_search(wanted.begin(), wanted.end(), id); };
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
-    if (s.cat == Category::kCpuOp && s.link_id != kNoId && is_wanted(s.link_id)) ops.add(s.link_id, i);
+    if (s.cat == Category::kCpuOp && s.link != Slice::kNoLink && is_wanted(s.link)) ops.add(s.link, i);
   }
   ops.finish();
   return ops;
@@ -257,12 +257,12 @@ std::vector<uint32_t> link_gpu_to_launches(const Trace& trace, const SliceCensus
   index.gpu_links.reserve(census.gpu);
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
-    if (is_correlated_launch(s)) launch_by_correlation.add(s.link_id, i);
+    if (is_correlated_launch(s)) launch_by_correlation.add(s.link, i);
     else if (is_gpu_activity(s)) index.gpu_links.push_back({i, kNoSlice, kNoSlice});
   }
   launch_by_correlation.finish();
   for (TraceIndex::GpuLink& link : index.gpu_links)
-    if (const Slice& k = trace.slices[link.slice]; k.link_id != kNoId) link.launch = launch_by_correlation.find(k.link_id);
+    if (const Slice& k = trace.slices[link.slice]; k.link != Slice::kNoLink) link.launch = launch_by_correlation.find(k.link);
   std::vector<uint32_t> by_time = gpu_rows_by_time(trace, index);
   index.gpu_slices.reserve(by_time.size());
   for (const uint32_t row : by_time) index.gpu_slices.push_back(index.gpu_links[row].slice);
@@ -272,17 +272,17 @@ std::vector<uint32_t> link_gpu_to_launches(const Trace& trace, const SliceCensus
 // The other half, once the CPU trees stand: each GPU slice's op (the innermost cpu_op around
 // its launch, else the cpu_op of its External id), the orphans, and each op's GPU slices.
 void link_gpu_to_ops(const Trace& trace, const std::vector<uint32_t>& by_time, TraceIndex& index) {
-  std::vector<int64_t> wanted_external_ids;
+  std::vector<uint32_t> wanted_external_ids;
   for (TraceIndex::GpuLink& link : index.gpu_links) {
     if (link.launch != kNoSlice) link.op = parent_op(trace, index, link.launch);
     if (const int64_t external_id = trace.external_id_of(trace.slices[link.slice]); link.op == kNoSlice && external_id != kNoId)
-      wanted_external_ids.push_back(external_id);
+      wanted_external_ids.push_back(static_cast<uint32_t>(external_id));
   }
   if (!wanted_external_ids.empty()) {
     const SliceById op_by_external_id = ops_by_wanted_external_id(trace, std::move(wanted_external_ids));
     for (TraceIndex::GpuLink& link : index.gpu_links) {
       const int64_t external_id = trace.external_id_of(trace.slices[link.slice]);
-      if (link.op == kNoSlice && external_id != kNoId) link.op = op_by_external_id.find(external_id);
+      if (link.op == kNoSlice && external_id != kNoId) link.op = op_by_external_id.find(static_cast<uint32_t>(external_id));
     }
   }
   for (const uint32_t row : by_time)

@@ -204,7 +204,7 @@ TEST(AllocatorReplay, EventsInsideAGraphCaptureAllocateFromItsPrivatePool) {
   trace.path = "hand-made";
   const auto call = [&](std::string_view name, int64_t ts) {
     trace.slices.push_back({.name = trace.strings.intern(name), .thread = trace.threads.intern(0, capturing),
-                            .ts_ns = ts, .dur_ns = 5, .cat = Category::kRuntime});
+                            .cat = Category::kRuntime, .ts_ns = ts, .dur_ns = 5});
   };
   call("cudaStreamBeginCapture", 100);
   call("cudaStreamEndCapture", 200);

@@ -18,7 +18,7 @@ class TraceBuilder {
   uint32_t op(const std::string& name, int64_t ts_us, int64_t dur_us, std::vector<std::vector<int64_t>> dims = {},
               std::string type = "float", std::vector<std::string> concrete = {}) {
     Slice s = slice(name, Category::kCpuOp, 1, 1, ts_us, dur_us);
-    s.link_id = next_external_++;
+    s.set_link_id(next_external_++);
     std::vector<OpInput> inputs;
     for (size_t i = 0; i < dims.size(); ++i) {
       OpInput in;
@@ -36,10 +36,10 @@ class TraceBuilder {
   // cudaLaunchKernel at ts on thread 1 and its kernel on stream 7, linked by correlation.
   void kernel(const std::string& name, int64_t launch_us, int64_t dur_us) {
     Slice launch = slice("cudaLaunchKernel", Category::kRuntime, 1, 1, launch_us, 1);
-    launch.link_id = next_correlation_;
+    launch.set_link_id(next_correlation_);
     push(launch);
     Slice k = slice(name, Category::kKernel, 0, 7, launch_us + 2, dur_us);
-    k.link_id = next_correlation_++;
+    k.set_link_id(next_correlation_++);
     k.args = static_cast<uint32_t>(trace.gpu_args.size());
     GpuArgs g;
     g.device = 0;
@@ -50,12 +50,12 @@ class TraceBuilder {
   // One hipGraphLaunch at launch_us replaying `names` back to back on stream 7.
   void graph_launch(const std::vector<std::string>& names, int64_t launch_us, int64_t dur_us) {
     Slice launch = slice("hipGraphLaunch", Category::kRuntime, 1, 1, launch_us, 1);
-    launch.link_id = next_correlation_;
+    launch.set_link_id(next_correlation_);
     push(launch);
     int64_t ts = launch_us + 2;
     for (const std::string& name : names) {
       Slice k = slice(name, Category::kKernel, 0, 7, ts, dur_us);
-      k.link_id = next_correlation_;
+      k.set_link_id(next_correlation_);
       k.args = static_cast<uint32_t>(trace.gpu_args.size());
       GpuArgs g;
       g.device = 0;
@@ -214,7 +214,7 @@ TEST(SyntheticTraces, KernelWithoutAnyCpuLaunchIsNotACall) {
   k.cat = Category::kKernel;
   k.ts_ns = 1000;
   k.dur_ns = 5000;
-  k.link_id = 999;  // no runtime event carries it
+  k.set_link_id(999);  // no runtime event carries it
   b.trace.slices.push_back(k);
   const Report r = b.analyze();
   EXPECT_TRUE(r.calls.empty());

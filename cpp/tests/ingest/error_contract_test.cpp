@@ -241,6 +241,28 @@ TEST(IngestIssues, MemoryDeviceOutsideInt16IsCountedAndTheEventKept) {
   EXPECT_EQ(range->samples.front(), "event #0: Device Id = 70000");
 }
 
+TEST(IngestIssues, LinkIdsOutside32BitsAreCountedAndLeftUnset) {
+  auto r = parse_trace(R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 9,
+     "args": {"External id": 4294967295}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 2, "dur": 1,
+     "args": {"External id": 4294967294, "correlation": -7}},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 2,
+     "args": {"External id": 4294967294, "correlation": 4294967294}}]})",
+                       "link_range.json");
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->slices.size(), 3u);
+  EXPECT_EQ(r->external_id_of(r->slices[0]), kNoId);  // 2^32 - 1 is one past the largest
+  EXPECT_EQ(r->slices[1].correlation(), kNoId);       // negative
+  EXPECT_EQ(r->slices[2].correlation(), Slice::kMaxLinkId);
+  EXPECT_EQ(r->external_id_of(r->slices[2]), Slice::kMaxLinkId);
+  const IngestIssue* range = find_issue(*r, "number_out_of_range");
+  ASSERT_NE(range, nullptr);
+  EXPECT_EQ(range->count, 2);
+  EXPECT_EQ(range->samples.front(), "event #0: External id = 4294967295");
+  EXPECT_EQ(range->samples.back(), "event #1: correlation = -7");
+}
+
 TEST(IngestIssues, KernelStreamOutsideInt32IsCountedAndTheKernelKept) {
   auto r = parse_trace(R"({"traceEvents": [
     {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 2,
