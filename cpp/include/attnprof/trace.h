@@ -322,7 +322,8 @@ struct MemoryEvent {
 
 // A trace's `[memory]` events in file order, packed: each event as varints of its fields'
 // differences from the event before it in its block of kBlock (Total Allocated from the one
-// before plus Bytes, which it nearly always equals), about 14 bytes an event where the
+// before plus Bytes, which it nearly always equals; the five fields that rarely change are
+// written only when they do, MemoryEvents::push_back), about 10 bytes an event where the
 // struct is 48 (a trace recorded with profile_memory holds about one per five events, all of
 // them read). Reads like a vector of MemoryEvent by value: in order through the iterator
 // (one decode per event), or at any index (decodes from the start of its block).

@@ -254,6 +254,24 @@ constexpr bool is_metadata_only_aten_op(std::string_view name) {
   return false;
 }
 
+// ATen ops that are composites (native_functions.yaml: CompositeImplicitAutograd, and
+// _to_copy's CompositeExplicitAutograd): they do their work by calling other ops, which the
+// profiler records inside them (a copy as aten::clone / aten::copy_, its memory as
+// aten::empty / aten::empty_strided), so they launch nothing and allocate nothing of their
+// own, and whatever an analysis reads of their work is in those ops.
+inline constexpr std::string_view kCompositeAtenOps[] = {
+    "aten::reshape", "aten::flatten", "aten::contiguous", "aten::to", "aten::type_as", "aten::_to_copy",
+};
+
+// Ops that run no device work and allocate no memory of their own: the metadata-only ones and
+// the composites.
+constexpr bool runs_nothing_of_its_own(std::string_view name) {
+  if (is_metadata_only_aten_op(name)) return true;
+  for (const std::string_view op : kCompositeAtenOps)
+    if (op == name) return true;
+  return false;
+}
+
 // CUDA / HIP runtime and driver calls whose meaning attnprof reads from their names: a graph
 // replay (cudaGraphLaunch, hipGraphLaunch, cuGraphLaunch) and the bounds of a graph capture
 // (cudaStreamBeginCapture, cudaStreamBeginCaptureToGraph, hipStreamBeginCapture,

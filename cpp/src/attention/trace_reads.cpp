@@ -39,12 +39,13 @@ constexpr InputReader kInputReaders[] = {
     {"window effectiveness (heads/window_effectiveness.cpp): mask-building shapes", is_mask_building_op},
 };
 
-// What the analyses read of an op nested in another: every op but the metadata-only ATen
-// ops (vocabulary.h), which nothing reads there: the eager matcher walks only the outermost
-// ops of a thread, the call extraction reads whole subtrees only below attention ops
-// (subtree_read), and inside any other op it looks for kernels and sequence numbers, which
-// these ops do not have (one with a sequence number is kept).
-bool nested_op_read(std::string_view name) { return !is_metadata_only_aten_op(name) || op_inputs_read(name); }
+// What the analyses read of an op nested in another: every op but those that run nothing of
+// their own (the metadata-only and composite ATen ops, vocabulary.h), which nothing reads
+// there: the eager matcher walks only the outermost ops of a thread, the call extraction reads
+// whole subtrees only below attention ops (subtree_read), and inside any other op the analyses
+// look for kernels, sequence numbers and (the allocator replay) the innermost op around an
+// allocation, none of which is one of these (one with a sequence number is kept).
+bool nested_op_read(std::string_view name) { return !runs_nothing_of_its_own(name) || op_inputs_read(name); }
 
 // Ops whose whole subtree the call extraction reads: the catalog's attention ops, and any op
 // named with attention vocabulary (an unrecognised one becomes a call with its subtree).

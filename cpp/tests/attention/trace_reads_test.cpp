@@ -289,6 +289,21 @@ TEST(TraceReads, NestedMetadataOpsOutsideAttentionAreLeftOut) {
   EXPECT_NE(read->op_args_of(read->slices[1]), nullptr);  // the view kept for its sequence number
 }
 
+// A composite nested in another op goes, and the copy it made stays, held by the op around.
+TEST(TraceReads, NestedCompositeOpsGoAndTheOpsTheyCalledStay) {
+  auto [everything, read] = parse_both(R"(
+    {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 10, "dur": 10},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::reshape", "pid": 1, "tid": 1, "ts": 11, "dur": 4},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::clone", "pid": 1, "tid": 1, "ts": 12, "dur": 2},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::empty_like", "pid": 1, "tid": 1, "ts": 12, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::reshape", "pid": 1, "tid": 1, "ts": 30, "dur": 1})",
+                                       "composite.json");
+  ASSERT_TRUE(everything.ok() && read.ok());
+  EXPECT_EQ(op_names(*read),
+            (std::vector<std::string>{"aten::linear", "aten::clone", "aten::empty_like", "aten::reshape"}));
+  EXPECT_EQ(read->nested_ops_left_out, 1);
+}
+
 TEST(TraceReads, ChunksParsedInParallelLeaveOutTheSameNestedOps) {
   constexpr int kCopies = 300;
   // Each copy 100 us after the one before, as a profile's steps: the same ops go in each.
@@ -303,16 +318,22 @@ TEST(TraceReads, ChunksParsedInParallelLeaveOutTheSameNestedOps) {
 
 // What leaving a nested metadata-only op out could hide: an input some analysis reads, an
 // attention op, a role in eager attention. None of them has any.
-TEST(TraceReads, MetadataOnlyOpsAreNothingAnAnalysisLooksFor) {
-  for (const std::string_view op : kMetadataOnlyAtenOps) {
+TEST(TraceReads, OpsThatRunNothingOfTheirOwnAreNothingAnAnalysisLooksFor) {
+  std::vector<std::string_view> ops(std::begin(kMetadataOnlyAtenOps), std::end(kMetadataOnlyAtenOps));
+  ops.insert(ops.end(), std::begin(kCompositeAtenOps), std::end(kCompositeAtenOps));
+  for (const std::string_view op : ops) {
+    EXPECT_TRUE(runs_nothing_of_its_own(op)) << op;
     EXPECT_FALSE(op_inputs_read(op)) << op;
     EXPECT_EQ(classify_attention_op(op), nullptr) << op;
     EXPECT_FALSE(has_attention_vocabulary(op)) << op;
     const AtenOpWord* word = aten_op_word(op);
     EXPECT_TRUE(word == nullptr || (word->roles & ~unsigned{kRoleLayout}) == 0) << op;
   }
-  EXPECT_FALSE(is_metadata_only_aten_op("aten::reshape"));  // may copy
-  EXPECT_FALSE(is_metadata_only_aten_op("aten::empty_strided"));  // allocates
+  EXPECT_FALSE(is_metadata_only_aten_op("aten::reshape"));  // may copy, inside it
+  EXPECT_FALSE(runs_nothing_of_its_own("aten::clone"));  // the copy itself
+  EXPECT_FALSE(runs_nothing_of_its_own("aten::copy_"));
+  EXPECT_FALSE(runs_nothing_of_its_own("aten::empty_strided"));  // allocates
+  EXPECT_FALSE(runs_nothing_of_its_own("aten::matmul"));  // an eager attention operand
 }
 
 TEST(InputLists, EqualListsAreStoredOnceAndAnyDifferenceMakesAnother) {
