@@ -16,6 +16,16 @@ struct adl_serializer<std::optional<T>> {
     if (j.is_null()) v.reset(); else v = j.get<T>();
   }
 };
+// A Call's boxed sections read and write as std::optional does.
+template <typename T>
+struct adl_serializer<attnprof::Boxed<T>> {
+  static void to_json(json& j, const attnprof::Boxed<T>& v) {
+    if (v) j = *v; else j = nullptr;
+  }
+  static void from_json(const json& j, attnprof::Boxed<T>& v) {
+    if (j.is_null()) v.reset(); else v = j.get<T>();
+  }
+};
 NLOHMANN_JSON_NAMESPACE_END
 
 namespace attnprof {

@@ -47,6 +47,24 @@ TEST(ReportJson, RoundTripKeepsCallsAndOptionalSections) {
   EXPECT_FALSE(back->heads.has_value());
 }
 
+TEST(ReportCall, BoxedSectionsCopyWithTheCallAndEmptyAsOptionalDoes) {
+  Call a;
+  EXPECT_FALSE(a.explanation.has_value());
+  EXPECT_THROW(a.cost.value(), std::bad_optional_access);
+  a.explanation = Explanation{};
+  a.explanation->predicted_backend = "flash";
+  Call b = a;
+  b.explanation->predicted_backend = "math";
+  EXPECT_EQ(a.explanation->predicted_backend, "flash");  // a copy, not a shared section
+  b.explanation = std::nullopt;
+  EXPECT_FALSE(b.explanation);
+  std::optional<CallCost> cost = CallCost{};
+  cost->bytes_moved = 64;
+  b.cost = std::move(cost);
+  EXPECT_EQ(b.cost->bytes_moved, 64);
+  EXPECT_LT(sizeof(Call), sizeof(Call) - sizeof(a.explanation) + sizeof(std::optional<Explanation>));
+}
+
 TEST(ReportJson, RejectsTextThatIsNotAReport) {
   EXPECT_FALSE(report_from_json("{\"traceEvents\": []}").ok());
   EXPECT_FALSE(report_from_json("{nope").ok());
