@@ -5,27 +5,21 @@
 #include <future>
 #include <optional>
 
-// std::optional <-> null/absent. nlohmann 3.11 does not ship this.
+// std::optional, and a Call's Boxed sections, <-> null/absent. nlohmann 3.11 does not ship this.
 NLOHMANN_JSON_NAMESPACE_BEGIN
-template <typename T>
-struct adl_serializer<std::optional<T>> {
-  static void to_json(json& j, const std::optional<T>& v) {
+template <typename Nullable, typename T>
+struct nullable_serializer {
+  static void to_json(json& j, const Nullable& v) {
     if (v) j = *v; else j = nullptr;
   }
-  static void from_json(const json& j, std::optional<T>& v) {
+  static void from_json(const json& j, Nullable& v) {
     if (j.is_null()) v.reset(); else v = j.get<T>();
   }
 };
-// A Call's boxed sections read and write as std::optional does.
 template <typename T>
-struct adl_serializer<attnprof::Boxed<T>> {
-  static void to_json(json& j, const attnprof::Boxed<T>& v) {
-    if (v) j = *v; else j = nullptr;
-  }
-  static void from_json(const json& j, attnprof::Boxed<T>& v) {
-    if (j.is_null()) v.reset(); else v = j.get<T>();
-  }
-};
+struct adl_serializer<std::optional<T>> : nullable_serializer<std::optional<T>, T> {};
+template <typename T>
+struct adl_serializer<attnprof::Boxed<T>> : nullable_serializer<attnprof::Boxed<T>, T> {};
 NLOHMANN_JSON_NAMESPACE_END
 
 namespace attnprof {
