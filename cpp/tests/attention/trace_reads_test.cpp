@@ -261,22 +261,27 @@ const std::vector<std::string> kNestedKept = {
     "aten::linear", "aten::view", "aten::mm", "aten::view", "aten::scaled_dot_product_attention", "aten::transpose",
     "aten::add", "aten::expand", "aten::mul", "aten::as_strided", "aten::as_strided"};
 
+// The ops `events` keeps when read as the analyses read it, and how many it leaves out.
+void expect_ops_kept(const char* events, const std::vector<std::string>& kept, int64_t left_out) {
+  auto [everything, read] = parse_both(events, "nested_case.json");
+  ASSERT_TRUE(everything.ok() && read.ok());
+  EXPECT_EQ(op_names(*read), kept);
+  EXPECT_EQ(read->nested_ops_left_out, left_out);
+}
+
 // A view inside an op of a run that went back in time, into an attention op written before
 // it: the index puts the view in the attention op's subtree, so it stays.
 TEST(TraceReads, AnOpOfARunBackInTimeStaysWhileEarlierOpsCouldHoldIt) {
-  auto [everything, read] = parse_both(R"(
+  expect_ops_kept(R"(
     {"ph": "X", "cat": "cpu_op", "name": "aten::scaled_dot_product_attention", "pid": 1, "tid": 1, "ts": 100, "dur": 100},
     {"ph": "X", "cat": "cpu_op", "name": "aten::_scaled_dot_product_flash_attention", "pid": 1, "tid": 1, "ts": 150, "dur": 10},
     {"ph": "X", "cat": "cpu_op", "name": "aten::contiguous", "pid": 1, "tid": 1, "ts": 120, "dur": 20},
     {"ph": "X", "cat": "cpu_op", "name": "aten::view", "pid": 1, "tid": 1, "ts": 121, "dur": 1},
     {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 300, "dur": 10},
     {"ph": "X", "cat": "cpu_op", "name": "aten::t", "pid": 1, "tid": 1, "ts": 301, "dur": 1})",
-                                       "run_back.json");
-  ASSERT_TRUE(everything.ok() && read.ok());
-  EXPECT_EQ(op_names(*read), (std::vector<std::string>{"aten::scaled_dot_product_attention",
-                                                       "aten::_scaled_dot_product_flash_attention", "aten::contiguous",
-                                                       "aten::view", "aten::linear"}));
-  EXPECT_EQ(read->nested_ops_left_out, 1);  // aten::t, once the run is past 200 us
+                  {"aten::scaled_dot_product_attention", "aten::_scaled_dot_product_flash_attention",
+                   "aten::contiguous", "aten::view", "aten::linear"},
+                  1);  // aten::t, once the run is past 200 us
 }
 
 TEST(TraceReads, NestedMetadataOpsOutsideAttentionAreLeftOut) {
@@ -291,17 +296,13 @@ TEST(TraceReads, NestedMetadataOpsOutsideAttentionAreLeftOut) {
 
 // A composite nested in another op goes, and the copy it made stays, held by the op around.
 TEST(TraceReads, NestedCompositeOpsGoAndTheOpsTheyCalledStay) {
-  auto [everything, read] = parse_both(R"(
+  expect_ops_kept(R"(
     {"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1, "tid": 1, "ts": 10, "dur": 10},
     {"ph": "X", "cat": "cpu_op", "name": "aten::reshape", "pid": 1, "tid": 1, "ts": 11, "dur": 4},
     {"ph": "X", "cat": "cpu_op", "name": "aten::clone", "pid": 1, "tid": 1, "ts": 12, "dur": 2},
     {"ph": "X", "cat": "cpu_op", "name": "aten::empty_like", "pid": 1, "tid": 1, "ts": 12, "dur": 1},
     {"ph": "X", "cat": "cpu_op", "name": "aten::reshape", "pid": 1, "tid": 1, "ts": 30, "dur": 1})",
-                                       "composite.json");
-  ASSERT_TRUE(everything.ok() && read.ok());
-  EXPECT_EQ(op_names(*read),
-            (std::vector<std::string>{"aten::linear", "aten::clone", "aten::empty_like", "aten::reshape"}));
-  EXPECT_EQ(read->nested_ops_left_out, 1);
+                  {"aten::linear", "aten::clone", "aten::empty_like", "aten::reshape"}, 1);
 }
 
 TEST(TraceReads, ChunksParsedInParallelLeaveOutTheSameNestedOps) {
