@@ -98,13 +98,13 @@ inline bool links_by_correlation(Category c) { return is_launch_call(c) || is_gp
 // One complete ('X') event. Arguments that only some categories carry live in side
 // tables indexed by `args` (kNoArgs when the event has none that attnprof keeps).
 struct Slice {
-  // Thread ids fit 24 bits (ThreadTable::kMaxThreads), so the category shares their word.
   static constexpr uint32_t kNoLink = UINT32_MAX;
   // The largest link id a slice holds: correlation and External ids are counters (CUPTI's
   // correlation id is 32 bits); a larger or negative one is left unset at ingest, as an issue.
   static constexpr int64_t kMaxLinkId = kNoLink - 1;
 
   StrId name = kNoStr;
+  // Thread ids fit 24 bits (ThreadTable::kMaxThreads), so the category shares their word.
   uint32_t thread : 24 = 0;  // into Trace::threads (Trace::pid_of / tid_of)
   Category cat : 8 = Category::kOther;
   int64_t ts_ns = 0;
@@ -116,7 +116,9 @@ struct Slice {
   uint32_t link = kNoLink;
 
   int64_t end_ns() const { return ts_ns + dur_ns; }
-  int64_t link_id() const { return link == kNoLink ? kNoId : link; }
+  int64_t link_id() const { return link_id_of(link); }
+  // A stored link id (this one, or a GpuArgs External id) as an id, kNoId when unset.
+  static int64_t link_id_of(uint32_t stored) { return stored == kNoLink ? kNoId : stored; }
   // `id` in [0, kMaxLinkId] or kNoId (ingest checks the range).
   void set_link_id(int64_t id) { link = id == kNoId ? kNoLink : static_cast<uint32_t>(id); }
   int64_t correlation() const { return links_by_correlation(cat) ? link_id() : kNoId; }

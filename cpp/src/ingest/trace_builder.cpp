@@ -719,8 +719,6 @@ uint32_t TraceBuilder::push_op_args(OpArgs row) {
   return index;
 }
 
-// A GPU slice's External id goes to its GpuArgs row (Slice::link holds its correlation),
-// which is made for it when the event had no other GPU args.
 // Slice::thread holds ThreadTable::kMaxThreads ids; a slice of a thread past them is left out
 // (the sample names no event: a chunk's slices are absorbed without their event numbers).
 bool TraceBuilder::slice_thread_fits(uint32_t thread, StrId name) {
@@ -731,6 +729,8 @@ bool TraceBuilder::slice_thread_fits(uint32_t thread, StrId name) {
   return false;
 }
 
+// A GPU slice's External id goes to its GpuArgs row (Slice::link holds its correlation),
+// which is made for it when the event had no other GPU args.
 void TraceBuilder::keep_gpu_external_id(Slice& s, int64_t external_id) {
   if (s.args == kNoArgs) {
     s.args = static_cast<uint32_t>(trace_->gpu_args.size());

@@ -109,7 +109,7 @@ const GpuArgs* Trace::gpu_args_of(const Slice& s) const {
 int64_t Trace::external_id_of(const Slice& s) const {
   if (!links_by_correlation(s.cat)) return s.link_id();
   const GpuArgs* gpu = gpu_args_of(s);
-  return gpu && gpu->external_id != Slice::kNoLink ? gpu->external_id : kNoId;
+  return gpu ? Slice::link_id_of(gpu->external_id) : kNoId;
 }
 
 IngestIssue& Trace::issue_of(std::string_view kind) {
