@@ -101,9 +101,9 @@ void setup_analyze(CLI::App& app) {
   cmd->add_option("--cudnn", o->cudnn_version, "cuDNN version of the run (e.g. 9.19)");
   cmd->add_option("--arch", o->arch, "GPU architecture when the trace lacks deviceProperties (sm90, gfx942, cpu)");
   cmd->add_option("--threads", o->threads,
-                  "threads parsing each trace file: 0 = measured (default): after 0.1 s of parsing alone, one "
-                  "worker more than the cores the machine left idle, at most 8, none when under half a core was "
-                  "idle; 1 = no extra thread. "
+                  "threads parsing each trace file, the reading thread included: 0 = measured (default): after "
+                  "0.1 s of parsing alone, one worker per core the machine left idle, at most 8, none when under "
+                  "half a core was idle; 1 = no extra thread; N = the reading thread and N - 1 workers. "
                   "The result is the same for any value; each thread holds about one 1 MiB chunk and its tables. "
                   "The index, analyses and JSON output after the parse use as many, by default the cores the "
                   "parse got plus those left idle")

@@ -23,9 +23,10 @@ struct IngestOptions {
   // parsed as fast as 32 MiB) and, with two workers, holds ~27 MiB less at 1 GB
   // (docs/performance.md, "Peak memory").
   size_t chunk_bytes = size_t{1} << 20;
-  // Threads parsing chunks: 0 = one per free core (the load average counted, at most one per
-  // chunk and at most 8; none when that is one or less), 1 = the calling thread only. The
-  // Trace is the same for any value; each thread holds about one chunk in memory.
+  // Threads parsing chunks, the calling (reading) thread included: 0 = measured (a worker per
+  // core left idle while the calling thread parsed alone, at most one per chunk and 8),
+  // 1 = the calling thread only, N = it and N - 1 workers. The Trace is the same for any
+  // value; each thread holds about two chunks in memory.
   size_t threads = 0;
   // What to keep besides each slice's own fields; the default keeps everything. The pipeline
   // passes analysis_reads() (attention.h), so a Trace holds only what its analyses read.

@@ -19,14 +19,16 @@ struct WorkerBudget {
 // until an IdleProbe has measured it.
 WorkerBudget current_worker_budget(size_t input_bytes, size_t chunk_bytes, bool inflating);
 
-// Whether automatic threads (requested == 0) could start two workers at all: two cores and
+// Whether automatic threads (requested == 0) could start a worker at all: two cores and
 // two chunks. Only then is the idle time worth measuring.
 bool may_parse_in_parallel(size_t requested, const WorkerBudget& budget);
 
-// Worker threads for IngestOptions::threads: none for 1 (the caller parses), as asked for
-// N > 1; for 0 (automatic), none unless at least half a core stayed idle while the reading
-// thread parsed alone, else one more than the idle cores (the reading thread parses beside
-// them while it waits), at least two, at most one per core, one per chunk and 8. Idle time,
+// Worker threads for IngestOptions::threads, the reading thread being one of the parsing
+// threads: N - 1 for N; for 0 (automatic), none unless at least half a core stayed idle while
+// the reading thread parsed alone, else one per idle core (rounded), at least one, at most
+// one per core and one per chunk besides the reading thread's, and 8. Not one more: with a
+// third parsing thread time-slicing two cores the whole parse took longer, 1.08 s against
+// 0.93 s on the 1 GB trace (docs/performance.md, "Tenth round"). Idle time,
 // not the load average: the scheduler shares the cores between sessions (autogroup), so a
 // process of a busy machine gets no more CPU from more threads, only the merge's extra work
 // (docs/performance.md: 1.09x CPU, 1.15x wall at load 8), while on an idle core the workers

@@ -1,7 +1,8 @@
-// How many threads parse chunks when the user leaves it to ingest (IngestOptions::threads = 0):
-// none unless cores stayed idle while the reading thread parsed alone (more threads of a busy
-// machine get no more CPU, only the merge's work), then one more than the idle cores, at least
-// two, never more workers than cores or chunks, and none with one core or one chunk.
+// How many workers parse chunks beside the reading thread. Left to ingest (IngestOptions::threads
+// = 0): none unless cores stayed idle while the reading thread parsed alone (more threads of a
+// busy machine get no more CPU, only the merge's work), then one per idle core, never more
+// parsing threads than cores or chunks, and none with one core or one chunk. Asked for N: the
+// reading thread and N - 1 workers.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -19,37 +20,40 @@ WorkerBudget budget(size_t cores, double idle, size_t chunks) {
   return b;
 }
 
-TEST(IngestWorkerThreads, AQuietTwoCoreMachineParsesABigTraceOnTwoWorkers) {
+TEST(IngestWorkerThreads, AQuietTwoCoreMachineParsesABigTraceOnTheReadingThreadAndOneWorker) {
   // The reading thread holds one core; the other stayed idle.
-  EXPECT_EQ(ingest_worker_threads(0, budget(2, 0.9, 32)), 2u);
-  EXPECT_EQ(ingest_worker_threads(0, budget(2, 0.5, 32)), 2u);
+  EXPECT_EQ(ingest_worker_threads(0, budget(2, 0.9, 32)), 1u);
+  EXPECT_EQ(ingest_worker_threads(0, budget(2, 0.5, 32)), 1u);
+  EXPECT_EQ(ingest_worker_threads(0, budget(2, 1.8, 32)), 1u);  // never a third thread on two cores
 }
 
 TEST(IngestWorkerThreads, ABusyMachineParsesOnTheReadingThread) {
   EXPECT_EQ(ingest_worker_threads(0, budget(2, 0.0, 32)), 0u);
   EXPECT_EQ(ingest_worker_threads(0, budget(2, 0.3, 32)), 0u);
-  EXPECT_EQ(ingest_worker_threads(16, budget(2, 0.0, 32)), 16u);  // unless asked
+  EXPECT_EQ(ingest_worker_threads(16, budget(2, 0.0, 32)), 15u);  // unless asked
 }
 
 TEST(IngestWorkerThreads, IdleCoresOfABigMachineEachGetAWorker) {
-  EXPECT_EQ(ingest_worker_threads(0, budget(16, 3.2, 32)), 4u);
+  EXPECT_EQ(ingest_worker_threads(0, budget(16, 3.2, 32)), 3u);
   EXPECT_EQ(ingest_worker_threads(0, budget(16, 15.0, 32)), 8u);  // at most 8
-  EXPECT_EQ(ingest_worker_threads(0, budget(4, 3.0, 32)), 4u);    // at most one per core
+  EXPECT_EQ(ingest_worker_threads(0, budget(4, 3.9, 32)), 3u);    // the reading thread holds the fourth core
 }
 
 TEST(IngestWorkerThreads, OneCoreOrOneChunkParsesOnTheReadingThread) {
   EXPECT_EQ(ingest_worker_threads(0, budget(1, 1.0, 32)), 0u);
   EXPECT_EQ(ingest_worker_threads(0, budget(16, 15.0, 1)), 0u);  // a fixture of a few MB
-  EXPECT_EQ(ingest_worker_threads(0, budget(16, 15.0, 3)), 3u);
+  EXPECT_EQ(ingest_worker_threads(0, budget(16, 15.0, 3)), 2u);  // the reading thread parses the third
   EXPECT_FALSE(may_parse_in_parallel(0, budget(1, 0, 32)));
   EXPECT_FALSE(may_parse_in_parallel(0, budget(16, 0, 1)));
   EXPECT_TRUE(may_parse_in_parallel(0, budget(2, 0, 2)));
+  EXPECT_FALSE(may_parse_in_parallel(0, budget(0, 0, 0)));  // an empty budget does not wrap around
   EXPECT_FALSE(may_parse_in_parallel(1, budget(2, 0, 32)));  // asked for: nothing to measure
 }
 
-TEST(IngestWorkerThreads, AnExplicitCountIsKept) {
+TEST(IngestWorkerThreads, AnExplicitCountIsKeptWithTheReadingThreadAsOneOfThem) {
   EXPECT_EQ(ingest_worker_threads(1, budget(2, 1.0, 32)), 0u);
-  EXPECT_EQ(ingest_worker_threads(4, budget(2, 0, 1)), 4u);
+  EXPECT_EQ(ingest_worker_threads(2, budget(2, 1.0, 32)), 1u);
+  EXPECT_EQ(ingest_worker_threads(4, budget(2, 0, 1)), 3u);
 }
 
 TEST(IngestWorkerThreads, TheBudgetOfThisMachineCountsChunksFromTheInputSize) {
