@@ -104,7 +104,7 @@ void setup_analyze(CLI::App& app) {
                   "threads parsing each trace file, the reading thread included: 0 = measured (default): after "
                   "0.1 s of parsing alone, one worker per core the machine left idle, at most 8, none when under "
                   "half a core was idle; 1 = no extra thread; N = the reading thread and N - 1 workers. "
-                  "The result is the same for any value; each thread holds about one 1 MiB chunk and its tables. "
+                  "The result is the same for any value; each worker holds up to two 1 MiB chunks and their tables. "
                   "The index, analyses and JSON output after the parse use as many, by default the cores the "
                   "parse got plus those left idle")
       ->check(CLI::Range(0, 256));

@@ -18,15 +18,15 @@ namespace attnprof {
 struct IngestOptions {
   // Called with (bytes consumed, total bytes or 0 when unknown) as ingest advances.
   std::function<void(size_t, size_t)> progress;
-  // Events are parsed in chunks of about this size. Each parsing thread holds about a chunk
-  // of text, its parser's index and a chunk's tables; 1 MiB parses as fast as 8 MiB (which
-  // parsed as fast as 32 MiB) and, with two workers, holds ~27 MiB less at 1 GB
+  // Events are parsed in chunks of about this size. Each parsing thread holds its parser's
+  // index, each worker up to two chunks of text and their tables; 1 MiB parses as fast as
+  // 8 MiB (which parsed as fast as 32 MiB) and, with two workers, holds ~27 MiB less at 1 GB
   // (docs/performance.md, "Peak memory").
   size_t chunk_bytes = size_t{1} << 20;
   // Threads parsing chunks, the calling (reading) thread included: 0 = measured (a worker per
   // core left idle while the calling thread parsed alone, at most one per chunk and 8),
   // 1 = the calling thread only, N = it and N - 1 workers. The Trace is the same for any
-  // value; each thread holds about two chunks in memory.
+  // value.
   size_t threads = 0;
   // What to keep besides each slice's own fields; the default keeps everything. The pipeline
   // passes analysis_reads() (attention.h), so a Trace holds only what its analyses read.
