@@ -28,9 +28,9 @@ bool may_parse_in_parallel(size_t requested, const WorkerBudget& budget);
 // the reading thread parsed alone, else one per idle core (rounded), at least one, at most
 // one per core and one per chunk besides the reading thread's, and 8. Not one more: with a
 // third parsing thread time-slicing two cores the whole parse took longer, 1.08 s against
-// 0.93 s on the 1 GB trace (docs/performance.md, "Tenth round"). Idle time,
-// not the load average: the scheduler shares the cores between sessions (autogroup), so a
-// process of a busy machine gets no more CPU from more threads, only the merge's extra work
+// 0.93 s on the 1 GB trace (docs/performance.md, "Tenth round"). Idle time, not the load
+// average: the scheduler shares the cores between sessions (autogroup), so a process of a
+// busy machine gets no more CPU from more threads, only the merge's extra work
 // (docs/performance.md: 1.09x CPU, 1.15x wall at load 8), while on an idle core the workers
 // gain.
 size_t ingest_worker_threads(size_t requested, const WorkerBudget& budget);
