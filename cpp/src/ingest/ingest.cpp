@@ -27,6 +27,7 @@
 #include "ingest/scanner.h"
 #include "ingest/trace_builder.h"
 #include "ingest/utf8.h"
+#include "ingest/worker_budget.h"
 
 namespace attnprof {
 namespace {
@@ -350,14 +351,11 @@ Status StreamIngest::absorb_next_chunk() {
   return Ok{};
 }
 
-// Cuts window[0, n) off as the next chunk and absorbs the oldest ones in order, keeping at
-// most two chunks per worker and two more in flight (bounded memory): a chunk queued behind
-// each one being parsed, so a worker that finishes starts the next at once while this
-// thread parses or merges (with one chunk per worker it waited: 1.32 s against 0.96 s on the
-// 1 GB trace, docs/performance.md "Tenth round").
+// Cuts window[0, n) off as the next chunk and absorbs the oldest ones in order, keeping
+// memory bounded by most_chunks_in_flight.
 Status StreamIngest::cut_chunk(size_t n) {
   submit_chunk(n);
-  while (workers_.in_flight() >= 2 * workers_.threads() + 2)
+  while (workers_.in_flight() >= ingest::most_chunks_in_flight(workers_.threads()))
     if (auto st = absorb_next_chunk(); !st) return st;
   return chunk_status();
 }

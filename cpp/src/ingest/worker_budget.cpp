@@ -34,4 +34,6 @@ size_t ingest_worker_threads(size_t requested, const WorkerBudget& budget) {
   return std::clamp<size_t>(idle, 1, most_workers(budget));
 }
 
+size_t most_chunks_in_flight(size_t workers) { return 2 * workers + 2; }
+
 }  // namespace attnprof::ingest

@@ -139,7 +139,7 @@ void append_json(std::string& out, const Json& value, bool pretty, unsigned dept
   static_assert(NLOHMANN_JSON_VERSION_MAJOR == 3, "detail::serializer's dump(value, pretty, ascii, step, indent)");
   nlohmann::detail::serializer<Json> writer(nlohmann::detail::output_adapter<char>(out), ' ',
                                             Json::error_handler_t::replace);
-  writer.dump(value, pretty, false, pretty ? kIndent : 0, pretty ? depth * kIndent : 0);
+  writer.dump(value, pretty, false, kIndent, depth * kIndent);  // the indents count only when pretty
 }
 
 // How dump() opens the n-th item (n from 0) of an array or object `depth` levels deep.
