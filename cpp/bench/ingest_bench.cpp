@@ -56,12 +56,12 @@ int bare_simdjson(const char* path, int64_t& events) {
 
 int main(int argc, char** argv) {
   if (argc < 3 || argc > 5) {
-    std::fprintf(stderr, "usage: %s load|simdjson FILE [CHUNK_MIB [THREADS]]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s load|simdjson FILE [CHUNK_MIB (fractions too) [THREADS]]\n", argv[0]);
     return 2;
   }
   attnprof::IngestOptions options;  // CHUNK_MIB / THREADS: to measure other chunk sizes and thread counts
   options.reads = attnprof::analysis_reads();
-  if (argc >= 4) options.chunk_bytes = std::stoull(argv[3]) << 20;
+  if (argc >= 4) options.chunk_bytes = static_cast<size_t>(std::stod(argv[3]) * (1 << 20));
   if (argc >= 5) options.threads = std::stoull(argv[4]);
   const std::string mode = argv[1];
   const auto t0 = std::chrono::steady_clock::now();

@@ -3,12 +3,30 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 namespace attnprof::ingest {
 namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Whether the 8 bytes at p are all ASCII digits, and then their value, computed in a few
+// 64-bit operations rather than eight dependent multiply-adds: timestamps have 10-16 digits.
+// (Digits test: each byte's high nibble is 3, and adding 6 keeps it 3. The value: adjacent
+// digits paired, then pairs, then quads, each step one multiply - the well-known SWAR method.)
+bool eight_digits(const char* p, uint64_t& value) {
+  uint64_t v = 0;
+  std::memcpy(&v, p, 8);  // little-endian: p[0] is the lowest byte
+  constexpr uint64_t kHigh = 0xF0F0F0F0F0F0F0F0ULL, kZeros = 0x3030303030303030ULL;
+  if ((v & kHigh) != kZeros || ((v + 0x0606060606060606ULL) & kHigh) != kZeros) return false;
+  v -= kZeros;
+  v = v * 10 + (v >> 8);  // each even byte: two digits
+  v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+       (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+  value = v;
+  return true;
+}
 
 // Rare forms (exponents): go through long double, which still holds 18+ digits on x86.
 std::optional<int64_t> micros_via_floating(std::string_view text) {
@@ -37,6 +55,8 @@ bool micros_text_to_ns(std::string_view text, int64_t& out) {
   // hid it; with that gone, perf on the 1 GB trace: 4.3% of the CPU with checks, 2.2% without.)
   int64_t whole = 0;
   const size_t unchecked_end = std::min(text.size(), i + 18);
+  for (uint64_t eight = 0; i + 8 <= unchecked_end && eight_digits(text.data() + i, eight); i += 8)
+    whole = whole * 100000000 + static_cast<int64_t>(eight);
   for (; i < unchecked_end && is_digit(text[i]); ++i) whole = whole * 10 + (text[i] - '0');
   for (; i < text.size() && is_digit(text[i]); ++i) {
     if (__builtin_mul_overflow(whole, 10, &whole) ||

@@ -79,14 +79,36 @@ const char* find_quote_or_backslash(const char* p) {
 #endif
 }
 
-// An object key as a view into the parsed buffer, without unescaping it into simdjson's
-// string buffer: Kineto's keys never hold escapes. One that does (`"p\u0068"`) goes through
-// unescaped_key(), so it still matches the key it spells.
-simdjson::error_code key_of(od::field& field, std::string_view& key) {
+bool is_json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// An object key as a view into the parsed buffer, between its quotes, escapes not undone. Its
+// end is found from its value's start, not by scanning the key: simdjson has already checked
+// that only whitespace, a ':' and whitespace lie between the key's closing quote and the value.
+std::string_view raw_key(od::field& field) {
   const char* begin = field.key().raw();
-  const char* end = find_quote_or_backslash(begin);
-  if (*end == '\\') return field.unescaped_key().get(key);
-  key = std::string_view(begin, static_cast<size_t>(end - begin));
+  const char* p = field.value().raw_json_token().data();
+  do --p; while (is_json_space(*p));  // the ':'
+  do --p; while (is_json_space(*p));  // the key's closing quote
+  return std::string_view(begin, static_cast<size_t>(p - begin));
+}
+
+template <const auto& Keys>
+constexpr bool holds_no_backslash() {
+  return std::none_of(Keys.begin(), Keys.end(), [](std::string_view k) { return k.find('\\') != k.npos; });
+}
+
+// The key of `field` and its position in `Keys` (Keys.size() when none). Kineto's keys never
+// hold escapes, and none of `Keys` holds a backslash, so a raw key that matches one is that
+// key; one that matches none is unescaped (`"p\u0068"`) and looked up again only when it
+// holds a backslash.
+template <const auto& Keys>
+simdjson::error_code key_of(od::field& field, std::string_view& key, size_t& which) {
+  static_assert(holds_no_backslash<Keys>());
+  key = raw_key(field);
+  which = find_key<Keys>(key);
+  if (which != Keys.size() || find_quote_or_backslash(key.data()) == key.data() + key.size()) return SUCCESS;
+  if (auto e = field.unescaped_key().get(key)) return e;
+  which = find_key<Keys>(key);
   return SUCCESS;
 }
 
@@ -142,8 +164,6 @@ constexpr std::array kArgKeys{
 static_assert(kArgKeys.size() == static_cast<size_t>(ArgKey::kOther));
 static_assert(find_key<kArgKeys>(kineto::kTotalReserved) == static_cast<size_t>(ArgKey::kTotalReserved) &&
               find_key<kArgKeys>(kineto::kInputDims) == static_cast<size_t>(ArgKey::kInputDims));
-
-ArgKey arg_key(std::string_view key) { return static_cast<ArgKey>(find_key<kArgKeys>(key)); }
 
 // The `cat` spellings of kineto::kCategories, as constants to compare with.
 constexpr auto category_texts() {
@@ -389,8 +409,8 @@ error_code TraceBuilder::add_event(od::value value) {
     if (auto e = field_result.error()) return e;
     od::field& field = field_result.value_unsafe();
     std::string_view key;
-    if (auto e = key_of(field, key)) return e;
-    const size_t which = find_key<kEventKeys>(key);
+    size_t which = 0;
+    if (auto e = key_of<kEventKeys>(field, key, which)) return e;
     if (which == kEventKeys.size()) continue;  // not read: the iteration steps over the value
     od::value& v = field.value();
     error_code e = SUCCESS;
@@ -477,8 +497,9 @@ error_code TraceBuilder::read_args(od::object args, Event& ev) {
     if (auto e = field_result.error()) return e;
     od::field& field = field_result.value_unsafe();  // in place, as in add_event
     std::string_view key;
-    if (auto e = key_of(field, key)) return e;
-    const ArgKey k = arg_key(key);
+    size_t which = 0;
+    if (auto e = key_of<kArgKeys>(field, key, which)) return e;
+    const auto k = static_cast<ArgKey>(which);
     if (k == ArgKey::kOther) continue;  // not read: the iteration steps over the value
     if (auto e = read_arg(what, k, key, field.value(), ev); is_structural_error(e)) return e;
   }

@@ -50,6 +50,20 @@ TEST(MicrosTextToNs, DigitRunsOfEveryLengthAndTheInt64Edge) {
   EXPECT_EQ(micros_text_to_ns("00000000000000000012"), 12000);  // 20
 }
 
+// The point after each digit of a nine-digit run: an eight-byte block of the run holds the
+// point at each of its bytes, and the digits before and after it are read one at a time.
+TEST(MicrosTextToNs, APointAtEveryByteOfAnEightDigitBlock) {
+  const std::string digits = "987654321";
+  for (size_t p = 1; p < digits.size(); ++p) {
+    const std::string fraction = digits.substr(p);
+    const int64_t rounding = fraction.size() > 3 && fraction[3] >= '5' ? 1 : 0;
+    const int64_t expected = std::stoll(digits.substr(0, p)) * 1000 + std::stoll((fraction + "00").substr(0, 3)) + rounding;
+    EXPECT_EQ(micros_text_to_ns(digits.substr(0, p) + "." + fraction), expected) << p;
+  }
+  EXPECT_EQ(micros_text_to_ns("12345678.5 "), 12345678500);  // a block, then the point
+  EXPECT_EQ(micros_text_to_ns("1234567890123456"), 1234567890123456000);  // two blocks
+}
+
 TEST(MicrosTextToNs, OverflowAndGarbageAreRejected) {
   EXPECT_FALSE(micros_text_to_ns("99999999999999999999"));
   EXPECT_FALSE(micros_text_to_ns("1e400"));
