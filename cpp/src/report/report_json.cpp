@@ -154,28 +154,39 @@ void close_items(std::string& out, char bracket, bool pretty, unsigned depth) {
   out += bracket;
 }
 
-// Items [begin, end) of the calls array, each from its own small tree: one tree of every
-// call held 5x the text and took longer to free than to write.
-std::string calls_text(const std::vector<Call>& calls, size_t begin, size_t end, bool pretty, unsigned depth) {
-  std::string out;
+// Appends items [begin, end) of the calls array, each from its own small tree: one tree of
+// every call held 5x the text and took longer to free than to write.
+void append_call_items(std::string& out, const std::vector<Call>& calls, size_t begin, size_t end, bool pretty,
+                       unsigned depth) {
   for (size_t i = begin; i < end; ++i) {
     open_item(out, i, pretty, depth);
     append_json(out, Json(calls[i]), pretty, depth);
   }
+}
+
+std::string calls_text(const std::vector<Call>& calls, size_t begin, size_t end, bool pretty, unsigned depth) {
+  std::string out;
+  append_call_items(out, calls, begin, end, pretty, depth);
   return out;
 }
 
 // The calls array; with threads > 1, runs of calls are written side by side and joined in
-// order (an item's text depends on the call and its position only).
+// order (an item's text depends on the call and its position only). The document is reserved
+// for all of them from the first call's length, so it grows once instead of by doublings, each
+// of which copied it into fresh pages (perf after ingest on the 1 GB trace: memmove 7%, page
+// faults and clearing 15%).
 void append_calls(std::string& out, const std::vector<Call>& calls, bool pretty, unsigned depth, size_t threads) {
   if (calls.empty()) return out.append("[]"), void();
   out += '[';
+  const size_t before = out.size();
+  append_call_items(out, calls, 0, 1, pretty, depth + 1);
+  out.reserve(out.size() + (out.size() - before) * (calls.size() - 1) * 9 / 8);
   const size_t runs = std::clamp<size_t>(threads, 1, calls.size());
   std::vector<std::future<std::string>> later;
   for (size_t r = 1; r < runs; ++r)
     later.push_back(std::async(std::launch::async, calls_text, std::cref(calls), calls.size() * r / runs,
                                calls.size() * (r + 1) / runs, pretty, depth + 1));
-  out += calls_text(calls, 0, calls.size() / runs, pretty, depth + 1);
+  append_call_items(out, calls, 1, calls.size() / runs, pretty, depth + 1);
   for (std::future<std::string>& run : later) out += run.get();
   close_items(out, ']', pretty, depth + 1);
 }
