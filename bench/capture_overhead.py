@@ -4,7 +4,10 @@ Prints per model the ratios of the median wall time (target <= 1.03), the median
 the least CPU time of a pass (what the capture adds, least blurred by other processes) and
 the median of the CPU time ratios of the two passes of each round (which share its load), and
 the load average before and after (the runs are in docs/performance.md, "Live capture
-overhead"). Not a test: nothing is asserted except that both runs produce the same output and
+overhead"). Each pass starts after gc.collect(), as timeit and pyperf arrange it: a pass's
+collections are then its own, not those the passes before it left due (one collection with the
+profiler's event lists alive took 12-36 ms, 3-9% of a pass, and fell on whichever pass crossed
+the threshold); the collections inside the passes are counted and printed. Not a test: nothing is asserted except that both runs produce the same output and
 the capture saw every attention call.
 
     python bench/capture_overhead.py [--repeats 7] [--seq 128] [--threads N]
@@ -12,6 +15,7 @@ the capture saw every attention call.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import time
@@ -31,12 +35,25 @@ def models(seq: int):
         num_key_value_heads=4, vocab_size=32000)), 8
 
 
-def timed(fn) -> tuple[float, float]:
-    """(wall, CPU) seconds of one call; CPU time (all threads) also means something when other
-    processes hold the cores."""
+collections_in_passes = [0]  # garbage collections that ran inside a timed pass
+
+
+def count_collection(phase: str, _info: dict) -> None:
+    if phase == "start":
+        collections_in_passes[0] += 1
+
+
+def timed(fn) -> tuple[float, float, int]:
+    """(wall, CPU) seconds of one call, after a full collection, and the collections inside it;
+    CPU time (all threads) also means something when other processes hold the cores."""
+    gc.collect()
+    collections_in_passes[0] = 0
+    gc.callbacks.append(count_collection)
     wall, cpu = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - wall, time.process_time() - cpu
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    gc.callbacks.remove(count_collection)
+    return wall, cpu, collections_in_passes[0]
 
 
 def main() -> None:
@@ -83,9 +100,11 @@ def main() -> None:
         # Each round's two passes run back to back, so the ratio within a round shares its
         # load: the median of those ratios follows the capture, not the load's drift.
         paired = statistics.median(c[1] / p[1] for p, c in zip(t_plain, t_capt))
+        collections = [sum(t[2] for t in times) for times in (t_plain, t_capt)]
         print(f"{name:48s} plain {a * 1e3:8.1f} ms   attention_profile {b * 1e3:8.1f} ms   "
               f"ratio {b / a:.3f} (target <= 1.03)   CPU time ratio {b_cpu / a_cpu:.3f}   "
-              f"least CPU time ratio {b_min / a_min:.3f}   paired CPU time ratio {paired:.3f}")
+              f"least CPU time ratio {b_min / a_min:.3f}   paired CPU time ratio {paired:.3f}   "
+              f"collections inside the passes: plain {collections[0]}, attention_profile {collections[1]}")
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 
