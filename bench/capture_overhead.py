@@ -5,10 +5,11 @@ the least CPU time of a pass (what the capture adds, least blurred by other proc
 the median of the CPU time ratios of the two passes of each round (which share its load), and
 the load average before and after (the runs are in docs/performance.md, "Live capture
 overhead"). Each pass starts after gc.collect(), as timeit and pyperf arrange it: a pass's
-collections are then its own, not those the passes before it left due (one collection with the
-profiler's event lists alive took 12-36 ms, 3-9% of a pass, and fell on whichever pass crossed
-the threshold); the collections inside the passes are counted and printed. Not a test: nothing is asserted except that both runs produce the same output and
-the capture saw every attention call.
+collections are then its own, not those the passes before it left due (one collection with
+the profiler's event lists alive took 12-36 ms, 3-9% of a pass, and fell on whichever pass
+crossed the threshold); the collections inside the passes are counted and printed. Not a
+test: nothing is asserted except that both runs produce the same output and the capture saw
+every attention call.
 
     python bench/capture_overhead.py [--repeats 7] [--seq 128] [--threads N]
 """
@@ -35,25 +36,19 @@ def models(seq: int):
         num_key_value_heads=4, vocab_size=32000)), 8
 
 
-collections_in_passes = [0]  # garbage collections that ran inside a timed pass
-
-
-def count_collection(phase: str, _info: dict) -> None:
-    if phase == "start":
-        collections_in_passes[0] += 1
+def collections_so_far() -> int:
+    return sum(generation["collections"] for generation in gc.get_stats())
 
 
 def timed(fn) -> tuple[float, float, int]:
     """(wall, CPU) seconds of one call, after a full collection, and the collections inside it;
     CPU time (all threads) also means something when other processes hold the cores."""
     gc.collect()
-    collections_in_passes[0] = 0
-    gc.callbacks.append(count_collection)
+    collections = collections_so_far()
     wall, cpu = time.perf_counter(), time.process_time()
     fn()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    gc.callbacks.remove(count_collection)
-    return wall, cpu, collections_in_passes[0]
+    return wall, cpu, collections_so_far() - collections
 
 
 def main() -> None:

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "ingest/scanner.h"
+
 namespace attnprof::ingest {
 namespace {
 
@@ -42,9 +44,7 @@ std::optional<int64_t> micros_via_floating(std::string_view text) {
 }  // namespace
 
 bool micros_text_to_ns(std::string_view text, int64_t& out) {
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' ||
-                           text.back() == '\t'))
-    text.remove_suffix(1);
+  while (!text.empty() && is_json_space(text.back())) text.remove_suffix(1);
   if (text.empty()) return false;
   size_t i = 0;
   const bool negative = text[0] == '-';

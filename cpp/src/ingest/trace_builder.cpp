@@ -9,6 +9,7 @@
 #include "ingest/chunks.h"
 #include "ingest/key_index.h"
 #include "ingest/numbers.h"
+#include "ingest/scanner.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -52,8 +53,7 @@ namespace {
 bool has_op_args(Category c) { return c == Category::kCpuOp || c == Category::kUserAnnotation; }
 
 std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
-    s.remove_suffix(1);
+  while (!s.empty() && is_json_space(s.back())) s.remove_suffix(1);
   constexpr size_t kMaxSample = 80;
   return s.substr(0, kMaxSample);
 }
@@ -78,8 +78,6 @@ const char* find_quote_or_backslash(const char* p) {
   return p;
 #endif
 }
-
-bool is_json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // An object key as a view into the parsed buffer, between its quotes, escapes not undone. Its
 // end is found from its value's start, not by scanning the key: simdjson has already checked

@@ -5,6 +5,7 @@
 
 #include "attnprof/ingest.h"
 #include "ingest/input.h"
+#include "ingest/scanner.h"
 #include "ingest/trace_builder.h"
 #include "ingest/utf8.h"
 
@@ -16,8 +17,7 @@ namespace od = simdjson::ondemand;
 bool is_device_category(std::string_view cat) { return is_gpu_activity(ingest::category_of(cat)); }
 
 std::string_view trimmed_token(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t'))
-    s.remove_suffix(1);
+  while (!s.empty() && ingest::is_json_space(s.back())) s.remove_suffix(1);
   return s;
 }
 
