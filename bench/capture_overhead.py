@@ -38,6 +38,14 @@ import statistics
 import sys
 import time
 
+import torch
+import transformers as tf
+
+import attnprof
+
+CPU = [torch.profiler.ProfilerActivity.CPU]
+TARGET = 1.03
+
 # glibc's default thresholds move with the sizes freed (an mmap'd block freed raises the mmap
 # threshold to its size, the trim threshold to twice that), so whether a pass's large buffers
 # come back as fresh zero pages depends on what the passes before it freed. Fixed thresholds
@@ -72,18 +80,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--default-malloc", action="store_true",
                         help="keep the allocator's own (moving) thresholds instead of fixing them")
     return parser.parse_args()
-
-
-ARGS = parse_args()
-MALLOC = steady_malloc_or_reexec(ARGS.default_malloc)
-
-import torch  # noqa: E402 - after the re-exec, which must happen before the process grows
-import transformers as tf  # noqa: E402
-
-import attnprof  # noqa: E402
-
-CPU = [torch.profiler.ProfilerActivity.CPU]
-TARGET = 1.03
 
 
 def models(seq: int):
@@ -150,14 +146,16 @@ def report(name: str, plain: list[tuple], captured: list[tuple]) -> None:
 
 
 def main() -> None:
-    if ARGS.threads:
-        torch.set_num_threads(ARGS.threads)
+    args = parse_args()
+    malloc = steady_malloc_or_reexec(args.default_malloc)
+    if args.threads:
+        torch.set_num_threads(args.threads)
     torch.manual_seed(0)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch 1, seq {ARGS.seq}, "
-          f"{MALLOC}, load average {os.getloadavg()[0]:.1f}", flush=True)
-    for name, model, layers in models(ARGS.seq):
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch 1, seq {args.seq}, "
+          f"{malloc}, load average {os.getloadavg()[0]:.1f}", flush=True)
+    for name, model, layers in models(args.seq):
         model = model.eval()
-        ids = torch.randint(0, 1000, (1, ARGS.seq))
+        ids = torch.randint(0, 1000, (1, args.seq))
         outputs = {}
 
         def plain():
@@ -175,7 +173,7 @@ def main() -> None:
         assert outputs["records"] == layers, f"captured {outputs['records']} calls, want {layers}"
         # Interleave the two, in alternating order, so machine noise hits both alike.
         t_plain, t_capt = [], []
-        for i in range(ARGS.repeats):
+        for i in range(args.repeats):
             for run in ((plain, captured) if i % 2 == 0 else (captured, plain)):
                 (t_plain if run is plain else t_capt).append(timed(run))
         report(name, t_plain, t_capt)
