@@ -11,6 +11,10 @@ were independent, which the drift makes only roughly true: it says how far one r
 ratio, not a guarantee. Also printed: the median CPU-time ratio, the least CPU time of a pass,
 the paired CPU-time ratio, the page faults and garbage collections inside the passes, and the
 load average before and after (the runs are in docs/performance.md, "Live capture overhead").
+`--placebo` adds a third kind of pass to the same rounds: a plain pass with a 1,040-byte tensor
+held across it, which does no more work but shifts where the pass's buffers land; its ratio
+over plain is what this run would report for a change that costs nothing (one such run gave
+1.035, 1.006 - 1.057).
 
 Two sources of noise are taken out, for both kinds of pass alike:
 - each pass starts after gc.collect(), as timeit and pyperf arrange it, so a pass's collections
@@ -24,12 +28,13 @@ Two sources of noise are taken out, for both kinds of pass alike:
 Not a test: nothing is asserted except that both runs produce the same output and the capture
 saw every attention call.
 
-    python bench/capture_overhead.py [--repeats 41] [--seq 128] [--threads N] [--default-malloc]
+    python bench/capture_overhead.py [--repeats 41] [--seq 128] [--threads N] [--placebo] [--default-malloc]
 """
 from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import os
 import platform
 import random
@@ -77,6 +82,10 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=0,
                         help="torch intra-op threads (default: torch's); 1 keeps a loaded machine's "
                              "descheduled OpenMP threads out of both timings")
+    parser.add_argument("--placebo", action="store_true",
+                        help="also time, in the same rounds, a plain pass after a 1,040-byte tensor is "
+                             "allocated and held: a change that does no work, whose ratio shows what "
+                             "this run resolves (a shifted heap alone moved it to 1.035 in one process)")
     parser.add_argument("--default-malloc", action="store_true",
                         help="keep the allocator's own (moving) thresholds instead of fixing them")
     return parser.parse_args()
@@ -123,10 +132,15 @@ def verdict(ratio: float, high: float) -> str:
     return f"above {TARGET}"
 
 
-def report(name: str, plain: list[tuple], captured: list[tuple]) -> None:
-    wall_ratios = [c[0] / p[0] for p, c in zip(plain, captured)]
-    paired = statistics.median(wall_ratios)
-    low, high = median_interval(wall_ratios)
+def paired_line(label: str, plain: list[tuple], other: list[tuple]) -> str:
+    ratios = [o[0] / p[0] for p, o in zip(plain, other)]
+    paired = statistics.median(ratios)
+    low, high = median_interval(ratios)
+    return (f"  {label} {paired:.3f}  (95 % interval {low:.3f} - {high:.3f}, {len(plain)} rounds): "
+            f"{verdict(paired, high)}")
+
+
+def report(name: str, plain: list[tuple], captured: list[tuple], placebo: list[tuple]) -> None:
     a, a_cpu = (statistics.median(t[i] for t in plain) for i in (0, 1))
     b, b_cpu = (statistics.median(t[i] for t in captured) for i in (0, 1))
     # The fastest pass of each is the one other processes disturbed least.
@@ -134,10 +148,9 @@ def report(name: str, plain: list[tuple], captured: list[tuple]) -> None:
     paired_cpu = statistics.median(c[1] / p[1] for p, c in zip(plain, captured))
     collections = [sum(t[2] for t in times) for times in (plain, captured)]
     faults = [statistics.median(t[3] for t in times) for times in (plain, captured)]
-    print(f"{name}\n"
-          f"  paired wall ratio {paired:.3f}  (95 % interval {low:.3f} - {high:.3f}, {len(plain)} rounds): "
-          f"{verdict(paired, high)}\n"
-          f"  plain {a * 1e3:.1f} ms, attention_profile {b * 1e3:.1f} ms a pass (medians): "
+    print(f"{name}\n{paired_line('paired wall ratio', plain, captured)}\n"
+          + (f"{paired_line('placebo (plain, heap shifted) over plain', plain, placebo)}\n" if placebo else "")
+          + f"  plain {a * 1e3:.1f} ms, attention_profile {b * 1e3:.1f} ms a pass (medians): "
           f"ratio of medians {b / a:.3f}; CPU time: ratio of medians {b_cpu / a_cpu:.3f}, "
           f"least {b_min / a_min:.3f}, paired {paired_cpu:.3f}\n"
           f"  inside the passes: page faults a pass (median) plain {faults[0]:.0f}, attention_profile "
@@ -168,15 +181,23 @@ def main() -> None:
                 outputs["captured"] = model(ids).logits
             outputs["records"] = len(prof.capture.records)
 
+        def placebo():
+            held = torch.empty(1040, dtype=torch.uint8)  # shifts where the pass's buffers land
+            plain()
+            del held
+
         plain(), captured()  # warm-up and correctness check before timing
         assert torch.equal(outputs["plain"], outputs["captured"]), "capture changed the output"
         assert outputs["records"] == layers, f"captured {outputs['records']} calls, want {layers}"
-        # Interleave the two, in alternating order, so machine noise hits both alike.
-        t_plain, t_capt = [], []
+        # Interleave the kinds of pass, each round in the next order of all their orders, so
+        # machine noise and a pass's place in the round hit every kind alike.
+        kinds = [plain, captured] + ([placebo] if args.placebo else [])
+        orders = list(itertools.permutations(kinds))
+        times = {kind: [] for kind in kinds}
         for i in range(args.repeats):
-            for run in ((plain, captured) if i % 2 == 0 else (captured, plain)):
-                (t_plain if run is plain else t_capt).append(timed(run))
-        report(name, t_plain, t_capt)
+            for kind in orders[i % len(orders)]:
+                times[kind].append(timed(kind))
+        report(name, times[plain], times[captured], times.get(placebo, []))
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 
