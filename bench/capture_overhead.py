@@ -83,9 +83,9 @@ def parse_args() -> argparse.Namespace:
                         help="torch intra-op threads (default: torch's); 1 keeps a loaded machine's "
                              "descheduled OpenMP threads out of both timings")
     parser.add_argument("--placebo", action="store_true",
-                        help="also time, in the same rounds, a plain pass after a 1,040-byte tensor is "
-                             "allocated and held: a change that does no work, whose ratio shows what "
-                             "this run resolves (a shifted heap alone moved it to 1.035 in one process)")
+                        help="also time, in the same rounds, a plain pass with a 1,040-byte tensor "
+                             "held across it: a change that does no work, whose ratio shows what this "
+                             "run resolves")
     parser.add_argument("--default-malloc", action="store_true",
                         help="keep the allocator's own (moving) thresholds instead of fixing them")
     return parser.parse_args()
