@@ -6,15 +6,21 @@ figure to read is the paired wall-time ratio: the median over rounds of (capture
 with a 95 % bootstrap interval. The two passes of a round share the machine's state of that
 second, so their ratio follows the capture rather than the drift of a shared or virtual
 machine, whose speed moves by 10 - 30 % over a minute with nothing else running (the ratio of
-the two medians, also printed, moves with that drift). The interval resamples rounds as if they
-were independent, which the drift makes only roughly true: it says how far one run resolves the
-ratio, not a guarantee. Also printed: the median CPU-time ratio, the least CPU time of a pass,
-the paired CPU-time ratio, the page faults and garbage collections inside the passes, and the
-load average before and after (the runs are in docs/performance.md, "Live capture overhead").
-`--placebo` adds a third kind of pass to the same rounds: a plain pass with a 1,040-byte tensor
-held across it, which does no more work but shifts where the pass's buffers land; its ratio
-over plain is what this run would report for a change that costs nothing (one such run gave
-1.035, 1.006 - 1.057).
+the two medians, also printed, moves with that drift).
+
+The rounds run in several processes one after another (`--processes`, default 8), each
+printing its own figures, and the verdict is the pooled one: the median of every round of every
+process, with an interval that resamples processes and then rounds within each (a two-stage
+bootstrap). One process places its buffers once, and that placement alone moved a change that
+costs nothing by up to 4 % in a 41-round run whose interval excluded 1.0; a new process places
+them anew, so the pooled interval counts a placement's bias as the noise it is. `--placebo`
+adds that change as a third kind of pass to the same rounds: a plain pass with a 1,040-byte
+tensor held across it, no more work, only the pass's buffers elsewhere; its ratio over plain is
+what the run reports for a change that costs nothing.
+
+Also printed for each process: the median CPU-time ratio, the least CPU time of a pass, the
+paired CPU-time ratio, the page faults and garbage collections inside the passes, and the load
+average before and after (the runs are in docs/performance.md, "Live capture overhead").
 
 Two sources of noise are taken out, for both kinds of pass alike:
 - each pass starts after gc.collect(), as timeit and pyperf arrange it, so a pass's collections
@@ -28,19 +34,23 @@ Two sources of noise are taken out, for both kinds of pass alike:
 Not a test: nothing is asserted except that both runs produce the same output and the capture
 saw every attention call.
 
-    python bench/capture_overhead.py [--repeats 41] [--seq 128] [--threads N] [--placebo] [--default-malloc]
+    python bench/capture_overhead.py [--processes 8] [--repeats 24] [--seq 128] [--threads N]
+                                     [--placebo] [--default-malloc]
 """
 from __future__ import annotations
 
 import argparse
 import gc
 import itertools
+import json
 import os
 import platform
 import random
 import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -73,11 +83,18 @@ def steady_malloc_or_reexec(default_malloc: bool) -> str:
     raise AssertionError("unreachable")
 
 
+def positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
+
+
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=41,
-                        help="rounds (one plain and one captured pass each); the interval narrows "
-                             "with their square root (default 41, ~1 min a model)")
+    parser.add_argument("--repeats", type=positive, default=24,
+                        help="rounds in each process (one pass of each kind a round; default 24, a "
+                             "multiple of the number of orders of 2 and of 3 kinds of pass)")
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--threads", type=int, default=0,
                         help="torch intra-op threads (default: torch's); 1 keeps a loaded machine's "
@@ -86,8 +103,14 @@ def parse_args() -> argparse.Namespace:
                         help="also time, in the same rounds, a plain pass with a 1,040-byte tensor "
                              "held across it: a change that does no work, whose ratio shows what this "
                              "run resolves")
+    parser.add_argument("--processes", type=positive, default=8,
+                        help="run the rounds in this many processes, one after another, and pool "
+                             "them: each places its buffers anew (default 8, ~1.6 min each on a "
+                             "2-core machine; 20 pinned the ratio to +-0.01 here; 1: this process "
+                             "alone)")
     parser.add_argument("--default-malloc", action="store_true",
                         help="keep the allocator's own (moving) thresholds instead of fixing them")
+    parser.add_argument("--rounds-out", help=argparse.SUPPRESS)  # a pooled run's child: its timings
     return parser.parse_args()
 
 
@@ -116,11 +139,17 @@ def timed(fn) -> tuple[float, float, int, int]:
     return wall, cpu, collections_so_far() - collections, faults
 
 
-def median_interval(values: list[float], resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
-    """95 % percentile-bootstrap interval of the median of ``values`` (seeded: a run's printout
-    is a function of its timings)."""
+def median_interval(groups: list[list[float]], resamples: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """95 % percentile-bootstrap interval of the median of all ``groups`` together: each resample
+    draws the groups (processes) with replacement, then the values (rounds) within each drawn
+    group; one group is the plain bootstrap. Seeded: a run's printout is a function of its timings."""
     rng = random.Random(seed)
-    medians = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+
+    def resample() -> list[float]:
+        drawn = groups if len(groups) == 1 else rng.choices(groups, k=len(groups))
+        return [value for group in drawn for value in rng.choices(group, k=len(group))]
+
+    medians = sorted(statistics.median(resample()) for _ in range(resamples))
     return medians[int(0.025 * resamples)], medians[int(0.975 * resamples) - 1]
 
 
@@ -132,12 +161,20 @@ def verdict(ratio: float, high: float) -> str:
     return f"above {TARGET}"
 
 
-def paired_line(label: str, plain: list[tuple], other: list[tuple]) -> str:
-    ratios = [o[0] / p[0] for p, o in zip(plain, other)]
-    paired = statistics.median(ratios)
-    low, high = median_interval(ratios)
-    return (f"  {label} {paired:.3f}  (95 % interval {low:.3f} - {high:.3f}, {len(plain)} rounds): "
-            f"{verdict(paired, high)}")
+WALL, CPU_TIME = 0, 1  # where a pass's timings (timed()) hold each
+
+
+def paired_ratios(plain: list[tuple], other: list[tuple], clock: int = WALL) -> list[float]:
+    """Each round's other / plain time on ``clock``."""
+    return [o[clock] / p[clock] for p, o in zip(plain, other)]
+
+
+def paired_line(label: str, groups: list[list[float]]) -> str:
+    """The median paired ratio over all groups' rounds, its interval and the verdict."""
+    paired = statistics.median(ratio for group in groups for ratio in group)
+    low, high = median_interval(groups)
+    where = f"{sum(map(len, groups))} rounds" + (f" in {len(groups)} processes" if len(groups) > 1 else "")
+    return f"  {label} {paired:.3f}  (95 % interval {low:.3f} - {high:.3f}, {where}): {verdict(paired, high)}"
 
 
 def report(name: str, plain: list[tuple], captured: list[tuple], placebo: list[tuple]) -> None:
@@ -148,14 +185,93 @@ def report(name: str, plain: list[tuple], captured: list[tuple], placebo: list[t
     paired_cpu = statistics.median(c[1] / p[1] for p, c in zip(plain, captured))
     collections = [sum(t[2] for t in times) for times in (plain, captured)]
     faults = [statistics.median(t[3] for t in times) for times in (plain, captured)]
-    print(f"{name}\n{paired_line('paired wall ratio', plain, captured)}\n"
-          + (f"{paired_line('placebo (plain, heap shifted) over plain', plain, placebo)}\n" if placebo else "")
+    print(f"{name}\n{paired_line('paired wall ratio', [paired_ratios(plain, captured)])}\n"
+          + (f"{paired_line('placebo (plain, heap shifted) over plain', [paired_ratios(plain, placebo)])}\n"
+             if placebo else "")
           + f"  plain {a * 1e3:.1f} ms, attention_profile {b * 1e3:.1f} ms a pass (medians): "
           f"ratio of medians {b / a:.3f}; CPU time: ratio of medians {b_cpu / a_cpu:.3f}, "
           f"least {b_min / a_min:.3f}, paired {paired_cpu:.3f}\n"
           f"  inside the passes: page faults a pass (median) plain {faults[0]:.0f}, attention_profile "
           f"{faults[1]:.0f}; collections plain {collections[0]}, attention_profile {collections[1]}",
           flush=True)
+
+
+def measure(model: torch.nn.Module, layers: int, args: argparse.Namespace) -> dict[str, list[tuple]]:
+    """The timings of each kind of pass ("plain", "captured", and "placebo" when asked) over
+    ``args.repeats`` rounds, after checking that the capture leaves the output bit-identical and
+    sees every attention call."""
+    model = model.eval()
+    ids = torch.randint(0, 1000, (1, args.seq))
+    outputs = {}
+
+    def plain():
+        with torch.no_grad(), torch.profiler.profile(activities=CPU, record_shapes=True):
+            outputs["plain"] = model(ids).logits
+
+    def captured():
+        with torch.no_grad(), attnprof.profile(attention_profile=True, activities=CPU,
+                                               record_shapes=True) as prof:
+            outputs["captured"] = model(ids).logits
+        outputs["records"] = len(prof.capture.records)
+
+    def placebo():
+        held = torch.empty(1040, dtype=torch.uint8)  # shifts where the pass's buffers land
+        plain()
+        del held
+
+    plain(), captured()  # warm-up and correctness check before timing
+    assert torch.equal(outputs["plain"], outputs["captured"]), "capture changed the output"
+    assert outputs["records"] == layers, f"captured {outputs['records']} calls, want {layers}"
+    # Interleave the kinds of pass, each round in the next order of all their orders, so
+    # machine noise and a pass's place in the round hit every kind alike.
+    kinds = {"plain": plain, "captured": captured} | ({"placebo": placebo} if args.placebo else {})
+    orders = list(itertools.permutations(kinds))
+    times = {kind: [] for kind in kinds}
+    for i in range(args.repeats):
+        for kind in orders[i % len(orders)]:
+            times[kind].append(timed(kinds[kind]))
+    return times
+
+
+def run_here(args: argparse.Namespace) -> None:
+    """Every model in this process; with --rounds-out, also each model's paired ratios as JSON
+    ({model: {"captured wall": [...], "captured cpu": [...], ...}})."""
+    rounds = {}
+    for name, model, layers in models(args.seq):
+        times = measure(model, layers, args)
+        report(name, times["plain"], times["captured"], times.get("placebo", []))
+        rounds[name] = {f"{kind} {clock}": paired_ratios(times["plain"], times[kind], index)
+                        for kind in times if kind != "plain"
+                        for clock, index in (("wall", WALL), ("cpu", CPU_TIME))}
+    if args.rounds_out:
+        with open(args.rounds_out, "w") as out:
+            json.dump(rounds, out)
+
+
+def run_pooled(args: argparse.Namespace) -> None:
+    """``args.processes`` runs of this script one after another (each prints its own report),
+    then each model's ratios pooled over them."""
+    child_args = ["--processes=1", f"--repeats={args.repeats}", f"--seq={args.seq}", f"--threads={args.threads}"]
+    child_args += ["--placebo"] * args.placebo + ["--default-malloc"] * args.default_malloc
+    pooled: dict[str, dict[str, list[list[float]]]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for n in range(args.processes):
+            print(f"--- process {n + 1} of {args.processes}", flush=True)
+            out = os.path.join(folder, f"{n}.json")
+            subprocess.run([sys.executable, __file__, *child_args, "--rounds-out", out], check=True)
+            with open(out) as f:
+                for name, kinds in json.load(f).items():
+                    for series, ratios in kinds.items():
+                        pooled.setdefault(name, {}).setdefault(series, []).append(ratios)
+    print(f"--- pooled over {args.processes} processes")
+    for name, ratios in pooled.items():
+        # CPU time leaves out the time other processes held the core: under load the wall ratio
+        # carries the scheduler's share of each pass as well as the capture.
+        print(f"{name}\n{paired_line('paired wall ratio', ratios['captured wall'])}\n"
+              f"{paired_line('paired CPU-time ratio', ratios['captured cpu'])}")
+        if "placebo wall" in ratios:
+            print(f"{paired_line('placebo (plain, heap shifted) over plain, wall', ratios['placebo wall'])}\n"
+                  f"{paired_line('placebo over plain, CPU time', ratios['placebo cpu'])}")
 
 
 def main() -> None:
@@ -166,38 +282,10 @@ def main() -> None:
     torch.manual_seed(0)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch 1, seq {args.seq}, "
           f"{malloc}, load average {os.getloadavg()[0]:.1f}", flush=True)
-    for name, model, layers in models(args.seq):
-        model = model.eval()
-        ids = torch.randint(0, 1000, (1, args.seq))
-        outputs = {}
-
-        def plain():
-            with torch.no_grad(), torch.profiler.profile(activities=CPU, record_shapes=True):
-                outputs["plain"] = model(ids).logits
-
-        def captured():
-            with torch.no_grad(), attnprof.profile(attention_profile=True, activities=CPU,
-                                                   record_shapes=True) as prof:
-                outputs["captured"] = model(ids).logits
-            outputs["records"] = len(prof.capture.records)
-
-        def placebo():
-            held = torch.empty(1040, dtype=torch.uint8)  # shifts where the pass's buffers land
-            plain()
-            del held
-
-        plain(), captured()  # warm-up and correctness check before timing
-        assert torch.equal(outputs["plain"], outputs["captured"]), "capture changed the output"
-        assert outputs["records"] == layers, f"captured {outputs['records']} calls, want {layers}"
-        # Interleave the kinds of pass, each round in the next order of all their orders, so
-        # machine noise and a pass's place in the round hit every kind alike.
-        kinds = [plain, captured] + ([placebo] if args.placebo else [])
-        orders = list(itertools.permutations(kinds))
-        times = {kind: [] for kind in kinds}
-        for i in range(args.repeats):
-            for kind in orders[i % len(orders)]:
-                times[kind].append(timed(kind))
-        report(name, times[plain], times[captured], times.get(placebo, []))
+    if args.processes > 1:
+        run_pooled(args)
+    else:
+        run_here(args)
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 
