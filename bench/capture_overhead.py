@@ -110,6 +110,9 @@ def parse_args() -> argparse.Namespace:
                              "alone)")
     parser.add_argument("--default-malloc", action="store_true",
                         help="keep the allocator's own (moving) thresholds instead of fixing them")
+    parser.add_argument("--summary-out", metavar="PATH",
+                        help="also write each model's pooled paired wall ratio, its interval and the "
+                             "target as JSON (bench/hta_compare.py's capture case reads it)")
     parser.add_argument("--rounds-out", help=argparse.SUPPRESS)  # a pooled run's child: its timings
     return parser.parse_args()
 
@@ -169,10 +172,16 @@ def paired_ratios(plain: list[tuple], other: list[tuple], clock: int = WALL) -> 
     return [o[clock] / p[clock] for p, o in zip(plain, other)]
 
 
+def pooled_ratio(groups: list[list[float]]) -> dict[str, float]:
+    """The median paired ratio over all groups' rounds and its 95 % interval."""
+    low, high = median_interval(groups)
+    return {"ratio": statistics.median(ratio for group in groups for ratio in group), "low": low, "high": high}
+
+
 def paired_line(label: str, groups: list[list[float]]) -> str:
     """The median paired ratio over all groups' rounds, its interval and the verdict."""
-    paired = statistics.median(ratio for group in groups for ratio in group)
-    low, high = median_interval(groups)
+    figures = pooled_ratio(groups)
+    paired, low, high = figures["ratio"], figures["low"], figures["high"]
     where = f"{sum(map(len, groups))} rounds" + (f" in {len(groups)} processes" if len(groups) > 1 else "")
     return f"  {label} {paired:.3f}  (95 % interval {low:.3f} - {high:.3f}, {where}): {verdict(paired, high)}"
 
@@ -233,9 +242,9 @@ def measure(model: torch.nn.Module, layers: int, args: argparse.Namespace) -> di
     return times
 
 
-def run_here(args: argparse.Namespace) -> None:
+def run_here(args: argparse.Namespace) -> dict[str, dict[str, list[list[float]]]]:
     """Every model in this process; with --rounds-out, also each model's paired ratios as JSON
-    ({model: {"captured wall": [...], "captured cpu": [...], ...}})."""
+    ({model: {"captured wall": [...], "captured cpu": [...], ...}}). Returns them as one group."""
     rounds = {}
     for name, model, layers in models(args.seq):
         times = measure(model, layers, args)
@@ -246,11 +255,12 @@ def run_here(args: argparse.Namespace) -> None:
     if args.rounds_out:
         with open(args.rounds_out, "w") as out:
             json.dump(rounds, out)
+    return {name: {series: [ratios] for series, ratios in model.items()} for name, model in rounds.items()}
 
 
-def run_pooled(args: argparse.Namespace) -> None:
+def run_pooled(args: argparse.Namespace) -> dict[str, dict[str, list[list[float]]]]:
     """``args.processes`` runs of this script one after another (each prints its own report),
-    then each model's ratios pooled over them."""
+    then each model's ratios pooled over them; returns each model's ratios, a group a process."""
     child_args = ["--processes=1", f"--repeats={args.repeats}", f"--seq={args.seq}", f"--threads={args.threads}"]
     child_args += ["--placebo"] * args.placebo + ["--default-malloc"] * args.default_malloc
     pooled: dict[str, dict[str, list[list[float]]]] = {}
@@ -272,6 +282,7 @@ def run_pooled(args: argparse.Namespace) -> None:
         if "placebo wall" in ratios:
             print(f"{paired_line('placebo (plain, heap shifted) over plain, wall', ratios['placebo wall'])}\n"
                   f"{paired_line('placebo over plain, CPU time', ratios['placebo cpu'])}")
+    return pooled
 
 
 def main() -> None:
@@ -282,10 +293,11 @@ def main() -> None:
     torch.manual_seed(0)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, batch 1, seq {args.seq}, "
           f"{malloc}, load average {os.getloadavg()[0]:.1f}", flush=True)
-    if args.processes > 1:
-        run_pooled(args)
-    else:
-        run_here(args)
+    rounds = run_pooled(args) if args.processes > 1 else run_here(args)
+    if args.summary_out:
+        with open(args.summary_out, "w") as out:
+            json.dump({name: pooled_ratio(ratios["captured wall"]) | {"target": TARGET}
+                       for name, ratios in rounds.items()}, out)
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 
