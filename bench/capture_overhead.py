@@ -106,8 +106,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--processes", type=positive, default=8,
                         help="run the rounds in this many processes, one after another, and pool "
                              "them: each places its buffers anew (default 8, ~1.6 min each on a "
-                             "2-core machine; 20 pinned the ratio to +-0.01 here; 1: this process "
-                             "alone)")
+                             "2-core machine; 16 - 20 resolved the ratio to +-0.01 - 0.02 here; 1: "
+                             "this process alone)")
     parser.add_argument("--default-malloc", action="store_true",
                         help="keep the allocator's own (moving) thresholds instead of fixing them")
     parser.add_argument("--summary-out", metavar="PATH",

@@ -473,7 +473,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="runs of each pass on the fixture (best wall kept)")
     ap.add_argument("--huge-size-mb", type=int, default=20480, help="size of the big20g trace")
     ap.add_argument("--capture-processes", type=int, default=8,
-                    help="processes of the capture case, pooled (20 resolved +-0.012 on a 2-core VM)")
+                    help="processes of the capture case, pooled (16 - 20 resolved +-0.01 - 0.02 on a 2-core VM)")
     ap.add_argument("--baseline-cli", help="an attnprof of an earlier build: its Report (JSON and text) must be "
                                            "byte-identical to this build's on every case")
     args = ap.parse_args()
