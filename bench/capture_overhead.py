@@ -187,11 +187,11 @@ def paired_line(label: str, groups: list[list[float]]) -> str:
 
 
 def report(name: str, plain: list[tuple], captured: list[tuple], placebo: list[tuple]) -> None:
-    a, a_cpu = (statistics.median(t[i] for t in plain) for i in (0, 1))
-    b, b_cpu = (statistics.median(t[i] for t in captured) for i in (0, 1))
+    a, a_cpu = (statistics.median(t[i] for t in plain) for i in (WALL, CPU_TIME))
+    b, b_cpu = (statistics.median(t[i] for t in captured) for i in (WALL, CPU_TIME))
     # The fastest pass of each is the one other processes disturbed least.
     a_min, b_min = (min(t[1] for t in times) for times in (plain, captured))
-    paired_cpu = statistics.median(c[1] / p[1] for p, c in zip(plain, captured))
+    paired_cpu = statistics.median(paired_ratios(plain, captured, CPU_TIME))
     collections = [sum(t[2] for t in times) for times in (plain, captured)]
     faults = [statistics.median(t[3] for t in times) for times in (plain, captured)]
     print(f"{name}\n{paired_line('paired wall ratio', [paired_ratios(plain, captured)])}\n"

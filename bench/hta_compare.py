@@ -17,6 +17,8 @@ Cases:
   gz1g     the ~1 GB trace compressed with `gzip -1`; attnprof on the .gz and on the plain file,
            and `gzip -dc FILE > /dev/null`
   ranks8   a directory of 8 rank traces of ~1/8 GB each (hard links of one file); attnprof only
+  capture  no trace: bench/capture_overhead.py (live capture against plain torch.profiler, pooled
+           over --capture-processes processes); not in the default cases
 
 Passes, each in its own process (wall time around the process, peak RSS from its rusage via
 os.wait4, as bench/ingest_compare.py does):
