@@ -17,7 +17,7 @@
 
 namespace attnprof {
 
-inline constexpr const char* kReportSchemaVersion = "1.2";
+inline constexpr const char* kReportSchemaVersion = "1.3";
 
 // Backends are kept as strings in the document; their spellings (backend::k*) and facts are
 // the vocabulary's (vocabulary.h).
@@ -82,8 +82,9 @@ struct KernelRef {
 };
 
 struct Shape {
-  // Packed (varlen/paged) calls: Sq and Skv are the longest query/key sequence, 0 when the
-  // trace does not give them.
+  // 0 is "unknown" (the trace did not record it), never a size: the JSON writes null for it
+  // and no rule, fix, FLOP count or gain is derived from it (missing_shape_facts).
+  // Packed (varlen/paged) calls: Sq and Skv are the longest query/key sequence.
   int64_t B = 0, Hq = 0, Hkv = 0, Sq = 0, Skv = 0, D = 0, Dv = 0;
   std::string dtype;  // "bf16", "fp16", "fp32", "fp8_e4m3", ... ("" when unknown)
   int64_t tokens = 0;            // packed calls: query tokens of all sequences, 0 otherwise
@@ -102,12 +103,27 @@ struct MaskInfo {
                                    // "block", "bias", "full", "arbitrary"; "" when not read
 };
 
+// What a templated kernel name spells (cpp/src/attention/kernel_template.cpp): the library's
+// own name for the kernel and the facts its template arguments fix. Read into the call where
+// the trace recorded no Input Dims.
+struct KernelTemplate {
+  std::string name;            // "flash::FlashAttnFwdSm90", "ck_tile::FmhaFwdKernel"
+  std::string library;         // the catalog library of the kernel it was read from
+  int64_t head_dim = 0;        // 0 = the name does not say
+  int64_t head_dim_v = 0;
+  int64_t tile_m = 0, tile_n = 0;  // query x key tile (block) sizes
+  std::string dtype;           // "bf16", "fp16", "fp8_e4m3", ... ("" when not spelled)
+  // -1 unknown, 0 false, 1 true
+  int8_t causal = -1, split_kv = -1, paged = -1, varlen = -1;
+};
+
 struct Call {
   int64_t id = 0;            // index in Report::calls
   int64_t layer = -1;        // attention layer index (execution order within a step)
   std::string module;        // nn.Module path ("model.layers.3.self_attn") or ""
   int64_t step = 0;          // profiler step / forward pass index
-  std::string phase;         // "", "prefill", "decode" (generate loops)
+  std::string phase;         // "", "prefill", "decode", "mixed" (see docs/report-schema.md)
+  bool phase_inferred = false;  // phase read from kernels or shapes, not from an annotation or token counts
   std::string direction;     // "forward" or "backward"
   int64_t pair_id = -1;      // forward <-> backward partner call id, -1 when none
   int64_t sequence_number = -1;  // autograd "Sequence number" of the top op (pairs fwd/bwd)
@@ -136,11 +152,25 @@ struct Call {
   bool flops_upper_bound = false;  // flops/tflops are a ceiling (packed call, only max_seqlen known)
   double tflops = 0;         // flops / device time
   std::string source = "trace";  // "trace", or "trace+capture" when merged with a sidecar
+  std::string device = "gpu";    // "gpu", or "cpu": its work ran on the CPU (device_time_us = CPU time)
+  // Attention overhead the call needs but that is not attention (scheduler metadata, KV-index
+  // building, KV-cache writes): its kernels' time, not part of device_time_us.
+  double overhead_time_us = 0;
+  // Shape facts the trace did not record ("Sq", "Skv", "D", ...): what a verdict would need.
+  std::vector<std::string> unknown;
+  Boxed<KernelTemplate> kernel_template;  // what the main kernel's template spells, when it does
 
   // Filled by later stages (see report_sections.h).
   Boxed<Explanation> explanation;  // rules: why this backend, what would be faster
   Boxed<CaptureInfo> capture;      // live capture: PyTorch's own choice, exact args
   Boxed<CallCost> cost;            // roofline + memory during the call
+};
+
+// A layer's calls and time in one phase of the run ("prefill", "decode", "mixed", "").
+struct LayerPhase {
+  std::string phase;
+  int64_t calls = 0;
+  double device_time_us = 0;
 };
 
 struct Layer {
@@ -151,7 +181,40 @@ struct Layer {
   double fused_time_fraction = 0;
   double device_time_us = 0;
   bool device_time_unknown = false;  // every call of the layer has unknown device time
+  std::vector<LayerPhase> phases;    // per phase, when the run has more than one
   std::optional<LayerCost> cost;
+};
+
+// One forward of the model or of the serving engine (docs/report-schema.md, "Steps").
+struct Step {
+  int64_t index = 0;
+  std::string marker;       // what marks it: "ProfilerStep#3", "execute_context_1(888_788544)_generation_0(0)", ...
+  std::string marker_kind;  // "profiler_step", "engine", "annotation", "graph_replay", "period", "trace"
+  int64_t ts_ns = 0, dur_ns = 0;  // CPU span
+  int64_t call_count = 0;
+  int64_t first_call_id = -1;
+  double attention_device_time_us = 0;
+  double overhead_time_us = 0;     // attention overhead kernels (scheduler, KV-index, KV-cache writes)
+  double gpu_time_us = 0;          // busy GPU time of the step's kernels
+  double attention_share = 0;      // attention_device_time_us / gpu_time_us
+  std::string phase;               // "prefill", "decode", "mixed", "" unknown
+  bool phase_inferred = false;
+  // From the engine's annotation where it records them; -1 = not recorded.
+  int64_t prefill_requests = -1, prefill_tokens = -1, decode_requests = -1, decode_tokens = -1;
+  double sum_sq_sk = -1;           // sum over prefill sequences of query x key length
+};
+
+// Calls, time and speed of one phase over the run (summary.phases).
+struct PhaseSummary {
+  std::string phase;
+  int64_t calls = 0;
+  int64_t steps = 0;
+  double device_time_us = 0;
+  double share = 0;            // of all attention device time
+  double tflops = 0;           // flops / device time of the calls with both known
+  std::vector<std::string> backends;
+  std::vector<std::string> kernels;  // the libraries' own kernel names
+  bool inferred = false;       // some call's phase was inferred
 };
 
 struct Finding {
@@ -176,6 +239,8 @@ struct Summary {
   double attention_share = 0;    // attention_device_time_us / gpu_time_us
   bool has_gpu = false;          // false for CPU-only traces (device time = CPU op time)
   int64_t unknown_time_call_count = 0;  // calls whose device time is unknown (not in the times above)
+  double overhead_time_us = 0;          // attention overhead kernels, not in the times above
+  std::vector<PhaseSummary> phases;     // per phase, when the run has more than one or any is known
 };
 
 // An attention-like kernel or op name no catalog entry knows (docs/backends.md): shown so
@@ -200,6 +265,10 @@ struct SourceInfo {
   std::vector<std::string> assumptions;  // what attnprof assumed because the trace lacked it
   std::vector<std::string> missing;      // data absent from the trace and what it weakens
   std::optional<CodeInfo> code;          // git commit of the profiled project, config hash
+  // Tensor parallelism the trace shows (NCCL collectives around the layers, distributedInfo):
+  // head counts are then per rank. 0 = none seen, else the world size when known (1 = seen, size unknown).
+  int64_t tensor_parallel = 0;
+  std::string tensor_parallel_evidence;
   int64_t event_count = 0;
 };
 
@@ -207,6 +276,7 @@ struct Report {
   std::string schema_version = kReportSchemaVersion;
   std::string tool_version;
   SourceInfo source;
+  std::vector<Step> steps;
   std::vector<Call> calls;
   std::vector<Layer> layers;
   Summary summary;

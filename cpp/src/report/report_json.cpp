@@ -89,32 +89,59 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RanksSection, ranks, slowest_ran
 // Core.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelRef, name, component, ts_ns, device_time_us,
                                                 stream, correlation)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Shape, B, Hq, Hkv, Sq, Skv, D, Dv, dtype, tokens, kv_cache)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelTemplate, name, library, head_dim, head_dim_v, tile_m, tile_n,
+                                                dtype, causal, split_kv, paged, varlen)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Step, index, marker, marker_kind, ts_ns, dur_ns, call_count,
+                                                first_call_id, attention_device_time_us, overhead_time_us,
+                                                gpu_time_us, attention_share, phase, phase_inferred,
+                                                prefill_requests, prefill_tokens, decode_requests,
+                                                decode_tokens, sum_sq_sk)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PhaseSummary, phase, calls, steps, device_time_us, share, tflops,
+                                                backends, kernels, inferred)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LayerPhase, phase, calls, device_time_us)
+
+// A dimension the trace did not record (0 in Shape) is null in the document: unknown, not zero.
+void to_json(nlohmann::json& j, const Shape& s) {
+  auto dim = [](int64_t v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  j = nlohmann::json{{"B", dim(s.B)},   {"Hq", dim(s.Hq)}, {"Hkv", dim(s.Hkv)},     {"Sq", dim(s.Sq)},
+                     {"Skv", dim(s.Skv)}, {"D", dim(s.D)},   {"Dv", dim(s.Dv)},       {"dtype", s.dtype},
+                     {"tokens", s.tokens}, {"kv_cache", s.kv_cache}};
+}
+void from_json(const nlohmann::json& j, Shape& s) {
+  auto dim = [&](const char* key, int64_t& v) {
+    auto it = j.find(key);
+    v = it == j.end() || it->is_null() ? 0 : it->get<int64_t>();
+  };
+  dim("B", s.B), dim("Hq", s.Hq), dim("Hkv", s.Hkv), dim("Sq", s.Sq), dim("Skv", s.Skv), dim("D", s.D), dim("Dv", s.Dv);
+  dim("tokens", s.tokens);
+  s.dtype = j.value("dtype", std::string());
+  s.kv_cache = j.value("kv_cache", std::vector<int64_t>());
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MaskInfo, present, kind, dims, window, pattern,
                                                 block_sparsity, block_size)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, phase, direction, pair_id,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, phase, phase_inferred, direction, pair_id,
                                                 sequence_number,
                                                 backend, library, fused, op, backend_op, cpu_ts_ns,
                                                 cpu_dur_ns, kernels, device_time_us, device_time_unknown, shape, mask, causal,
                                                 dropout, gqa, cross, decode, scale, flops, flops_upper_bound,
-                                                tflops, source,
-                                                explanation, capture, cost)
+                                                tflops, source, device, overhead_time_us, unknown,
+                                                kernel_template, explanation, capture, cost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Layer, index, module, backends, call_ids,
-                                                fused_time_fraction, device_time_us, device_time_unknown, cost)
+                                                fused_time_fraction, device_time_us, device_time_unknown, phases, cost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Finding, severity, title, detail, rule, layers,
                                                 expected_gain, cause)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Summary, call_count, fused_call_count,
                                                 fused_time_fraction, fused_call_fraction,
                                                 attention_device_time_us, gpu_time_us, attention_share,
-                                                has_gpu, unknown_time_call_count)
+                                                has_gpu, unknown_time_call_count, overhead_time_us, phases)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(UnrecognisedName, name, kind, count, device_time_us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SourceInfo, files, device_name, arch, device_vendor,
                                                 device_identified_by, device_memory_bytes, versions, assumptions, missing,
-                                                code, event_count)
+                                                code, tensor_parallel, tensor_parallel_evidence, event_count)
 // The calls are most of a Report (18 MiB of its 19 at 1 GB): report_to_json writes them one
 // at a time and the other fields as one tree, so they are named apart here.
 #define ATTNPROF_REPORT_FIELDS_BUT_CALLS \
-  schema_version, tool_version, source, layers, summary, findings, scaling, advice, heads, ranks, whatif, unrecognised
+  schema_version, tool_version, source, steps, layers, summary, findings, scaling, advice, heads, ranks, whatif, unrecognised
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Report, calls, ATTNPROF_REPORT_FIELDS_BUT_CALLS)
 
 namespace {
