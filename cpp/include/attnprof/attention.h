@@ -31,6 +31,9 @@ enum class KernelKind : uint8_t {
   kElementwise,     // scale, mask add, casts
   kKvCacheWrite,    // writes K/V into a (paged) cache next to attention: not attention itself
   kRotaryEmbedding, // RoPE applied to Q/K before attention: not attention itself
+  // Scheduler / metadata / plan work of attention libraries (FA3 scheduler metadata, FlashInfer
+  // plan and KV-index building): not attention, never a call; its time is the call's overhead.
+  kAttentionOverhead,
   kOther,
 };
 const char* kernel_kind_name(KernelKind kind);
@@ -177,6 +180,10 @@ std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& 
 // GPU activity), derives the decode/cross/gqa flags, FLOPs and TFLOP/s.
 void finish_call(Call& call, bool trace_has_gpu);
 
+// The shape facts a call lacks ("B", "Hq", "Sq", "Skv", "D", "dtype"): the trace did not
+// record them, so no rule verdict, FLOP count or gain is derived from them.
+std::vector<std::string> missing_shape_facts(const Call& call);
+
 // Sorts calls by CPU start and sets each id to its index (attribute_layers pairs by id).
 void number_calls_in_start_order(std::vector<Call>& calls);
 
@@ -192,8 +199,37 @@ double attention_flops(const Call& call);
 // the trace gives only as a maximum.
 bool flops_are_upper_bound(const Call& call);
 
-// Fills step, layer, module order, phase and forward/backward pairs (see docs/report-schema.md).
-void attribute_layers(const Trace& trace, const TraceIndex& index, std::vector<Call>& calls);
+// ---- steps, layers, phases (engine_steps.cpp, layer_attribution.cpp) -------------------
+
+// vLLM's step annotation "execute_context_<N>(<tokens>[_<sum sq*sk>])_generation_<M>(<tokens>)":
+// prefill (context) and decode (generation) requests and tokens; false for other names.
+bool read_engine_step_annotation(std::string_view name, int64_t& prefill_requests, int64_t& prefill_tokens,
+                                 double& sum_sq_sk, int64_t& decode_requests, int64_t& decode_tokens);
+// A Python frame of an engine's per-step function ("vllm/v1/worker/gpu_model_runner.py(2140):
+// execute_model", SGLang's forward_batch_generation, forward_decode, ...): ingest keeps these.
+bool is_engine_step_frame(std::string_view python_frame_name);
+
+// Fills step, layer, module order, phase and forward/backward pairs (see docs/report-schema.md)
+// and returns the steps: one per forward of the model or the engine, layers being positions
+// among a step's forward calls. Step times and shares are filled by summarize_steps.
+std::vector<Step> attribute_layers(const Trace& trace, const TraceIndex& index, std::vector<Call>& calls);
+
+// Each step's GPU time (the union of the GPU work launched within it), attention and overhead
+// time and share.
+void summarize_steps(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls,
+                     std::vector<Step>& steps);
+
+// Per phase of the run: calls, steps, time, share, TFLOP/s, backends and kernels.
+std::vector<PhaseSummary> summarize_phases(const std::vector<Call>& calls, const std::vector<Step>& steps);
+
+// Findings about the story of the run: steps whose forward calls differ in number (how layers
+// were then assigned), tensor parallelism.
+std::vector<Finding> step_findings(const Report& report);
+
+// Tensor parallelism the trace shows: collectives (NCCL/RCCL kernels or c10d ops) between the
+// attention calls of one step; the world size from distributedInfo. Fills source.tensor_parallel.
+void detect_tensor_parallel(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls,
+                            SourceInfo& source);
 
 // One Layer per layer index, in order.
 std::vector<Layer> build_layers(const std::vector<Call>& calls);

@@ -270,6 +270,9 @@ struct TraceReads {
   // other frames of a with_stack trace are half its slices, and what is read of them is
   // their source file and time (Trace::source_frames); the rest are counted.
   bool all_python_frames = true;
+  // With all_python_frames false: other frames kept as slices all the same (engine step
+  // functions that mark steps). null: none.
+  bool (*python_frame_read)(std::string_view frame_name) = nullptr;
   // Ops read only where no other op holds them. A cpu op nested in another op of its thread
   // (inside its time, later in the file), with no sequence number, outside every op whose
   // subtree is read, is not kept when nested_op_read says false for its name (Trace counts

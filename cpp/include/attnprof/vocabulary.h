@@ -145,6 +145,12 @@ inline constexpr const char* kDropout = "dropout";
 inline constexpr const char* kAV = "av";            // P @ V
 inline constexpr const char* kFused = "fused";      // one fused attention kernel
 inline constexpr const char* kOther = "other";      // copies, casts, layout changes
+// Attention overhead: scheduler metadata, KV-index building, KV-cache writes. Not attention,
+// not in the call's device time (Call::overhead_time_us).
+inline constexpr const char* kOverhead = "overhead";
+// Work of a custom op that fuses more than attention (norms, RoPE, casts around the kernel):
+// listed with the call, not in its device time.
+inline constexpr const char* kNonAttention = "non_attention";
 }  // namespace component
 
 // Where an ATen op may sit in eager attention, Q @ K^T -> [scale] -> [mask] -> softmax ->
@@ -375,6 +381,8 @@ inline constexpr const char* kFullMask = "heads.full_mask";
 inline constexpr const char* kMaskedWork = "heads.masked_work";
 inline constexpr const char* kRanksSlowest = "ranks.slowest";
 inline constexpr const char* kKeyLengthUnknown = "flops.key_length_unknown";
+inline constexpr const char* kUnevenSteps = "steps.uneven_calls";
+inline constexpr const char* kTensorParallel = "steps.tensor_parallel";
 }  // namespace finding
 
 struct FindingWord {
@@ -383,7 +391,7 @@ struct FindingWord {
   std::string_view what;   // what it reports (docs/report-schema.md, "Finding ids")
 };
 
-inline constexpr std::array<FindingWord, 15> kFindingWords = {{
+inline constexpr std::array<FindingWord, 17> kFindingWords = {{
     {finding::kEagerAttention, "rules", "eager attention (no SDPA call) and the backend SDPA would run"},
     {finding::kForcedBackend, "rules", "sdpa_kernel([X]) forced a backend the rules rank below another"},
     {finding::kConsistency, "rules", "the rules' prediction disagrees with the trace or the live capture"},
@@ -399,6 +407,8 @@ inline constexpr std::array<FindingWord, 15> kFindingWords = {{
     {finding::kMaskedWork, "heads", "masked scores of a mask of unknown kind that the kernel computes"},
     {finding::kRanksSlowest, "pipeline", "the rank whose attention takes longest against the fastest"},
     {finding::kKeyLengthUnknown, "attention", "serving calls whose FLOPs are unknown: the trace records no key length"},
+    {finding::kUnevenSteps, "attention", "steps whose numbers of attention calls differ, and how layers were assigned"},
+    {finding::kTensorParallel, "attention", "collectives between the layers of a forward: head counts are per rank"},
 }};
 
 // The row of a finding id; nullptr for the rule table's ids and unknown ones.

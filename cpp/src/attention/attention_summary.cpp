@@ -20,6 +20,7 @@ Summary summarize_attention(const Trace& trace, const TraceIndex& index, const s
   for (const Call& c : calls) {
     if (c.device_time_unknown) ++s.unknown_time_call_count;
     s.attention_device_time_us += c.device_time_us;
+    s.overhead_time_us += c.overhead_time_us;
     if (c.fused) {
       ++s.fused_call_count;
       fused_time += c.device_time_us;

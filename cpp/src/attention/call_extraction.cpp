@@ -1,6 +1,7 @@
 // Attention calls from attention ops (SDPA and its backends, autograd nodes, library ops)
 // and from fused attention kernels launched without one (Inductor, CUDA libraries).
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <iterator>
 #include <map>
@@ -14,6 +15,10 @@
 
 namespace attnprof {
 namespace {
+
+bool is_attention_overhead(KernelKind kind) {
+  return kind == KernelKind::kKvCacheWrite || kind == KernelKind::kAttentionOverhead;
+}
 
 bool has_attention_ancestor(ExtractionContext& ctx, uint32_t slice) {
   for (uint32_t p = ctx.index.parent[slice]; p != kNoSlice; p = ctx.index.parent[p])
@@ -212,6 +217,36 @@ void add_math_kernels(ExtractionContext& ctx, uint32_t math_op, Call& call) {
   add_kernels_under(ctx, math_op, component::kOther, call);  // launched by the op itself
 }
 
+// The serving engine whose op launched a call's kernels, from the op's namespace; "" for
+// PyTorch's own ops and other libraries.
+std::string_view engine_of_op(std::string_view op) {
+  struct Namespace {
+    std::string_view prefix, engine;
+  };
+  // vLLM's custom-op namespaces (csrc/torch_bindings.cpp, csrc/rocm/torch_bindings.cpp, its
+  // vllm-flash-attn builds) and SGLang's (sgl-kernel, its kernel-shape profiler).
+  constexpr Namespace kNamespaces[] = {{"vllm::", "vllm"},          {"_C::", "vllm"},     {"_rocm_C::", "vllm"},
+                                       {"_vllm_fa2_C::", "vllm"},   {"_vllm_fa3_C::", "vllm"}, {"sglang::", "sglang"},
+                                       {"sglang_profiler::", "sglang"}, {"sgl_kernel::", "sglang"}};
+  for (const Namespace& n : kNamespaces)
+    if (op.starts_with(n.prefix)) return n.engine;
+  return "";
+}
+
+// Triton attention kernels that serving engines share (vLLM's triton_decode_attention.py and
+// prefix_prefill.py are copies of SGLang's kernels, same function names): the catalog names
+// them by one engine; the engine whose op ran them decides.
+std::string_view library_for_engine(std::string_view library, std::string_view engine) {
+  constexpr std::pair<std::string_view, std::string_view> kEngineTriton[] = {{"vllm", "vllm_triton"},
+                                                                             {"sglang", "sglang_triton"}};
+  const bool shared = std::any_of(std::begin(kEngineTriton), std::end(kEngineTriton),
+                                  [&](const auto& e) { return e.second == library; });
+  if (!shared || engine.empty()) return library;
+  for (const auto& [name, triton] : kEngineTriton)
+    if (name == engine) return triton;
+  return library;
+}
+
 Call call_from_op(ExtractionContext& ctx, uint32_t top) {
   const Trace& trace = ctx.trace;
   Call call;
@@ -268,12 +303,32 @@ Call call_from_op(ExtractionContext& ctx, uint32_t top) {
   if (call.backend.empty()) call.backend = backend::kExternal;  // entry op without a recorded backend
   for (const auto& [slice, op] : ops)
     if (call.library.empty() && !op->library.empty()) call.library = std::string(op->library);
+  call.library = std::string(library_for_engine(call.library, engine_of_op(call.op)));
   if (call.library.empty()) {
     if (math) call.library = "aten";
     else if (call.backend == backend::kCpuFlash) call.library = "aten_cpu";
   }
   call.sequence_number = OpArgsView(trace, top_slice).sequence_number();
   return call;
+}
+
+// Whether autograd runs `slice` as part of a backward node ("autograd::engine::evaluate_function:
+// XBackward", a custom autograd Function's backward included).
+bool runs_in_backward(ExtractionContext& ctx, uint32_t slice) {
+  for (uint32_t p = slice; p != kNoSlice; p = ctx.index.parent[p])
+    if (ctx.trace.name_of(ctx.trace.slices[p]).starts_with(kAutogradNodePrefix)) return true;
+  return false;
+}
+
+// The autograd Sequence number of the innermost op around `slice` that has one: a custom
+// Function's forward op and its backward node carry the same number, which pairs them.
+int64_t enclosing_sequence_number(ExtractionContext& ctx, uint32_t slice) {
+  for (uint32_t p = slice; p != kNoSlice; p = ctx.index.parent[p]) {
+    const Slice& s = ctx.trace.slices[p];
+    if (!is_cpu_op(s)) continue;
+    if (const OpArgs* args = ctx.trace.op_args_of(s); args && args->sequence_number >= 0) return args->sequence_number;
+  }
+  return -1;
 }
 
 // A kernel replayed by cudaGraphLaunch / hipGraphLaunch / cuGraphLaunch.
@@ -337,8 +392,12 @@ Call kernel_only_call(ExtractionContext& ctx, SingleCallOps& single, uint32_t g,
   call.module = module_path(trace, ctx.index, cpu);
   call.cpu_ts_ns = trace.slices[cpu].ts_ns;
   call.cpu_dur_ns = trace.slices[cpu].dur_ns;
+  if (runs_in_backward(ctx, cpu)) call.direction = "backward";
+  call.sequence_number = enclosing_sequence_number(ctx, cpu);
   if (own_op) {
-    add_kernels_under(ctx, op, component::kOther, call);
+    // The op may fuse more than attention (a custom op with norms, RoPE, casts around the
+    // kernel): its other kernels are listed, not counted as attention.
+    add_kernels_under(ctx, op, component::kNonAttention, call);
     claim_ops(ctx, op);
   } else {
     // A graph replay (all kernels under one cudaGraphLaunch/hipGraphLaunch) or a region
@@ -455,16 +514,92 @@ void add_unrecognised_op_calls(ExtractionContext& ctx, std::vector<Call>& calls)
   }
 }
 
+// The CPU time GPU work was launched at: its launch call, else its op; -1 when neither.
+int64_t launch_ts(ExtractionContext& ctx, uint32_t g) {
+  const uint32_t launch = ctx.index.launch_of(g);
+  if (launch != kNoSlice) return ctx.trace.slices[launch].ts_ns;
+  const uint32_t op = ctx.index.op_of(g);
+  return op != kNoSlice ? ctx.trace.slices[op].ts_ns : -1;
+}
+
+// Attention overhead launched outside every call (scheduler metadata and KV-index building
+// ahead of a layer's attention, KV-cache writes): part of the next call, the one it serves, in
+// device order (graph replays launch a whole forward at one CPU time), else in launch order;
+// after the last call, of the last. Never a call of its own.
+void attach_overhead(ExtractionContext& ctx, std::vector<Call>& calls) {
+  if (calls.empty()) return;
+  auto first_kernel_ts = [](const Call& c) {
+    int64_t ts = INT64_MAX;
+    for (const KernelRef& k : c.kernels)
+      if (k.component == component::kFused) ts = std::min(ts, k.ts_ns);
+    return ts;
+  };
+  std::vector<std::pair<int64_t, size_t>> by_device, by_cpu;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    by_cpu.push_back({calls[i].cpu_ts_ns, i});
+    if (const int64_t ts = first_kernel_ts(calls[i]); ts != INT64_MAX) by_device.push_back({ts, i});
+  }
+  std::sort(by_device.begin(), by_device.end());
+  std::sort(by_cpu.begin(), by_cpu.end());
+  for (const uint32_t g : ctx.index.gpu_slices) {
+    if (ctx.claimed_gpu[g]) continue;
+    const KernelPattern* p = ctx.names.kernel(ctx.trace.slices[g]);
+    if (!p || !is_attention_overhead(p->kind)) continue;
+    const bool device_order = !by_device.empty();
+    const int64_t ts = device_order ? ctx.trace.slices[g].ts_ns : launch_ts(ctx, g);
+    if (ts < 0) continue;
+    const auto& order = device_order ? by_device : by_cpu;
+    auto it = std::lower_bound(order.begin(), order.end(), std::pair<int64_t, size_t>{ts, 0});
+    const size_t served = it == order.end() ? order.back().second : it->second;
+    calls[served].kernels.push_back(kernel_ref_of(ctx.trace, ctx.trace.slices[g], component::kOverhead));
+    ctx.claimed_gpu[g] = true;
+  }
+}
+
+// Whether the thread of CPU slice `slice` launched GPU work between `from` and `to`.
+bool launches_between(ExtractionContext& ctx, uint32_t slice, int64_t from, int64_t to) {
+  const TraceIndex::Range range = ctx.index.thread_order[ctx.trace.slices[slice].thread];
+  auto begin = ctx.index.cpu_order.begin() + range.begin, end = ctx.index.cpu_order.begin() + range.end;
+  auto it = std::lower_bound(begin, end, from, [&](uint32_t s, int64_t t) { return ctx.trace.slices[s].ts_ns < t; });
+  for (; it != end && ctx.trace.slices[*it].ts_ns <= to; ++it)
+    if (is_launch_call(ctx.trace.slices[*it].cat)) return true;
+  return false;
+}
+
+// A call of a GPU trace whose ops launched no GPU work at all ran on the CPU (an engine's eager
+// attention on the host, a CPU fallback): its time is its CPU time, not unknown and not 0.
+void mark_cpu_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
+  if (!ctx.has_gpu) return;
+  std::unordered_map<int64_t, uint32_t> op_at;  // CPU start of a call without kernels -> its first op
+  for (const Call& c : calls)
+    if (c.kernels.empty()) op_at.emplace(c.cpu_ts_ns, kNoSlice);
+  if (op_at.empty()) return;
+  for (uint32_t i = 0; i < ctx.trace.slices.size(); ++i) {
+    const Slice& s = ctx.trace.slices[i];
+    if (!is_cpu_op(s)) continue;
+    auto it = op_at.find(s.ts_ns);
+    if (it != op_at.end() && it->second == kNoSlice) it->second = i;
+  }
+  for (Call& c : calls) {
+    if (!c.kernels.empty()) continue;
+    const uint32_t op = op_at[c.cpu_ts_ns];
+    if (op == kNoSlice || launches_between(ctx, op, c.cpu_ts_ns, c.cpu_ts_ns + c.cpu_dur_ns)) continue;
+    c.device = "cpu";
+    c.device_time_unknown = false;
+  }
+}
+
 // The component a kernel launched under an op of `op_component` belongs to: a matmul op
 // also launches copies and memsets (layout changes), a softmax op a cast; those are "other".
 std::string_view kernel_component(const KernelPattern* p, std::string_view op_component) {
   const KernelKind kind = p ? p->kind : KernelKind::kOther;
   if (kind == KernelKind::kFusedAttention) return component::kFused;
+  if (is_attention_overhead(kind)) return component::kOverhead;
   if (op_component == component::kQK || op_component == component::kAV)
     return kind == KernelKind::kGemm ? op_component : component::kOther;
   if (op_component == component::kSoftmax) return kind == KernelKind::kSoftmax ? op_component : component::kOther;
   if (op_component == component::kFused) return component::kOther;  // memsets, copies around a fused kernel
-  return op_component;
+  return op_component;  // component::kNonAttention included
 }
 
 }  // namespace
@@ -586,9 +721,15 @@ void finish_call(Call& call, bool trace_has_gpu) {
   std::sort(call.kernels.begin(), call.kernels.end(),
             [](const KernelRef& a, const KernelRef& b) { return a.ts_ns < b.ts_ns; });
   call.device_time_us = 0;
-  for (const KernelRef& k : call.kernels) call.device_time_us += k.device_time_us;
-  // CPU-only traces: the op's own CPU time is the time attention took.
-  if (!trace_has_gpu) call.device_time_us = static_cast<double>(call.cpu_dur_ns) / 1000.0;
+  call.overhead_time_us = 0;
+  for (const KernelRef& k : call.kernels) {
+    if (k.component == component::kOverhead) call.overhead_time_us += k.device_time_us;
+    else if (k.component != component::kNonAttention) call.device_time_us += k.device_time_us;
+  }
+  // CPU-only traces, and work that ran on the CPU in a GPU trace: the op's own CPU time is the
+  // time attention took.
+  if (!trace_has_gpu) call.device = "cpu";
+  if (call.device == "cpu") call.device_time_us = static_cast<double>(call.cpu_dur_ns) / 1000.0;
   if (call.device_time_unknown) call.device_time_us = 0;  // the kernels that ran were not attention
   Shape& s = call.shape;
   if (s.Hkv == 0) s.Hkv = s.Hq;
@@ -599,6 +740,29 @@ void finish_call(Call& call, bool trace_has_gpu) {
   call.flops = attention_flops(call);
   call.flops_upper_bound = call.flops > 0 && (call.flops_upper_bound || flops_are_upper_bound(call));
   call.tflops = call.device_time_us > 0 ? call.flops / (call.device_time_us * 1e6) : 0;
+  call.unknown = missing_shape_facts(call);
+}
+
+std::vector<std::string> missing_shape_facts(const Call& call) {
+  const Shape& s = call.shape;
+  std::vector<std::string> missing;
+  auto need = [&](const char* name, int64_t v) {
+    if (v <= 0) missing.emplace_back(name);
+  };
+  if (s.tokens > 0) {  // packed: the batch and the longest key sequence may be absent
+    need("B", s.B);
+    need("Hq", s.Hq);
+    need("Skv", s.Skv);
+    need("D", s.D);
+  } else {
+    need("B", s.B);
+    need("Hq", s.Hq);
+    need("Sq", s.Sq);
+    need("Skv", s.Skv);
+    need("D", s.D);
+  }
+  if (s.dtype.empty()) missing.emplace_back("dtype");
+  return missing;
 }
 
 void number_calls_in_start_order(std::vector<Call>& calls) {
@@ -659,6 +823,8 @@ std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& 
   const std::vector<size_t> replays = add_kernel_only_calls(ctx, calls);
   adopt_graph_replays(calls, replays);
   add_unrecognised_op_calls(ctx, calls);
+  attach_overhead(ctx, calls);
+  mark_cpu_calls(ctx, calls);
 
   for (Call& call : calls) finish_call(call, ctx.has_gpu);
   number_calls_in_start_order(calls);

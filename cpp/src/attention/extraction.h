@@ -73,6 +73,28 @@ void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view com
 void claim_ops(ExtractionContext& ctx, uint32_t op);
 
 
+// What marks one engine step (engine_steps.cpp): its CPU span, name, kind ("annotation",
+// "engine", "profiler_step", "graph_replay") and what it says of the step's phase and tokens.
+struct StepMarker {
+  int64_t ts_ns = 0, end_ns = 0;
+  std::string name;
+  std::string kind;
+  std::string phase;  // from the marker itself (token counts, forward mode), "" when it does not say
+  int64_t prefill_requests = -1, prefill_tokens = -1, decode_requests = -1, decode_tokens = -1;
+  double sum_sq_sk = -1;
+};
+
+// Forward calls (indices into the start-ordered list given) that one marker holds, or a run of
+// calls between markers (held false).
+struct StepGroup {
+  std::vector<size_t> calls;
+  bool held = false;
+  StepMarker marker;
+};
+
+// The forward calls grouped by the finest kind of step marker that holds any of them.
+std::vector<StepGroup> engine_step_groups(const Trace& trace, const TraceIndex& index, const std::vector<Call*>& forward);
+
 // Eager/naive attention: matmul -> (scale, mask) -> softmax -> matmul with no attention op.
 std::vector<Call> find_eager_calls(ExtractionContext& ctx);
 

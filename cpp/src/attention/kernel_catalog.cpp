@@ -190,6 +190,7 @@ const char* kernel_kind_name(KernelKind kind) {
     case K::kElementwise: return "elementwise";
     case K::kKvCacheWrite: return "kv_cache_write";
     case K::kRotaryEmbedding: return "rotary_embedding";
+    case K::kAttentionOverhead: return "attention_overhead";
     case K::kOther: return "other";
   }
   return "other";

@@ -1,7 +1,7 @@
 // What the analyses read of a trace, in one place (attention.h: op_inputs_read,
 // analysis_reads). The pipeline hands it to ingest, which keeps nothing else: the inputs of
 // the ops listed here, every op's sequence number, every slice but the python frames outside
-// nn.Module calls (of those, the source files), every op but the metadata-only ones another
+// nn.Module calls and engine step functions (of those, the source files), every op but the metadata-only ones another
 // op holds, every kernel and memory event.
 // An analysis that starts reading more adds it here; until it does, the test that every
 // fixture's Report is the same with these reads as with everything kept fails
@@ -67,6 +67,7 @@ TraceReads analysis_reads() {
   // is linked to its launch by correlation id, not flows.
   reads.python_ids = false;
   reads.all_python_frames = false;
+  reads.python_frame_read = is_engine_step_frame;  // engine step functions mark steps (engine_steps.cpp)
   reads.flows = false;
   reads.nested_op_read = nested_op_read;
   reads.subtree_read = subtree_read;

@@ -661,6 +661,15 @@ bool TraceBuilder::inputs_read(StrId name) {
   return verdict == kRead;
 }
 
+bool TraceBuilder::python_frame_kept(StrId name) {
+  if (reads_.python_frame_read == nullptr) return false;
+  enum : uint8_t { kUnchecked, kKept, kDropped };
+  if (name >= python_frames_kept_.size()) python_frames_kept_.resize(strings_->size(), kUnchecked);
+  uint8_t& verdict = python_frames_kept_[name];
+  if (verdict == kUnchecked) verdict = reads_.python_frame_read(strings_->get(name)) ? kKept : kDropped;
+  return verdict == kKept;
+}
+
 int32_t TraceBuilder::frame_file_number(StrId name) {
   if (name >= frame_file_numbers_.size()) frame_file_numbers_.resize(strings_->size(), kUncheckedFrame);
   int32_t& number = frame_file_numbers_[name];
@@ -799,7 +808,7 @@ void TraceBuilder::finish_event(Event& ev) {
       if (ev.op_args && has_op_args(s.cat)) s.args = store_op_args(s.name);
       if (s.cat == Category::kPythonFunction) {
         ++trace_->python_frames;
-        if (!reads_.all_python_frames && frame_file_number(s.name) != kModuleFrame) {
+        if (!reads_.all_python_frames && frame_file_number(s.name) != kModuleFrame && !python_frame_kept(s.name)) {
           keep_source_frame(s);
           drop_args(ev);
           return;

@@ -132,6 +132,7 @@ class TraceBuilder {
   // and time go to Trace::source_frames unless an earlier frame of the file holds it.
   void keep_source_frame(const Slice& frame);
   int32_t frame_file_number(StrId name);  // into file_last_kept_; kModuleFrame or kNoFile, decided once per name
+  bool python_frame_kept(StrId name);      // reads_.python_frame_read, asked once per name
   // A cpu op as it joins the trace, in file order with this trace's thread ids: whether it
   // is kept (TraceReads::nested_op_read). Every op goes through here, kept or not, so that
   // the nesting of the ops after it is known.
@@ -160,6 +161,7 @@ class TraceBuilder {
   std::unordered_map<const std::vector<OpInput>*, OpInputs> absorbed_lists_;  // the chunk being absorbed: its lists -> this trace's
   std::vector<uint8_t> inputs_read_;  // per StrId of strings_: kUnchecked, or whether reads_.op_inputs holds
   static constexpr int32_t kUncheckedFrame = -3, kModuleFrame = -2, kNoFile = -1;
+  std::vector<uint8_t> python_frames_kept_;  // per StrId of strings_: python_frame_kept's answer
   std::vector<int32_t> frame_file_numbers_;  // per StrId of strings_: frame_file_number's answer, or kUncheckedFrame
   std::unordered_map<std::string_view, int32_t> file_numbers_;  // a frame's source file (a view into strings_) -> its number
   struct Span {

@@ -179,9 +179,12 @@ void add_calls(const Trace& trace, const AnalyzeOptions& options, const Provenan
   // (work that ran in a torch.compile'd graph).
   report.calls = extract_attention_calls(trace, index);
   if (capture) add_compiled_graph_calls(report.calls, trace, index, capture->sidecar);
-  attribute_layers(trace, index, report.calls);
+  report.steps = attribute_layers(trace, index, report.calls);  // steps, layers, phases, pairs
+  summarize_steps(trace, index, report.calls, report.steps);
+  detect_tensor_parallel(trace, index, report.calls, report.source);
   report.layers = build_layers(report.calls);
   report.summary = summarize_attention(trace, index, report.calls);
+  report.summary.phases = summarize_phases(report.calls, report.steps);
   if (auto names = unrecognised.get(); !names.empty()) report.unrecognised = std::move(names);
   if (provenance.code) {  // git commit of the traced project, and the files of its attention modules
     report.source.code = provenance.code;
@@ -233,6 +236,7 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options, const Pr
   report.findings = rules::merge_findings(core_findings(report), std::move(explanations.findings));
   append(report.findings, std::move(cost.findings));
   append(report.findings, std::move(windows.findings));
+  append(report.findings, step_findings(report));
   report.heads = std::move(windows.heads);
   return report;
 }

@@ -288,7 +288,10 @@ Result<Report> stage_report(std::vector<RankResult> results, const std::string& 
   if (!stage.empty()) {
     // The profiler recorded this stage alone: every call of the file is of that phase.
     for (Call& c : report.calls)
-      if (c.phase.empty()) c.phase = stage;
+      if (c.phase.empty() || c.phase_inferred) c.phase = stage, c.phase_inferred = false;
+    for (Step& s : report.steps)
+      if (s.phase.empty() || s.phase_inferred) s.phase = stage, s.phase_inferred = false;
+    report.summary.phases = summarize_phases(report.calls, report.steps);
     report.source.assumptions.push_back(
         fmt::format("stage {}: from the file names (SGLang profile_by_stage writes one trace per stage and rank)", stage));
   }

@@ -223,6 +223,29 @@ std::vector<Finding> merge_findings(std::vector<Finding> base, std::vector<Findi
   return base;
 }
 
+namespace {
+
+bool is_dimension(const std::string& fact) { return fact != "dtype"; }
+
+// The rules read B, H, S and D; a dtype the trace lacks is assumed, and said so.
+bool dims_unknown(const Call& call) { return std::any_of(call.unknown.begin(), call.unknown.end(), is_dimension); }
+
+// What a call whose shape facts are unknown gets instead of a verdict: which facts are missing.
+Explanation unknown_shape_explanation(const Call& call) {
+  std::string missing;
+  for (const std::string& fact : call.unknown)
+    if (is_dimension(fact)) missing += (missing.empty() ? "" : ", ") + fact;
+  Explanation e;
+  e.consistent = true;
+  e.consistency_note = fmt::format(
+      "no rule verdict: the trace does not record {} of this call (no Input Dims for its op{}); record_shapes=True "
+      "or a live capture gives them",
+      missing, call.op.empty() ? ": its kernels ran without an enclosing ATen op" : "");
+  return e;
+}
+
+}  // namespace
+
 ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceInfo& source, bool has_gpu,
                                   const ExplainOptions& options) {
   std::vector<std::string> env_assumptions;
@@ -244,6 +267,21 @@ ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceIn
     const Call& call = calls[i];
     const bool eager = call.backend == backend::kEager;
     if (!eager && !is_sdpa_backend(call.backend)) continue;
+    if (dims_unknown(call)) {  // a shape the trace did not record is unknown: no verdict from it
+      Explanation e = unknown_shape_explanation(call);
+      if (eager && call.direction != "backward") {  // that eager ran is known; which backend SDPA would run is not
+        e.fix = "use SDPA: attn_implementation=\"sdpa\" (transformers) or torch.nn.functional.scaled_dot_product_attention";
+        auto [it, inserted] = groups.try_emplace("eager-unknown-shape");
+        if (inserted) {
+          group_order.push_back("eager-unknown-shape");
+          it->second = {"eager attention (no SDPA call)", "high", e.fix + ". " + e.consistency_note,
+                        finding::kEagerAttention, 0, {}, "unfused:" + call.backend};
+        }
+        it->second.layers.push_back(call.layer >= 0 ? call.layer : call.id);
+      }
+      section.calls[i] = std::move(e);
+      continue;
+    }
     std::vector<std::string> assumptions = env_assumptions;
     const SdpaInput input = input_from_call(call, assumptions);
     Decision d = decide(input, env);

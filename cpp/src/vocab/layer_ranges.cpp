@@ -6,7 +6,9 @@
 
 namespace attnprof {
 
-std::string format_layer_ranges(std::vector<int64_t> layers) {
+std::string format_layer_ranges(std::vector<int64_t> layers) { return format_index_ranges(std::move(layers), "layer", "layers"); }
+
+std::string format_index_ranges(std::vector<int64_t> layers, std::string_view one, std::string_view many) {
   std::sort(layers.begin(), layers.end());
   layers.erase(std::unique(layers.begin(), layers.end()), layers.end());
   const bool unattributed = !layers.empty() && layers.front() < 0;
@@ -20,7 +22,7 @@ std::string format_layer_ranges(std::vector<int64_t> layers) {
   }
   if (unattributed) runs.emplace_back("unattributed");
   if (layers.empty()) return unattributed ? "unattributed" : "";
-  return fmt::format("{} {}", layers.size() == 1 ? "layer" : "layers", fmt::join(runs, ", "));
+  return fmt::format("{} {}", layers.size() == 1 ? one : many, fmt::join(runs, ", "));
 }
 
 }  // namespace attnprof

@@ -47,6 +47,12 @@ class TraceBuilder {
     trace.gpu_args.push_back(g);
     push(k);
   }
+  // A cudaLaunchKernel whose kernel did not run (recorded into a graph being captured).
+  void captured_launch(int64_t launch_us) {
+    Slice launch = slice("cudaLaunchKernel", Category::kRuntime, 1, 1, launch_us, 1);
+    launch.set_link_id(next_correlation_++);
+    push(launch);
+  }
   // One hipGraphLaunch at launch_us replaying `names` back to back on stream 7.
   void graph_launch(const std::vector<std::string>& names, int64_t launch_us, int64_t dur_us) {
     Slice launch = slice("hipGraphLaunch", Category::kRuntime, 1, 1, launch_us, 1);
@@ -294,6 +300,7 @@ TEST(KernelOnlyCalls, UnknownAttentionLikeKernelIsAnUnknownLibraryCallAndListed)
 TEST(KernelOnlyCalls, UnknownAttentionOpWithoutKernelsHasUnknownDeviceTime) {
   TraceBuilder b;
   b.op("mylib::ragged_attention_forward", 0, 50);  // recorded during a graph capture
+  b.captured_launch(10);
   b.op("aten::fill_", 100, 10);
   b.kernel("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int)", 101, 5);
   const Report r = b.analyze();

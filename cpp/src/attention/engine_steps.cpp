@@ -1,0 +1,244 @@
+// The steps of a run: each forward of the model or of a serving engine, the calls in it, and
+// its phase. docs/report-schema.md ("Steps") describes the result; docs/backends.md lists the
+// markers with their sources.
+//
+// A step is marked, in this order of precedence (the first kind that holds a forward call is
+// used, so a finer engine marker wins over the ProfilerStep around it):
+//   1. an engine annotation with token counts: vLLM's
+//      "execute_context_<N>(<tokens>[_<sum sq*sk>])_generation_<M>(<tokens>)"
+//      (vllm/v1/worker/gpu_model_runner.py, record_function around each execute_model);
+//   2. an engine's step function in the Python frames (with_stack): vLLM's execute_model,
+//      SGLang's forward_batch_generation / run_batch;
+//   3. ProfilerStep#N;
+//   4. a CUDA/HIP graph replay that ran attention kernels;
+// and, where nothing marks them, by the period of the call sequence (see split_by_period).
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnprof/attention.h"
+#include "extraction.h"
+
+namespace attnprof {
+namespace {
+
+// A Python frame "path/file.py(123): function" of an engine's per-step function.
+struct EngineFrame {
+  std::string_view file_suffix;  // the frame's file ends with it
+  std::string_view function;
+  std::string_view engine;
+  bool starts_step;              // false: a frame inside a step that names its phase
+  std::string_view phase;        // "prefill" / "decode" for forward-mode frames, "" otherwise
+};
+
+// clang-format off
+constexpr EngineFrame kEngineFrames[] = {
+  // vLLM V1 (vllm/v1/worker/gpu_model_runner.py, gpu/model_runner.py) and V0 (vllm/worker/model_runner.py)
+  {"model_runner.py",  "execute_model",            "vllm",   true,  ""},
+  // SGLang (python/sglang/srt/managers/scheduler.py, tp_worker.py, model_executor/model_runner.py)
+  {"scheduler.py",     "run_batch",                "sglang", true,  ""},
+  {"tp_worker.py",     "forward_batch_generation", "sglang", true,  ""},
+  {"model_runner.py",  "forward_decode",           "sglang", false, "decode"},
+  {"model_runner.py",  "forward_extend",           "sglang", false, "prefill"},
+};
+// clang-format on
+
+const EngineFrame* engine_frame(std::string_view frame) {
+  const size_t paren = frame.rfind("): ");
+  if (paren == std::string_view::npos) return nullptr;
+  const std::string_view function = frame.substr(paren + 3);
+  const size_t open = frame.rfind('(', paren);
+  if (open == std::string_view::npos) return nullptr;
+  const std::string_view file = frame.substr(0, open);
+  for (const EngineFrame& f : kEngineFrames)
+    if (function == f.function && file.ends_with(f.file_suffix)) return &f;
+  return nullptr;
+}
+
+// A run of digits at `text`'s front, consumed.
+std::optional<int64_t> read_number(std::string_view& text) {
+  int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || v < 0) return std::nullopt;
+  text.remove_prefix(static_cast<size_t>(ptr - text.data()));
+  return v;
+}
+
+bool consume(std::string_view& text, std::string_view word) {
+  if (!text.starts_with(word)) return false;
+  text.remove_prefix(word.size());
+  return true;
+}
+
+// "<requests>(<tokens>[_<sum>])" at the front of `text`.
+bool read_counts(std::string_view& text, int64_t& requests, int64_t& tokens, double* sum) {
+  const auto r = read_number(text);
+  if (!r || !consume(text, "(")) return false;
+  const auto t = read_number(text);
+  if (!t) return false;
+  requests = *r;
+  tokens = *t;
+  if (consume(text, "_")) {
+    const auto s = read_number(text);
+    if (!s) return false;
+    if (sum) *sum = static_cast<double>(*s);
+  }
+  return consume(text, ")");
+}
+
+// Marker intervals of one kind, outermost only (a step function nests in another of the same
+// engine: vLLM's worker execute_model around the model runner's).
+using Marker = StepMarker;
+
+std::vector<Marker> outermost(std::vector<Marker> markers) {
+  std::sort(markers.begin(), markers.end(), [](const Marker& a, const Marker& b) {
+    return a.ts_ns != b.ts_ns ? a.ts_ns < b.ts_ns : a.end_ns > b.end_ns;
+  });
+  std::vector<Marker> kept;
+  for (Marker& m : markers)
+    if (kept.empty() || m.ts_ns >= kept.back().end_ns) kept.push_back(std::move(m));
+  return kept;
+}
+
+std::string phase_of_counts(int64_t prefill_requests, int64_t decode_requests) {
+  if (prefill_requests > 0 && decode_requests > 0) return "mixed";
+  if (prefill_requests > 0) return "prefill";
+  if (decode_requests > 0) return "decode";
+  return "";
+}
+
+std::vector<Marker> annotation_markers(const Trace& trace) {
+  std::vector<Marker> out;
+  for (const Slice& s : trace.slices) {
+    if (s.cat != Category::kUserAnnotation) continue;
+    Marker m;
+    if (!read_engine_step_annotation(trace.name_of(s), m.prefill_requests, m.prefill_tokens, m.sum_sq_sk,
+                                     m.decode_requests, m.decode_tokens))
+      continue;
+    m.ts_ns = s.ts_ns;
+    m.end_ns = s.end_ns();
+    m.name = std::string(trace.name_of(s));
+    m.kind = "annotation";
+    m.phase = phase_of_counts(m.prefill_requests, m.decode_requests);
+    out.push_back(std::move(m));
+  }
+  return outermost(std::move(out));
+}
+
+std::vector<Marker> engine_frame_markers(const Trace& trace) {
+  std::vector<Marker> steps;
+  struct Hint {
+    int64_t ts_ns, end_ns;
+    std::string_view phase;
+  };
+  std::vector<Hint> hints;
+  for (const Slice& s : trace.slices) {
+    if (s.cat != Category::kPythonFunction) continue;
+    const EngineFrame* f = engine_frame(trace.name_of(s));
+    if (!f) continue;
+    if (!f->starts_step) {
+      hints.push_back({s.ts_ns, s.end_ns(), f->phase});
+      continue;
+    }
+    Marker m;
+    m.ts_ns = s.ts_ns;
+    m.end_ns = s.end_ns();
+    m.name = std::string(trace.name_of(s));
+    m.kind = "engine";
+    steps.push_back(std::move(m));
+  }
+  steps = outermost(std::move(steps));
+  for (Marker& m : steps) {
+    std::set<std::string_view> phases;
+    for (const Hint& h : hints)
+      if (h.ts_ns >= m.ts_ns && h.end_ns <= m.end_ns) phases.insert(h.phase);
+    if (phases.size() == 1) m.phase = std::string(*phases.begin());
+    if (phases.size() > 1) m.phase = "mixed";
+  }
+  return steps;
+}
+
+std::vector<Marker> profiler_step_markers(const Trace& trace, const TraceIndex& index) {
+  std::vector<Marker> out;
+  for (const StepRange& r : index.steps) out.push_back({r.ts_ns, r.end_ns, "ProfilerStep#" + std::to_string(r.number), "profiler_step"});
+  (void)trace;
+  return outermost(std::move(out));
+}
+
+// One marker per graph launch that replayed a forward call (the call's CPU start is the launch).
+std::vector<Marker> graph_replay_markers(const Trace& trace, const TraceIndex& index, const std::vector<Call*>& forward) {
+  std::set<int64_t> call_starts;
+  for (const Call* c : forward) call_starts.insert(c->cpu_ts_ns);
+  std::vector<Marker> out;
+  for (const uint32_t g : index.gpu_slices) {
+    const uint32_t launch = index.launch_of(g);
+    if (launch == kNoSlice || runtime_call_role(trace.name_of(trace.slices[launch])) != RuntimeCallRole::kGraphLaunch) continue;
+    const Slice& l = trace.slices[launch];
+    if (!call_starts.count(l.ts_ns)) continue;
+    if (!out.empty() && out.back().ts_ns == l.ts_ns) continue;
+    out.push_back({l.ts_ns, std::max(l.end_ns(), l.ts_ns + 1), std::string(trace.name_of(l)), "graph_replay"});
+  }
+  return outermost(std::move(out));
+}
+
+}  // namespace
+
+bool read_engine_step_annotation(std::string_view name, int64_t& prefill_requests, int64_t& prefill_tokens,
+                                 double& sum_sq_sk, int64_t& decode_requests, int64_t& decode_tokens) {
+  if (!consume(name, "execute_context_")) return false;
+  int64_t pr = 0, pt = 0, dr = 0, dt = 0;
+  double sum = -1;
+  if (!read_counts(name, pr, pt, &sum) || !consume(name, "_generation_") || !read_counts(name, dr, dt, nullptr))
+    return false;
+  prefill_requests = pr, prefill_tokens = pt, decode_requests = dr, decode_tokens = dt, sum_sq_sk = sum;
+  return true;
+}
+
+bool is_engine_step_frame(std::string_view python_frame_name) { return engine_frame(python_frame_name) != nullptr; }
+
+std::vector<StepGroup> engine_step_groups(const Trace& trace, const TraceIndex& index, const std::vector<Call*>& forward) {
+  auto holds_a_call = [&](const std::vector<Marker>& markers) {
+    return std::any_of(forward.begin(), forward.end(), [&](const Call* c) {
+      return std::any_of(markers.begin(), markers.end(),
+                         [&](const Marker& m) { return m.ts_ns <= c->cpu_ts_ns && c->cpu_ts_ns < m.end_ns; });
+    });
+  };
+  std::vector<Marker> markers;
+  for (auto* find : {+[](const Trace& t, const TraceIndex&, const std::vector<Call*>&) { return annotation_markers(t); },
+                     +[](const Trace& t, const TraceIndex&, const std::vector<Call*>&) { return engine_frame_markers(t); },
+                     +[](const Trace& t, const TraceIndex& i, const std::vector<Call*>&) { return profiler_step_markers(t, i); },
+                     +[](const Trace& t, const TraceIndex& i, const std::vector<Call*>& f) { return graph_replay_markers(t, i, f); }}) {
+    markers = find(trace, index, forward);
+    if (holds_a_call(markers)) break;
+    markers.clear();
+  }
+  // Each marker's calls, and each run of calls between markers, a group.
+  std::vector<StepGroup> groups;
+  size_t m = 0;
+  for (size_t i = 0; i < forward.size(); ++i) {
+    const Call* c = forward[i];
+    while (m < markers.size() && markers[m].end_ns <= c->cpu_ts_ns) ++m;
+    const bool held = m < markers.size() && markers[m].ts_ns <= c->cpu_ts_ns;
+    const int64_t marker_ts = held ? markers[m].ts_ns : -1;
+    if (groups.empty() || groups.back().held != held || (held && groups.back().marker.ts_ns != marker_ts)) {
+      StepGroup g;
+      g.held = held;
+      if (held) {
+        const Marker& mk = markers[m];
+        g.marker = {mk.ts_ns, mk.end_ns, mk.name, mk.kind, mk.phase, mk.prefill_requests, mk.prefill_tokens,
+                    mk.decode_requests, mk.decode_tokens, mk.sum_sq_sk};
+      }
+      groups.push_back(std::move(g));
+    }
+    groups.back().calls.push_back(i);
+  }
+  return groups;
+}
+
+}  // namespace attnprof

@@ -1,0 +1,184 @@
+// What each step and each phase of a run cost, and what the steps say about the run (uneven
+// layer counts, tensor parallelism). docs/report-schema.md ("Steps", "Phases").
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "attnprof/attention.h"
+#include "attnprof/layer_ranges.h"
+#include "attnprof/vocabulary.h"
+
+namespace attnprof {
+namespace {
+
+// The CPU time GPU work was launched at: its launch call, else the op linked to it.
+int64_t launch_ts(const Trace& trace, const TraceIndex& index, uint32_t gpu_slice) {
+  const uint32_t launch = index.launch_of(gpu_slice);
+  if (launch != kNoSlice) return trace.slices[launch].ts_ns;
+  const uint32_t op = index.op_of(gpu_slice);
+  return op != kNoSlice ? trace.slices[op].ts_ns : -1;
+}
+
+// Busy time of a set of [start, end) intervals.
+int64_t union_ns(std::vector<std::pair<int64_t, int64_t>>& spans) {
+  std::sort(spans.begin(), spans.end());
+  int64_t total = 0, open_start = 0, open_end = INT64_MIN;
+  for (const auto& [start, end] : spans) {
+    if (start > open_end) {
+      if (open_end > open_start) total += open_end - open_start;
+      open_start = start;
+      open_end = end;
+    } else {
+      open_end = std::max(open_end, end);
+    }
+  }
+  if (open_end > open_start) total += open_end - open_start;
+  return total;
+}
+
+// Collectives: NCCL/RCCL kernels and the c10d / record_param_comms ops that launch them.
+bool is_collective(std::string_view name) {
+  constexpr std::string_view kWords[] = {"nccl", "rccl", "c10d::", "record_param_comms", "all_reduce", "allreduce",
+                                         "all_gather", "allgather", "reduce_scatter", "custom_ar", "cross_device_reduce"};
+  return std::any_of(std::begin(kWords), std::end(kWords),
+                     [&](std::string_view w) { return name.find(w) != std::string_view::npos; });
+}
+
+// The kernel's function less template arguments and parameters.
+std::string short_kernel_label(std::string_view name) {
+  const std::string_view function = kernel_function_name(name);
+  return std::string(function.substr(0, function.find('<')));
+}
+
+}  // namespace
+
+void summarize_steps(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls,
+                     std::vector<Step>& steps) {
+  if (steps.empty()) return;
+  for (const Call& c : calls) {
+    if (c.step < 0 || static_cast<size_t>(c.step) >= steps.size()) continue;
+    Step& s = steps[static_cast<size_t>(c.step)];
+    if (!c.device_time_unknown) s.attention_device_time_us += c.device_time_us;
+    s.overhead_time_us += c.overhead_time_us;
+  }
+  // GPU work belongs to the step it was launched in: steps in start order partition the CPU
+  // time line from the first step's start on.
+  std::vector<size_t> order(steps.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return steps[a].ts_ns < steps[b].ts_ns; });
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> spans(steps.size());
+  for (const uint32_t g : index.gpu_slices) {
+    const int64_t ts = launch_ts(trace, index, g);
+    auto it = std::upper_bound(order.begin(), order.end(), ts, [&](int64_t t, size_t s) { return t < steps[s].ts_ns; });
+    if (it == order.begin()) continue;
+    const Slice& k = trace.slices[g];
+    spans[*std::prev(it)].push_back({k.ts_ns, k.end_ns()});
+  }
+  const bool has_gpu = !index.gpu_slices.empty();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    Step& s = steps[i];
+    s.gpu_time_us = has_gpu ? static_cast<double>(union_ns(spans[i])) / 1000.0 : static_cast<double>(s.dur_ns) / 1000.0;
+    s.attention_share = s.gpu_time_us > 0 ? std::min(1.0, s.attention_device_time_us / s.gpu_time_us) : 0;
+  }
+}
+
+std::vector<PhaseSummary> summarize_phases(const std::vector<Call>& calls, const std::vector<Step>& steps) {
+  std::map<std::string, PhaseSummary> by_phase;
+  std::map<std::string, double> flops, timed_us;
+  double total_us = 0;
+  for (const Call& c : calls) {
+    if (c.phase.empty() || c.direction != "forward") continue;
+    PhaseSummary& p = by_phase[c.phase];
+    p.phase = c.phase;
+    ++p.calls;
+    p.inferred = p.inferred || c.phase_inferred;
+    if (!c.device_time_unknown) {
+      p.device_time_us += c.device_time_us;
+      total_us += c.device_time_us;
+      if (c.flops > 0 && c.device_time_us > 0) {
+        flops[c.phase] += c.flops;
+        timed_us[c.phase] += c.device_time_us;
+      }
+    }
+    if (std::find(p.backends.begin(), p.backends.end(), c.backend) == p.backends.end()) p.backends.push_back(c.backend);
+    for (const KernelRef& k : c.kernels) {
+      if (k.component != component::kFused) continue;
+      std::string name = short_kernel_label(k.name);
+      if (std::find(p.kernels.begin(), p.kernels.end(), name) == p.kernels.end()) p.kernels.push_back(std::move(name));
+    }
+  }
+  for (const Step& s : steps)
+    if (by_phase.count(s.phase)) ++by_phase[s.phase].steps;
+  std::vector<PhaseSummary> out;
+  for (const char* phase : {"prefill", "mixed", "decode"}) {
+    auto it = by_phase.find(phase);
+    if (it == by_phase.end()) continue;
+    PhaseSummary& p = it->second;
+    p.share = total_us > 0 ? p.device_time_us / total_us : 0;
+    p.tflops = timed_us[phase] > 0 ? flops[phase] / (timed_us[phase] * 1e6) : 0;
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+void detect_tensor_parallel(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls,
+                            SourceInfo& source) {
+  // Gaps between consecutive forward calls of one step, by CPU start.
+  std::vector<std::pair<int64_t, int64_t>> gaps;
+  for (size_t i = 1; i < calls.size(); ++i) {
+    const Call& a = calls[i - 1];
+    const Call& b = calls[i];
+    if (a.direction == "forward" && b.direction == "forward" && a.step == b.step) gaps.push_back({a.cpu_ts_ns, b.cpu_ts_ns});
+  }
+  if (gaps.empty()) return;
+  std::vector<int64_t> collective_ts;
+  for (uint32_t i = 0; i < trace.slices.size(); ++i) {
+    const Slice& s = trace.slices[i];
+    if (s.cat != Category::kCpuOp && s.cat != Category::kUserAnnotation && !is_gpu_activity(s)) continue;
+    if (!is_collective(trace.name_of(s))) continue;
+    const int64_t ts = is_gpu_activity(s) ? launch_ts(trace, index, i) : s.ts_ns;
+    if (ts >= 0) collective_ts.push_back(ts);
+  }
+  std::sort(collective_ts.begin(), collective_ts.end());
+  size_t with_collective = 0;
+  for (const auto& [from, to] : gaps) {
+    auto it = std::upper_bound(collective_ts.begin(), collective_ts.end(), from);
+    with_collective += it != collective_ts.end() && *it < to;
+  }
+  if (with_collective == 0) return;
+  const int world = trace.meta.distributed ? trace.meta.distributed->world_size : -1;
+  source.tensor_parallel = world > 1 ? world : 1;
+  source.tensor_parallel_evidence = fmt::format(
+      "collectives between the attention layers of a forward ({} of {} gaps between consecutive calls){}: heads "
+      "are per rank",
+      with_collective, gaps.size(), world > 1 ? fmt::format(", world size {} (distributedInfo)", world) : "");
+}
+
+std::vector<Finding> step_findings(const Report& report) {
+  std::vector<Finding> out;
+  std::map<int64_t, int64_t> forward_per_step;
+  for (const Call& c : report.calls)
+    if (c.direction == "forward") ++forward_per_step[c.step];
+  std::map<int64_t, std::vector<int64_t>> steps_by_count;
+  for (const auto& [step, n] : forward_per_step) steps_by_count[n].push_back(step);
+  if (steps_by_count.size() > 1) {
+    std::string counts;
+    for (const auto& [n, steps] : steps_by_count)
+      counts += fmt::format("{}{} calls in {}", counts.empty() ? "" : "; ", n, format_index_ranges(steps, "step", "steps"));
+    out.push_back({"info", fmt::format("steps have different numbers of attention calls ({})", counts),
+                   "layers are positions among a step's forward calls: layer k of a step with fewer calls is its k-th "
+                   "attention call, so a hybrid or early-exit model's layers line up only where steps run the same "
+                   "layers; compare steps with the same count",
+                   finding::kUnevenSteps, {}, 0, ""});
+  }
+  if (report.source.tensor_parallel > 0)
+    out.push_back({"info", "tensor parallel: head counts are per rank", report.source.tensor_parallel_evidence,
+                   finding::kTensorParallel, {}, 0, ""});
+  return out;
+}
+
+}  // namespace attnprof
