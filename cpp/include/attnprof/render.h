@@ -43,6 +43,18 @@ std::string_view source_file_kind(std::string_view path);
 // warpSize 64, ... (rocm)", or "CPU only (no GPU events)" when the trace has no GPU activity.
 std::string device_text(const SourceInfo& source, bool has_gpu);
 
+// The story of the run, shared by the text and Markdown reports: one line naming the steps
+// and how they were marked; one row per step (index, marker, phase, calls, attention time,
+// overhead, GPU time, share), at most max_rows; one row per phase (phase, steps, calls, time,
+// share, TFLOP/s, backends, kernels). Rows are plain text cells; each format escapes its own.
+std::string steps_line(const Report& report);
+std::vector<std::vector<std::string>> step_rows(const Report& report, size_t max_rows);
+std::vector<std::vector<std::string>> phase_rows(const Report& report);
+// "prefill 1 call 12.0 us, decode 9 calls 40.1 us" for a layer of a run with several phases; "" otherwise.
+std::string layer_phases_text(const Layer& layer);
+// "Hq/Hkv per rank" note for tensor-parallel runs; "" otherwise.
+std::string heads_scope_text(const SourceInfo& source);
+
 // "unknown" for a call or layer whose attention kernels were not recorded, else `time`.
 std::string time_or_unknown(bool unknown, const std::string& time);
 

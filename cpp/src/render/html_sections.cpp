@@ -9,6 +9,7 @@
 #include <set>
 
 #include "attnprof/dashboard.h"
+#include "attnprof/render.h"
 #include "attnprof/hw.h"
 
 namespace attnprof::render {
@@ -210,8 +211,27 @@ json whatif_view(const WhatIfSection& w) {
 
 // --- what an empty section says --------------------------------------------------------------
 
+// Steps and phases: the same rows as the text and Markdown reports, and each step's attention
+// and GPU time for the bar chart.
+json steps_view(const Report& report) {
+  if (report.steps.size() < 2 && report.summary.phases.empty()) return nullptr;
+  constexpr size_t kMaxSteps = 500;
+  json bars = json::array();
+  for (const Step& s : report.steps) {
+    if (bars.size() == kMaxSteps) break;
+    bars.push_back({{"index", s.index}, {"phase", s.phase}, {"attention_us", s.attention_device_time_us},
+                    {"overhead_us", s.overhead_time_us}, {"gpu_us", s.gpu_time_us}});
+  }
+  return {{"line", steps_line(report)}, {"rows", step_rows(report, kMaxSteps)}, {"phases", phase_rows(report)},
+          {"scope", heads_scope_text(report.source)}, {"bars", bars},
+          {"more", report.steps.size() > kMaxSteps ? report.steps.size() - kMaxSteps : 0}};
+}
+
 json why_lines(const Report& report, const json& run) {
   json why = json::object();
+  if (run["steps"].is_null())
+    why["steps"] = "One forward and no serving phase: steps and phases show for serving and generate runs "
+                   "(engine step markers, ProfilerStep per forward, prefill and decode calls).";
   if (run["roofline_calls"].is_null()) why["roofline"] = roofline_why(report);
   if (run["memory"].is_null())
     why["memory"] = "No memory events in the trace (profile with profile_memory=True) or no per-layer cost.";
@@ -265,6 +285,7 @@ void add_section_views(json& run, const Report& report) {
                                       !report.heads->notes.empty());
   run["heads"] = heads ? heads_view(*report.heads) : json(nullptr);
   run["whatif"] = report.whatif ? whatif_view(*report.whatif) : json(nullptr);
+  run["steps"] = steps_view(report);
   run["why"] = why_lines(report, run);
 }
 

@@ -90,6 +90,29 @@ std::string unrecognised_markdown(const Report& r) {
 
 }  // namespace
 
+std::string escaped_row(const std::vector<std::string>& cells) {
+  std::vector<std::string> escaped;
+  for (const std::string& c : cells) escaped.push_back(md_escape(c));
+  return row(escaped);
+}
+
+// Steps and phases (render_common.cpp builds the rows the text report shows too).
+std::string story_markdown(const Report& r) {
+  std::string out;
+  if (r.steps.size() > 1) {
+    out += "\n## Steps\n\n" + md_escape(steps_line(r)) + "\n\n" +
+           header_row({"step", "marker", "phase", "tokens", "calls", "attention", "overhead", "GPU time", "share"});
+    for (const auto& cells : step_rows(r, 200)) out += escaped_row(cells);
+    if (r.steps.size() > 200) out += fmt::format("\n... {} more steps (JSON Report: `steps`)\n", r.steps.size() - 200);
+  }
+  if (!r.summary.phases.empty()) {
+    out += "\n## Phases\n\n" + header_row({"phase", "steps", "calls", "time", "share", "TFLOP/s", "backends", "kernels"});
+    for (const auto& cells : phase_rows(r)) out += escaped_row(cells);
+  }
+  if (const std::string scope = heads_scope_text(r.source); !scope.empty()) out += "\n" + md_escape(scope) + "\n";
+  return out;
+}
+
 std::string render_markdown(const ReportView& v) {
   const Report& r = *v.report;
   const Summary& s = r.summary;
@@ -113,6 +136,7 @@ std::string render_markdown(const ReportView& v) {
     out += fmt::format("- device time unknown for {} call(s): their attention kernels were not recorded (graph capture?)\n",
                        s.unknown_time_call_count);
 
+  out += story_markdown(r);
   if (!v.unfused.empty()) {
     out += "\n## Unfused attention calls\n\n" +
            header_row({"layer", "step", "direction", "backend", "time (us)", "shape", "kernels"});
@@ -122,18 +146,24 @@ std::string render_markdown(const ReportView& v) {
                   md_escape(shape_text(c->shape)), md_escape(kernels_text(*c))});
   }
 
-  out += "\n## Activation map\n\n" +
-         header_row({"layer", "module", "backend", "library", "fused share", "calls", "time (us)", "shape", "kernels"});
+  const bool per_phase = std::any_of(v.layers.begin(), v.layers.end(),
+                                     [](const ActivationRow& a) { return a.layer && !a.layer->phases.empty(); });
+  std::vector<std::string> columns{"layer", "module", "backend", "library", "fused share", "calls", "time (us)", "shape", "kernels"};
+  if (per_phase) columns.insert(columns.begin() + 7, "per phase");
+  out += "\n## Activation map\n\n" + header_row(columns);
   for (const ActivationRow& activation : v.layers) {
     if (activation.first == nullptr) continue;
     const Layer& layer = *activation.layer;
     const Call& first = *activation.first;
     const std::string backends = backends_text(layer);
-    out += row({std::to_string(layer.index), md_escape(layer.module.empty() ? "-" : layer.module), md_escape(backends),
-                md_escape(first.library),
-                time_or_unknown(layer.device_time_unknown, fmt::format("{:.0f}%", 100 * layer.fused_time_fraction)),
-                std::to_string(layer.call_ids.size()), time_or_unknown(layer.device_time_unknown, us(layer.device_time_us)),
-                md_escape(shape_text(first.shape)), md_escape(kernels_text(first))});
+    std::vector<std::string> cells{
+        std::to_string(layer.index), md_escape(layer.module.empty() ? "-" : layer.module), md_escape(backends),
+        md_escape(first.library),
+        time_or_unknown(layer.device_time_unknown, fmt::format("{:.0f}%", 100 * layer.fused_time_fraction)),
+        std::to_string(layer.call_ids.size()), time_or_unknown(layer.device_time_unknown, us(layer.device_time_us)),
+        md_escape(shape_text(first.shape)), md_escape(kernels_text(first))};
+    if (per_phase) cells.insert(cells.begin() + 7, layer.phases.empty() ? "-" : md_escape(layer_phases_text(layer)));
+    out += row(cells);
   }
   out += unrecognised_markdown(r);
 

@@ -45,6 +45,76 @@ std::string kernels_text(const Call& call, size_t max_chars) {
   return out;
 }
 
+namespace {
+
+std::string us_text(double us) { return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.1f} us", us); }
+
+std::string phase_text(const std::string& phase, bool inferred) {
+  if (phase.empty()) return "-";
+  return inferred ? phase + " (inferred)" : phase;
+}
+
+// "888 prefill tok (1 req)" from an engine annotation's counts; "" when it recorded none.
+std::string tokens_text(const char* phase, int64_t requests, int64_t tokens) {
+  if (requests <= 0) return "";
+  return fmt::format("{} {} tok ({} req)", tokens, phase, requests);
+}
+
+}  // namespace
+
+std::string steps_line(const Report& report) {
+  if (report.steps.empty()) return "";
+  std::map<std::string, int> kinds;
+  for (const Step& s : report.steps) ++kinds[s.marker_kind];
+  std::string how;
+  for (const auto& [kind, n] : kinds) how += fmt::format("{}{} {}", how.empty() ? "" : ", ", n, kind);
+  return fmt::format("steps: {} (marked by: {}), {} attention layer{} per step", report.steps.size(), how,
+                     report.layers.size(), report.layers.size() == 1 ? "" : "s");
+}
+
+std::vector<std::vector<std::string>> step_rows(const Report& report, size_t max_rows) {
+  std::vector<std::vector<std::string>> rows;
+  for (const Step& s : report.steps) {
+    if (rows.size() == max_rows) break;
+    std::string tokens = tokens_text("prefill", s.prefill_requests, s.prefill_tokens);
+    if (const std::string d = tokens_text("decode", s.decode_requests, s.decode_tokens); !d.empty())
+      tokens += (tokens.empty() ? "" : " + ") + d;
+    rows.push_back({std::to_string(s.index), s.marker.empty() ? s.marker_kind : s.marker,
+                    phase_text(s.phase, s.phase_inferred), tokens.empty() ? "-" : tokens, std::to_string(s.call_count),
+                    us_text(s.attention_device_time_us), us_text(s.overhead_time_us), us_text(s.gpu_time_us),
+                    s.gpu_time_us > 0 ? fmt::format("{:.1f}%", 100 * s.attention_share) : "-"});
+  }
+  return rows;
+}
+
+std::vector<std::vector<std::string>> phase_rows(const Report& report) {
+  std::vector<std::vector<std::string>> rows;
+  for (const PhaseSummary& p : report.summary.phases) {
+    std::string backends, kernels;
+    for (const std::string& b : p.backends) backends += (backends.empty() ? "" : ", ") + b;
+    for (const std::string& k : p.kernels) kernels += (kernels.empty() ? "" : ", ") + short_kernel_name(k);
+    rows.push_back({phase_text(p.phase, p.inferred), std::to_string(p.steps), std::to_string(p.calls),
+                    us_text(p.device_time_us), fmt::format("{:.1f}%", 100 * p.share),
+                    p.tflops > 0 ? fmt::format("{:.1f}", p.tflops) : "-", backends.empty() ? "-" : backends,
+                    kernels.empty() ? "-" : kernels});
+  }
+  return rows;
+}
+
+std::string layer_phases_text(const Layer& layer) {
+  std::string out;
+  for (const LayerPhase& p : layer.phases)
+    out += fmt::format("{}{} {} {}", out.empty() ? "" : ", ", p.phase, p.calls, us_text(p.device_time_us));
+  return out;
+}
+
+std::string heads_scope_text(const SourceInfo& source) {
+  if (source.tensor_parallel <= 0) return "";
+  return source.tensor_parallel > 1
+             ? fmt::format("head counts are per rank (tensor parallel, world size {})", source.tensor_parallel)
+             : "head counts are per rank (tensor parallel)";
+}
+
 std::string_view source_file_kind(std::string_view path) {
   return path.ends_with(kSidecarSuffix) ? "live capture" : "trace";
 }

@@ -87,6 +87,8 @@ std::string unfused_calls(const ReportView& v) {
 }
 
 std::string activation_map(const ReportView& v, const TextOptions& options) {
+  const bool per_phase = std::any_of(v.layers.begin(), v.layers.end(),
+                                     [](const ActivationRow& row) { return row.layer && !row.layer->phases.empty(); });
   std::vector<Row> rows;
   for (const ActivationRow& row : v.layers) {
     if (rows.size() == options.max_rows) break;
@@ -101,10 +103,28 @@ std::string activation_map(const ReportView& v, const TextOptions& options) {
                     first.library.empty() ? "-" : first.library, fused, std::to_string(layer.call_ids.size()),
                     time_or_unknown(layer.device_time_unknown, time_text(layer.device_time_us)), shape_text(first.shape),
                     kernels_text(first)});
+    if (per_phase) rows.back().insert(rows.back().begin() + 7, layer.phases.empty() ? "-" : layer_phases_text(layer));
   }
-  std::string out = "\nActivation map (one row per attention layer):\n" +
-                    table({"layer", "module", "backend", "library", "fused", "calls", "time", "shape", "kernels"}, rows);
+  Row columns{"layer", "module", "backend", "library", "fused", "calls", "time", "shape", "kernels"};
+  if (per_phase) columns.insert(columns.begin() + 7, "per phase");
+  std::string out = "\nActivation map (one row per attention layer):\n" + table(columns, rows);
   if (v.layers.size() > rows.size()) out += fmt::format("  ... {} more layers\n", v.layers.size() - rows.size());
+  return out;
+}
+
+// Steps and phases: how much of each engine step is attention, prefill against decode.
+std::string story(const Report& r, const TextOptions& options) {
+  std::string out;
+  const bool several_steps = r.steps.size() > 1;
+  if (several_steps) {
+    out += "\n" + steps_line(r) + ":\n" +
+           table({"step", "marker", "phase", "tokens", "calls", "attention", "overhead", "GPU time", "share"},
+                 step_rows(r, options.max_rows));
+    if (r.steps.size() > options.max_rows) out += fmt::format("  ... {} more steps\n", r.steps.size() - options.max_rows);
+  }
+  if (!r.summary.phases.empty())
+    out += "\nPhases:\n" + table({"phase", "steps", "calls", "time", "share", "TFLOP/s", "backends", "kernels"}, phase_rows(r));
+  if (const std::string scope = heads_scope_text(r.source); !scope.empty()) out += "  " + scope + "\n";
   return out;
 }
 
@@ -184,6 +204,7 @@ std::string render_text(const ReportView& view, const TextOptions& options) {
     return out + (report.heads ? heads_text(report) : cost.empty() ? "no attention found\n" : "\n") + cost +
            unrecognised_text(report) + source_notes(report);
   out += summary(report);
+  out += story(report, options);
   out += unfused_calls(view);
   out += activation_map(view, options);
   out += unrecognised_text(report);
