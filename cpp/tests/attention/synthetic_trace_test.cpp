@@ -625,5 +625,104 @@ TEST(SyntheticTraces, FlashInferRaggedAndPagedPrefillOpsAreCallsWithTheirBatch) 
   }
 }
 
+// ---- the story of a run: devices, unknown shapes, custom autograd, overhead, provenance ----
+
+void set_sequence_number(TraceBuilder& b, uint32_t op, int64_t sequence) {
+  b.trace.op_args[b.trace.slices[op].args].sequence_number = sequence;
+}
+
+TEST(StoryOfARun, AttentionComputedOnTheCpuOfAGpuTraceIsACpuCallTimedByItsOps) {
+  TraceBuilder b;
+  b.op("aten::add", 0, 10);
+  b.kernel("void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>(int)", 2, 5);
+  b.op("aten::scaled_dot_product_attention", 100, 40, {{1, 8, 1, 64}, {1, 8, 300, 64}, {1, 8, 300, 64}});
+  b.op("aten::_scaled_dot_product_flash_attention_for_cpu", 101, 38, {{1, 8, 1, 64}, {1, 8, 300, 64}, {1, 8, 300, 64}});
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].device, "cpu");
+  EXPECT_FALSE(r.calls[0].device_time_unknown);
+  EXPECT_DOUBLE_EQ(r.calls[0].device_time_us, 40);
+}
+
+TEST(StoryOfARun, AKernelLaunchedWithoutAnOpHasUnknownShapeAndNoRuleVerdict) {
+  // flash-attn split-KV decode launched by the engine with no ATen op around it.
+  TraceBuilder b;
+  b.kernel("void flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<128, 64, 128, 4>, true>(Flash_fwd_params)", 10, 30);
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  const Call& c = r.calls[0];
+  EXPECT_EQ(c.backend, "flash");
+  for (const char* fact : {"Sq", "Skv", "Hq", "B"})
+    EXPECT_NE(std::find(c.unknown.begin(), c.unknown.end(), fact), c.unknown.end()) << fact;
+  ASSERT_TRUE(c.explanation.has_value());
+  EXPECT_TRUE(c.explanation->predicted_backend.empty());
+  EXPECT_TRUE(c.explanation->fix.empty());
+  EXPECT_NE(c.explanation->consistency_note.find("does not record"), std::string::npos);
+  EXPECT_EQ(c.flops, 0);
+  for (const Finding& f : r.findings) {
+    EXPECT_EQ(f.rule.find("zero_seq_len"), std::string::npos) << f.title;
+    EXPECT_EQ(f.expected_gain, 0) << f.title;
+  }
+}
+
+TEST(StoryOfARun, ACustomAutogradOpsBackwardIsABackwardCallPairedWithItsForward) {
+  TraceBuilder b;
+  // Forward: the Function's op (Sequence number 7) launches a norm and the attention kernel.
+  const uint32_t fwd = b.op("FusedRopeAttentionFunction", 0, 50);
+  set_sequence_number(b, fwd, 7);
+  b.kernel("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int)", 5, 6);
+  b.kernel("cudnn_generated_fort_native_sdpa_sm90_knob_7_64x128x64_4x1x1_kernel0_0", 20, 25);
+  // Backward: autograd runs the node with the same Sequence number; the kernel's name alone
+  // does not say backward.
+  b.op("autograd::engine::evaluate_function: FusedRopeAttentionFunctionBackward", 200, 80);
+  const uint32_t node = b.op("FusedRopeAttentionFunctionBackward", 201, 78);
+  set_sequence_number(b, node, 7);
+  b.kernel("cudnn_generated_fort_native_sdpa_sm90_knob_3_64x64x64_4x1x1_kernel0_0", 210, 50);
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 2u);
+  EXPECT_EQ(r.calls[0].direction, "forward");
+  EXPECT_EQ(r.calls[1].direction, "backward");
+  EXPECT_EQ(r.calls[0].pair_id, 1);
+  EXPECT_EQ(r.calls[1].pair_id, 0);
+  EXPECT_EQ(r.calls[1].layer, r.calls[0].layer);
+  ASSERT_EQ(r.layers.size(), 1u);
+  // The norm is the op's other work: listed with the call, not attention time.
+  EXPECT_DOUBLE_EQ(r.calls[0].device_time_us, 25);
+  const auto norm = std::find_if(r.calls[0].kernels.begin(), r.calls[0].kernels.end(),
+                                 [](const KernelRef& k) { return k.name.find("layer_norm") != std::string::npos; });
+  ASSERT_NE(norm, r.calls[0].kernels.end());
+  EXPECT_EQ(norm->component, component::kNonAttention);
+}
+
+TEST(StoryOfARun, KvCacheWritesOfAReplayedForwardAreOverheadOfTheLayerTheyPrecede) {
+  TraceBuilder b;
+  b.graph_launch({"void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, __nv_bfloat16, 0>(int)",
+                  "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>, false, true>(Flash_fwd_params)",
+                  "void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, __nv_bfloat16, 0>(int)",
+                  "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>, false, true>(Flash_fwd_params)"},
+                 0, 10);
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 2u);
+  for (const Call& c : r.calls) {
+    EXPECT_DOUBLE_EQ(c.device_time_us, 10);
+    EXPECT_DOUBLE_EQ(c.overhead_time_us, 10);
+  }
+  EXPECT_EQ(r.calls[0].layer, 0);
+  EXPECT_EQ(r.calls[1].layer, 1);
+  ASSERT_EQ(r.steps.size(), 1u);
+  EXPECT_EQ(r.steps[0].marker_kind, "graph_replay");
+  EXPECT_DOUBLE_EQ(r.steps[0].overhead_time_us, 20);
+  EXPECT_DOUBLE_EQ(r.summary.overhead_time_us, 20);
+}
+
+TEST(StoryOfARun, ATritonKernelSharedByEnginesIsNamedAfterTheEngineWhoseOpRanIt) {
+  TraceBuilder b;
+  b.op("vllm::unified_attention_with_output", 0, 50, {{512, 32, 128}, {512, 8, 128}, {512, 8, 128}}, "c10::BFloat16");
+  b.kernel("_fwd_kernel", 10, 30);  // the prefix-prefill kernel vLLM copied from SGLang
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].library, "vllm_triton");
+}
+
 }  // namespace
 }  // namespace attnprof::test
