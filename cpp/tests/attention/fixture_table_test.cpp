@@ -93,6 +93,36 @@ void check_device(const Report& r, const json& want) {
   }
 }
 
+// Steps, their phases and the number of layers (one per position in a step).
+void check_story(const Report& r, const json& want) {
+  if (want.contains("layers")) {
+    EXPECT_EQ(r.layers.size(), want.at("layers").get<size_t>());
+  }
+  if (!want.contains("steps")) return;
+  const json& steps = want.at("steps");
+  ASSERT_EQ(r.steps.size(), steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = r.steps[i];
+    const json& w = steps[i];
+    SCOPED_TRACE("step " + std::to_string(i));
+    if (w.contains("calls")) {
+      EXPECT_EQ(s.call_count, w.at("calls").get<int64_t>());
+    }
+    if (w.contains("marker_kind")) {
+      EXPECT_EQ(s.marker_kind, w.at("marker_kind").get<std::string>());
+    }
+    if (w.contains("phase")) {
+      EXPECT_EQ(s.phase, w.at("phase").get<std::string>());
+    }
+    if (w.contains("phase_inferred")) {
+      EXPECT_EQ(s.phase_inferred, w.at("phase_inferred").get<bool>());
+    }
+    if (w.contains("prefill_tokens")) {
+      EXPECT_EQ(s.prefill_tokens, w.at("prefill_tokens").get<int64_t>());
+    }
+  }
+}
+
 class FixtureTable : public ::testing::TestWithParam<json> {};
 
 TEST_P(FixtureTable, AnalyzeGivesTheReadmeGroundTruth) {
@@ -116,6 +146,7 @@ TEST_P(FixtureTable, AnalyzeGivesTheReadmeGroundTruth) {
     const auto n = std::count_if(r.calls.begin(), r.calls.end(), [&](const Call& c) { return in_group(c, groups[i]); });
     EXPECT_EQ(n, groups[i].at("count").get<int64_t>()) << check << ": " << groups[i].dump() << describe_calls(r);
   }
+  if (row.contains("story")) check_story(r, row.at("story"));
   if (row.contains("device")) {
     if (pending(file, "device")) {
       skipped.push_back("device");
