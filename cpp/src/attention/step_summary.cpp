@@ -136,10 +136,15 @@ void detect_tensor_parallel(const Trace& trace, const TraceIndex& index, const s
   }
   if (gaps.empty()) return;
   std::vector<int64_t> collective_ts;
+  enum : uint8_t { kUnchecked, kYes, kNo };
+  std::vector<uint8_t> collective_name(trace.strings.size(), kUnchecked);  // asked once per name
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
     if (s.cat != Category::kCpuOp && s.cat != Category::kUserAnnotation && !is_gpu_activity(s)) continue;
-    if (!is_collective(trace.name_of(s))) continue;
+    if (s.name >= collective_name.size()) continue;
+    uint8_t& verdict = collective_name[s.name];
+    if (verdict == kUnchecked) verdict = is_collective(trace.name_of(s)) ? kYes : kNo;
+    if (verdict == kNo) continue;
     const int64_t ts = is_gpu_activity(s) ? launch_ts(trace, index, i) : s.ts_ns;
     if (ts >= 0) collective_ts.push_back(ts);
   }
