@@ -375,6 +375,7 @@ inline constexpr const char* kFullMask = "heads.full_mask";
 inline constexpr const char* kMaskedWork = "heads.masked_work";
 inline constexpr const char* kRanksSlowest = "ranks.slowest";
 inline constexpr const char* kKeyLengthUnknown = "flops.key_length_unknown";
+inline constexpr const char* kAttentionCandidates = "attention.candidates";
 }  // namespace finding
 
 struct FindingWord {
@@ -383,7 +384,7 @@ struct FindingWord {
   std::string_view what;   // what it reports (docs/report-schema.md, "Finding ids")
 };
 
-inline constexpr std::array<FindingWord, 15> kFindingWords = {{
+inline constexpr std::array<FindingWord, 16> kFindingWords = {{
     {finding::kEagerAttention, "rules", "eager attention (no SDPA call) and the backend SDPA would run"},
     {finding::kForcedBackend, "rules", "sdpa_kernel([X]) forced a backend the rules rank below another"},
     {finding::kConsistency, "rules", "the rules' prediction disagrees with the trace or the live capture"},
@@ -399,6 +400,7 @@ inline constexpr std::array<FindingWord, 15> kFindingWords = {{
     {finding::kMaskedWork, "heads", "masked scores of a mask of unknown kind that the kernel computes"},
     {finding::kRanksSlowest, "pipeline", "the rank whose attention takes longest against the fastest"},
     {finding::kKeyLengthUnknown, "attention", "serving calls whose FLOPs are unknown: the trace records no key length"},
+    {finding::kAttentionCandidates, "attention", "no call recognised, but ops or names that resemble attention, and why each was not taken"},
 }};
 
 // The row of a finding id; nullptr for the rule table's ids and unknown ones.

@@ -73,6 +73,10 @@ void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view com
 void claim_ops(ExtractionContext& ctx, uint32_t op);
 
 
+// Per thread, the outermost cpu ops in time order (Python frames and annotations looked
+// through), those already inside a call left out: what the eager matcher walks.
+std::vector<std::vector<uint32_t>> outermost_ops_per_thread(const ExtractionContext& ctx);
+
 // Eager/naive attention: matmul -> (scale, mask) -> softmax -> matmul with no attention op.
 std::vector<Call> find_eager_calls(ExtractionContext& ctx);
 
