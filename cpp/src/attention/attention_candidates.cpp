@@ -3,7 +3,8 @@
 // Two kinds of evidence:
 //   - structure: a softmax-like op between two matrix products among a thread's outermost
 //     ops (what the eager matcher walks), within kWindow ops on each side;
-//   - vocabulary: op, kernel or nn.Module names with "attention" / "attn" in them.
+//   - vocabulary: op, kernel, nn.Module or annotation names with attention words in them
+//     (has_attention_vocabulary) that no catalog knows.
 // A log-softmax (a loss), a backward node and a softmax without products on both sides (a
 // router, a classifier) are neither: they give no finding, and "no attention found" stands.
 #include <algorithm>
@@ -50,9 +51,20 @@ bool product_like(std::string_view name) {
   return contains(n, "matmul") || contains(n, "bmm") || contains(n, "gemm") || contains(n, "einsum");
 }
 
-bool attention_vocabulary(std::string_view name) {
-  const std::string n = lower(name);
-  return (contains(n, "attention") || contains(n, "attn")) && !is_backward_name(n);
+// Attention vocabulary (has_attention_vocabulary, the kernel catalog's whole-word list) in a
+// name no catalog knows as something else: an op or kernel the catalogs leave unrecognised
+// (a KV-cache write such as reshape_and_cache_flash is known, not a candidate), or a module
+// frame (nn.Module: MultiHeadedAttention_0) or annotation.
+bool attention_vocabulary(const Slice& s, std::string_view name) {
+  if (is_backward_name(lower(name))) return false;
+  switch (s.cat) {
+    case Category::kCpuOp: return is_unrecognised_attention_op(name);
+    case Category::kKernel: return is_unrecognised(classify_kernel(name));
+    case Category::kPythonFunction:
+    case Category::kUserAnnotation:
+    case Category::kGpuUserAnnotation: return has_attention_vocabulary(name);
+    default: return false;
+  }
 }
 
 bool has_role(std::string_view name, unsigned role) {
@@ -108,11 +120,14 @@ void structural_candidates(const ExtractionContext& ctx, std::map<std::string, T
 }
 
 void vocabulary_candidates(const Trace& trace, std::map<std::string, Tally>& out) {
-  std::vector<uint8_t> verdict(trace.strings.size(), 2);  // per name: 2 unchecked, else the answer
+  // Per (name, category): 2 unchecked, else the answer (a trace repeats few names).
+  constexpr size_t kCategories = static_cast<size_t>(Category::kOther) + 1;
+  std::vector<uint8_t> verdict(trace.strings.size() * kCategories, 2);
   for (const Slice& s : trace.slices) {
-    if (s.name >= verdict.size()) continue;
-    if (verdict[s.name] == 2) verdict[s.name] = attention_vocabulary(trace.name_of(s)) ? 1 : 0;
-    if (!verdict[s.name]) continue;
+    const size_t at = static_cast<size_t>(s.name) * kCategories + static_cast<size_t>(s.cat);
+    if (at >= verdict.size()) continue;
+    if (verdict[at] == 2) verdict[at] = attention_vocabulary(s, trace.name_of(s)) ? 1 : 0;
+    if (!verdict[at]) continue;
     Tally& t = out[std::string(trace.name_of(s))];
     if (t.count++ == 0) t.example = category_name(s.cat);
   }
