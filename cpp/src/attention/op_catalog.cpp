@@ -92,8 +92,9 @@ constexpr AttentionOp kOps[] = {
   // _native_multi_head_attention below it when recorded, else the layer op (docs/backends.md)
   {"aten::_transformer_encoder_layer_fwd",                        M::kExact, R::kLayer,    backend::kMath,      kFwd, false, L::kBSE, 0, 0, 0, 18, -1, -1, -1, -1, -1, -1, -1,  2},
   // masked softmax of the native fast paths (_masked_softmax(Tensor self, Tensor mask, int? dim,
-  // int? mask_type)), a call of its own only where its matmuls were not recorded around it
-  {"aten::_masked_softmax",                                       M::kExact, R::kStandalone, backend::kMath,    kFwd, false, L::kBHSD, 0, 0, 0,  1, -1, -1, -1, -1},
+  // int? mask_type)), a call of its own only where its matmuls were not recorded around it;
+  // its scores [B, H, Sq, Skv] give no head dim, so no q/k/v positions: the shape is unknown
+  {"aten::_masked_softmax",                                       M::kExact, R::kStandalone, backend::kMath,    kFwd, false, L::kBHSD, -1, -1, -1,  1, -1, -1, -1, -1},
   // other serving ops (argument positions not yet read from their schemas: -1)
   {"aiter::fmha_v3_varlen_fwd",                                   M::kExact, R::kExternal, backend::kFlash    , kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
   {"aiter::fmha_v3_bwd",                                          M::kExact, R::kExternal, backend::kFlash    , kBwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},

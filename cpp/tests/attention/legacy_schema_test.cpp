@@ -162,6 +162,23 @@ TEST(NativeFastPath, TheLayerOpIsTheCallWhereNoAttentionOpIsRecordedBelowIt) {
   }
 }
 
+TEST(NativeFastPath, AMaskedSoftmaxNoOtherFinderTookIsACallOfItsOwn) {
+  // The layer's ops renamed so no catalog op holds its bmm -> softmax -> bmm, and the softmax
+  // as the masked one of a fast path with a mask: nested, so no eager pattern either.
+  Result<std::string> text = read_trace_text(data("encoder_fastpath_current.json.gz"));
+  ASSERT_TRUE(text);
+  std::string renamed = replace_all(*text, "aten::_native_multi_head_attention", "custom::inner");
+  renamed = replace_all(renamed, "aten::_transformer_encoder_layer_fwd", "custom::layer");
+  renamed = replace_all(renamed, "\"aten::_softmax\"", "\"aten::_masked_softmax\"");
+  const Report r = analyze_text(renamed, "masked");
+  ASSERT_EQ(r.calls.size(), 2u);
+  for (const Call& c : r.calls) {
+    EXPECT_EQ(c.op, "aten::_masked_softmax");
+    EXPECT_EQ(c.backend, backend::kMath);
+    EXPECT_EQ(c.shape.D, 0);  // scores give no head dim: unknown, not guessed
+  }
+}
+
 TEST(AttentionCandidates, RenamedSoftmaxLeavesNoCallButAFindingNamingTheCandidates) {
   Result<std::string> text = read_trace_text(data("encdec_current.json.gz"));
   ASSERT_TRUE(text);
