@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -106,6 +107,12 @@ enum class OpRole : uint8_t {
   kImpl,          // the op below it (aten::_cudnn_attention_forward)
   kAutogradNode,  // ScaledDotProductCudnnAttentionBackward0 (carries the Sequence number)
   kExternal,      // a library's own attention op (vllm::unified_attention, flash_attn::...)
+  // A whole layer's op (nn.TransformerEncoderLayer's fast path: attention, then the FFN):
+  // the call is the attention op recorded below it, else the layer op itself.
+  kLayer,
+  // An op that is attention only where no other finder took it (aten::_masked_softmax of a
+  // fast path whose matmuls were not recorded): counted after the eager matcher ran.
+  kStandalone,
 };
 
 enum class TensorLayout : uint8_t {
@@ -242,6 +249,13 @@ const Call* first_call_of(const std::vector<Call>& calls, const Layer& layer);
 Summary summarize_attention(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls);
 
 // Core findings: unfused calls first (ranked by time), then informational ones.
-std::vector<Finding> core_findings(const Report& report);
+// `candidates`: attention_candidates' finding, reported instead of "no attention found".
+std::vector<Finding> core_findings(const Report& report, std::optional<Finding> candidates = std::nullopt);
+
+// When no call was recognised: what in the trace still resembles attention (a softmax between
+// two matrix products, attention vocabulary in op, kernel or module names) and why each was not
+// taken, as an info finding (finding::kAttentionCandidates); nullopt when nothing does, or
+// when `calls` is not empty (cpp/src/attention/attention_candidates.cpp).
+std::optional<Finding> attention_candidates(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls);
 
 }  // namespace attnprof

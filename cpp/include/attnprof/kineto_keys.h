@@ -25,6 +25,9 @@ inline constexpr std::string_view kArgs = "args";
 // thread id, grid, block, bytes, Record function id, ...) are stepped over unparsed.
 inline constexpr std::string_view kExternalId = "External id";
 inline constexpr std::string_view kCorrelation = "correlation";
+// The External id of runtime, kernel, memcpy and memset events in torch 1.8-1.9 traces
+// (pytorch/kineto libkineto/src/output_json.cpp of 2021 wrote "external id" there).
+inline constexpr std::string_view kLegacyExternalId = "external id";
 inline constexpr std::string_view kInputDims = "Input Dims";          // cpu_op, user_annotation
 inline constexpr std::string_view kInputType = "Input type";
 inline constexpr std::string_view kConcreteInputs = "Concrete Inputs";
@@ -87,7 +90,7 @@ inline constexpr std::string_view kNcclVersion = "nccl_version";
 // Every key above, for the docs check and for anyone listing what ingest reads.
 inline constexpr std::string_view kAllKeys[] = {
     kPhase, kCat, kName, kPid, kTid, kTs, kDur, kFlowId, kArgs,
-    kExternalId, kCorrelation, kInputDims, kInputType, kConcreteInputs,
+    kExternalId, kCorrelation, kLegacyExternalId, kInputDims, kInputType, kConcreteInputs,
     kSequenceNumber, kPythonId, kPythonParentId, kPythonModuleId,
     kDevice, kStream,
     kMemoryEventName, kDeviceType, kDeviceId, kAddr, kMemoryBytes, kTotalAllocated, kTotalReserved,
@@ -121,6 +124,14 @@ inline constexpr CategorySpelling kCategories[] = {
     {"Runtime", Category::kRuntime},
     {"Memcpy", Category::kMemcpy},
     {"Memset", Category::kMemset},
+    // torch 1.8-1.10: record_function ranges projected on a GPU stream were "User" (tid
+    // "stream N user", output_json.cpp handleGenericActivity), and ActivityType.cpp spelt
+    // GPU_USER_ANNOTATION "gpu_user_Annotation"; torch-tb-profiler reads "Python" frames
+    // (tb_plugin/torch_tb_profiler/profiler/trace.py EventTypes.PYTHON). "Trace" (the
+    // profiler's span, pid "Traces") is kOther in every version.
+    {"User", Category::kGpuUserAnnotation},
+    {"gpu_user_Annotation", Category::kGpuUserAnnotation},
+    {"Python", Category::kPythonFunction},
 };
 
 }  // namespace attnprof::kineto

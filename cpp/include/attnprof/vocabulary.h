@@ -383,6 +383,7 @@ inline constexpr const char* kRanksSlowest = "ranks.slowest";
 inline constexpr const char* kKeyLengthUnknown = "flops.key_length_unknown";
 inline constexpr const char* kUnevenSteps = "steps.uneven_calls";
 inline constexpr const char* kTensorParallel = "steps.tensor_parallel";
+inline constexpr const char* kAttentionCandidates = "attention.candidates";
 }  // namespace finding
 
 struct FindingWord {
@@ -391,7 +392,7 @@ struct FindingWord {
   std::string_view what;   // what it reports (docs/report-schema.md, "Finding ids")
 };
 
-inline constexpr std::array<FindingWord, 17> kFindingWords = {{
+inline constexpr std::array<FindingWord, 18> kFindingWords = {{
     {finding::kEagerAttention, "rules", "eager attention (no SDPA call) and the backend SDPA would run"},
     {finding::kForcedBackend, "rules", "sdpa_kernel([X]) forced a backend the rules rank below another"},
     {finding::kConsistency, "rules", "the rules' prediction disagrees with the trace or the live capture"},
@@ -409,6 +410,7 @@ inline constexpr std::array<FindingWord, 17> kFindingWords = {{
     {finding::kKeyLengthUnknown, "attention", "serving calls whose FLOPs are unknown: the trace records no key length"},
     {finding::kUnevenSteps, "attention", "steps whose numbers of attention calls differ, and how layers were assigned"},
     {finding::kTensorParallel, "attention", "collectives between the layers of a forward: head counts are per rank"},
+    {finding::kAttentionCandidates, "attention", "no call recognised, but ops or names that resemble attention, and why each was not taken"},
 }};
 
 // The row of a finding id; nullptr for the rule table's ids and unknown ones.

@@ -73,7 +73,7 @@ std::optional<Finding> unknown_flops_finding(const std::vector<Call>& calls) {
   return f;
 }
 
-std::vector<Finding> core_findings(const Report& report) {
+std::vector<Finding> core_findings(const Report& report, std::optional<Finding> candidates) {
   std::vector<Finding> findings;
   const Summary& s = report.summary;
   // One finding per unfused backend, the costliest first.
@@ -114,7 +114,9 @@ std::vector<Finding> core_findings(const Report& report) {
     findings.push_back(std::move(f));
   }
   if (auto f = unknown_flops_finding(report.calls)) findings.push_back(std::move(*f));
-  if (report.calls.empty()) {
+  if (report.calls.empty() && candidates) {
+    findings.push_back(std::move(*candidates));
+  } else if (report.calls.empty()) {
     findings.push_back({"info", "no attention found", "The trace has no attention op, no attention kernel "
                         "and no matmul -> softmax -> matmul pattern.", "", {}, 0});
   } else if (unfused.empty()) {

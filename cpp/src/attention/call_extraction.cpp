@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -20,10 +21,43 @@ bool is_attention_overhead(KernelKind kind) {
   return kind == KernelKind::kKvCacheWrite || kind == KernelKind::kAttentionOverhead;
 }
 
-bool has_attention_ancestor(ExtractionContext& ctx, uint32_t slice) {
-  for (uint32_t p = ctx.index.parent[slice]; p != kNoSlice; p = ctx.index.parent[p])
-    if (ctx.names.attention_op(ctx.trace.slices[p])) return true;
+// Whether an op above `slice` starts the call instead. A layer op does not when another
+// attention op is below it (call_tops); a standalone op counts only where it is kept as a
+// call, so below one is still a call's own.
+bool has_attention_ancestor(ExtractionContext& ctx, uint32_t slice, bool standalone = false) {
+  for (uint32_t p = ctx.index.parent[slice]; p != kNoSlice; p = ctx.index.parent[p]) {
+    const AttentionOp* op = ctx.names.attention_op(ctx.trace.slices[p]);
+    if (!op || (op->role == OpRole::kStandalone && !standalone)) continue;
+    if (op->role == OpRole::kLayer && !standalone) continue;
+    return true;
+  }
   return false;
+}
+
+// The ops that start a call: catalog ops under no other (a layer op with an attention op
+// below it gives way to that op, kLayer), not yet inside a call. `standalone`: the kStandalone
+// ops, asked for once the eager matcher has taken the ones inside its patterns.
+std::vector<uint32_t> call_tops(ExtractionContext& ctx, bool standalone) {
+  std::vector<uint32_t> tops;
+  const auto role_of = [&](uint32_t s) {
+    const AttentionOp* op = ctx.names.attention_op(ctx.trace.slices[s]);
+    return op ? std::optional<OpRole>(op->role) : std::nullopt;
+  };
+  for (uint32_t i = 0; i < ctx.trace.slices.size(); ++i) {
+    const std::optional<OpRole> role = role_of(i);
+    if (!role || ctx.inside_call[i] || (*role == OpRole::kStandalone) != standalone) continue;
+    if (has_attention_ancestor(ctx, i, standalone)) continue;
+    if (*role == OpRole::kLayer) {
+      bool inner = false;
+      for_each_descendant(ctx.trace, ctx.index, i, [&](uint32_t d) {
+        const std::optional<OpRole> r = role_of(d);
+        inner = inner || (r && *r != OpRole::kLayer && *r != OpRole::kStandalone);
+      });
+      if (inner) continue;  // the attention op below is the call
+    }
+    tops.push_back(i);
+  }
+  return tops;
 }
 
 // torch.compile traces a frame by running its ops on fake tensors inside compile ranges;
@@ -177,6 +211,8 @@ int rank_for_args(OpRole role) {  // which op of a call describes it best
     case OpRole::kBackend: return 2;
     case OpRole::kImpl: return 3;
     case OpRole::kAutogradNode: return 4;  // no tensor arguments worth reading
+    case OpRole::kLayer: return 1;
+    case OpRole::kStandalone: return 2;
   }
   return 5;
 }
@@ -188,6 +224,8 @@ int rank_for_backend(OpRole role) {  // which op of a call names the backend
     case OpRole::kExternal: return 2;
     case OpRole::kAutogradNode: return 3;
     case OpRole::kEntry: return 4;  // decides nothing by itself
+    case OpRole::kLayer: return 3;
+    case OpRole::kStandalone: return 3;
   }
   return 5;
 }
@@ -809,16 +847,11 @@ double attention_flops(const Call& call) {
 std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& index) {
   ExtractionContext ctx(trace, index);
   claim_compile_tracing(ctx);
-  std::vector<uint32_t> tops;
-  for (uint32_t i = 0; i < trace.slices.size(); ++i)
-    if (!ctx.inside_call[i] && ctx.names.attention_op(trace.slices[i]) && !has_attention_ancestor(ctx, i))
-      tops.push_back(i);
-
   std::vector<Call> calls;
-  calls.reserve(tops.size());
-  for (const uint32_t top : tops) calls.push_back(call_from_op(ctx, top));
+  for (const uint32_t top : call_tops(ctx, false)) calls.push_back(call_from_op(ctx, top));
   std::vector<Call> eager = find_eager_calls(ctx);
   std::move(eager.begin(), eager.end(), std::back_inserter(calls));
+  for (const uint32_t top : call_tops(ctx, true)) calls.push_back(call_from_op(ctx, top));
   add_unfused_backward_calls(ctx, calls);
   const std::vector<size_t> replays = add_kernel_only_calls(ctx, calls);
   adopt_graph_replays(calls, replays);

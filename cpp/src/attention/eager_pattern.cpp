@@ -43,11 +43,21 @@ bool shapes_recorded(const Operands& m, const TensorDims& scores) {
   return m.a->size() >= 2 && m.b->size() >= 2 && scores.size() >= 2;
 }
 
+// In attention both operands of each product belong to the sequences: K^T and V carry the
+// batch (and head) dims of Q and of the probabilities. A 2-D operand against a batched one
+// is a matrix shared by every sequence, a weight: a vocabulary projection with a tied
+// embedding (logits = h @ E^T, softmax over the vocabulary, softmax @ E in pointer/copy
+// generators), not attention. Two 2-D operands (one unbatched sequence) cannot tell.
+bool shared_weight_operand(const Operands& m) {
+  return (m.a->size() == 2) != (m.b->size() == 2);
+}
+
 // [..,Sq,D] x [..,D,Skv] produces the scores [..,Sq,Skv].
 bool computes_scores(const Operands& m, const TensorDims& scores) {
   const auto& a = *m.a;
   const auto& b = *m.b;
   const size_t r = scores.size();
+  if (shared_weight_operand(m)) return false;
   return a[a.size() - 1] == b[b.size() - 2] && a[a.size() - 2] == scores[r - 2] &&
          b.back() == scores[r - 1] && product(a, 0, a.size() - 2) == product(scores, 0, r - 2);
 }
@@ -57,6 +67,7 @@ bool applies_probs(const Operands& m, const TensorDims& probs) {
   const auto& a = *m.a;
   const auto& b = *m.b;
   const size_t r = probs.size();
+  if (shared_weight_operand(m)) return false;
   return a[a.size() - 2] == probs[r - 2] && a.back() == probs[r - 1] && b[b.size() - 2] == probs[r - 1] &&
          product(a, 0, a.size() - 2) == product(probs, 0, r - 2);
 }
@@ -107,13 +118,15 @@ class EagerMatcher {
     }
     if (av == sm || !is(ops[av], kMatmul)) return std::nullopt;
 
+    if (transposes_a_weight(ops, qk)) return std::nullopt;
+
     const OpArgsView qk_args(ctx_.trace, ctx_.trace.slices[ops[qk]]);
     const OpArgsView av_args(ctx_.trace, ctx_.trace.slices[ops[av]]);
     const Operands qk_m = matmul_operands(qk_args, name(ops[qk]));
     const Operands av_m = matmul_operands(av_args, name(ops[av]));
     if (shapes_recorded(qk_m, scores) && !computes_scores(qk_m, scores)) return std::nullopt;
     if (shapes_recorded(av_m, scores) && !applies_probs(av_m, scores)) return std::nullopt;
-    return build_call(ops, qk, sm, av, qk_m, av_m, scores);
+    return build_call(ops, scale_before(ops, qk, qk_m), qk, sm, av, qk_m, av_m, scores);
   }
 
   // The Q@K^T before the softmax at `sm`: the nearest matmul with only score ops (scale,
@@ -139,6 +152,35 @@ class EagerMatcher {
     return std::nullopt;
   }
 
+  // aten::t transposes a tensor of at most 2 dims (torch.t docs): a weight matrix, never a
+  // batched K^T (k.transpose(-2, -1)). An aten::t right before the product (views between)
+  // says, with no shapes recorded, that the product is a projection (h @ E.t()).
+  bool transposes_a_weight(const std::vector<uint32_t>& ops, size_t qk) {
+    for (size_t i = qk, steps = 0; i > 0 && steps < kMaxOpsBetween; ++steps) {
+      const uint32_t op = ops[--i];
+      if (name(op) == "aten::t") return true;
+      if (!is(op, kLayout)) return false;
+    }
+    return false;
+  }
+
+  // A scale applied to Q (or K) before the product (q / sqrt(d), OpenNMT, fairseq): the
+  // div/mul just before Q@K^T, views between, whose output is an operand of the product
+  // (same dims, when recorded). Returns its position, or qk when there is none.
+  size_t scale_before(const std::vector<uint32_t>& ops, size_t qk, const Operands& qk_m) {
+    for (size_t i = qk, steps = 0; i > 0 && steps < kMaxOpsBetween; ++steps) {
+      const uint32_t op = ops[--i];
+      if (ctx_.inside_call[op]) return qk;
+      if (is(op, kLayout) && !is(op, kScore)) continue;
+      if (component_of_op(name(op)) != component::kScale) return qk;
+      const TensorDims& x = OpArgsView(ctx_.trace, ctx_.trace.slices[op]).dims(0);
+      const bool recorded = !x.empty() && qk_m.a->size() >= 2;
+      if (recorded && x != *qk_m.a && x != *qk_m.b) return qk;
+      return i;
+    }
+    return qk;
+  }
+
   // softmax(x, dim): attention normalises over the key axis, the last one.
   static bool softmax_over_last_dim(const OpArgsView& args, const TensorDims& x) {
     const std::optional<double> dim = args.number(1);
@@ -146,8 +188,8 @@ class EagerMatcher {
     return *dim == -1 || (!x.empty() && *dim == static_cast<double>(x.size() - 1));
   }
 
-  Call build_call(const std::vector<uint32_t>& ops, size_t qk, size_t sm, size_t av, const Operands& qk_m,
-                  const Operands& av_m, const TensorDims& scores) {
+  Call build_call(const std::vector<uint32_t>& ops, size_t first_op, size_t qk, size_t sm, size_t av,
+                  const Operands& qk_m, const Operands& av_m, const TensorDims& scores) {
     const Trace& trace = ctx_.trace;
     Call call;
     call.backend = backend::kEager;
@@ -155,7 +197,7 @@ class EagerMatcher {
     call.direction = "forward";
     call.fused = false;
     call.op = std::string(name(ops[qk])) + " -> " + std::string(name(ops[sm])) + " -> " + std::string(name(ops[av]));
-    const Slice& first = trace.slices[ops[qk]];
+    const Slice& first = trace.slices[ops[first_op]];
     const Slice& last = trace.slices[ops[av]];
     call.module = module_path(trace, ctx_.index, ops[qk]);
     call.cpu_ts_ns = first.ts_ns;
@@ -171,10 +213,10 @@ class EagerMatcher {
     }
     if (qk_m.a->size() >= 2) s.D = qk_m.a->back();
     if (av_m.b->size() >= 2) s.Dv = av_m.b->back();
-    s.dtype = dtype_name(OpArgsView(trace, first).type(0));
+    s.dtype = dtype_name(OpArgsView(trace, trace.slices[ops[qk]]).type(0));
     call.mask.kind = "none";
 
-    for (size_t i = qk; i <= av; ++i) {
+    for (size_t i = first_op; i <= av; ++i) {
       const uint32_t op = ops[i];
       std::string_view component = component_of_op(name(op));
       if (i == qk) component = component::kQK;
@@ -206,6 +248,8 @@ class EagerMatcher {
   std::vector<uint8_t> kinds_;  // per interned name: OpKind bits, kUnclassified until first seen
 };
 
+}  // namespace
+
 // Per thread, the outermost ATen ops in time order; Python frames and annotations are
 // looked through, ops already inside an attention call are left out.
 std::vector<std::vector<uint32_t>> outermost_ops_per_thread(const ExtractionContext& ctx) {
@@ -228,8 +272,6 @@ std::vector<std::vector<uint32_t>> outermost_ops_per_thread(const ExtractionCont
   }
   return threads;
 }
-
-}  // namespace
 
 std::string_view component_of_op(std::string_view op) {
   const AtenOpWord* word = aten_op_word(op);

@@ -94,6 +94,9 @@ struct StepGroup {
 
 // The forward calls grouped by the finest kind of step marker that holds any of them.
 std::vector<StepGroup> engine_step_groups(const Trace& trace, const TraceIndex& index, const std::vector<Call*>& forward);
+// Per thread, the outermost cpu ops in time order (Python frames and annotations looked
+// through), those already inside a call left out: what the eager matcher walks.
+std::vector<std::vector<uint32_t>> outermost_ops_per_thread(const ExtractionContext& ctx);
 
 // Eager/naive attention: matmul -> (scale, mask) -> softmax -> matmul with no attention op.
 std::vector<Call> find_eager_calls(ExtractionContext& ctx);

@@ -86,6 +86,15 @@ constexpr AttentionOp kOps[] = {
   {"flashinfer::single_decode_with_kv_cache",                     M::kPrefix, R::kExternal, backend::kExternal, kFwd, true, L::kTHD,  0, 1, 2, -1, -1, -1, -1, -1, -1, -1, -1, -1, "flashinfer"},
   // nn.MultiheadAttention's fast path: SDPA inside, or (need_weights=True) bmm-softmax-bmm
   {"aten::_native_multi_head_attention",                          M::kExact, R::kExternal, backend::kMath,      kFwd, false, L::kBSE, 0, 1, 2,  9, -1, -1, -1, -1, -1, -1, -1,  4},
+  // nn.TransformerEncoderLayer's fast path (eval, no grad; aten/src/ATen/native/native_functions.yaml:
+  // _transformer_encoder_layer_fwd(Tensor src, int embed_dim, int num_heads, Tensor qkv_weight, ...,
+  // Tensor? mask=None, int? mask_type=None)): the attention of the layer is the
+  // _native_multi_head_attention below it when recorded, else the layer op (docs/backends.md)
+  {"aten::_transformer_encoder_layer_fwd",                        M::kExact, R::kLayer,    backend::kMath,      kFwd, false, L::kBSE, 0, 0, 0, 18, -1, -1, -1, -1, -1, -1, -1,  2},
+  // masked softmax of the native fast paths (_masked_softmax(Tensor self, Tensor mask, int? dim,
+  // int? mask_type)), a call of its own only where its matmuls were not recorded around it;
+  // its scores [B, H, Sq, Skv] give no head dim, so no q/k/v positions: the shape is unknown
+  {"aten::_masked_softmax",                                       M::kExact, R::kStandalone, backend::kMath,    kFwd, false, L::kBHSD, -1, -1, -1,  1, -1, -1, -1, -1},
   // other serving ops (argument positions not yet read from their schemas: -1)
   {"aiter::fmha_v3_varlen_fwd",                                   M::kExact, R::kExternal, backend::kFlash    , kFwd, true, L::kTHD,  -1, -1, -1, -1, -1, -1, -1, -1},
   {"aiter::fmha_v3_bwd",                                          M::kExact, R::kExternal, backend::kFlash    , kBwd, true, L::kBSHD, -1, -1, -1, -1, -1, -1, -1, -1},

@@ -137,7 +137,7 @@ static_assert(find_key<kEventKeys>(kineto::kArgs) == kArgsKey && find_key<kEvent
 enum class TraceBuilder::ArgKey : size_t {
   kExternalId, kCorrelation, kInputDims, kInputType, kConcreteInputs, kSequenceNumber,
   kPythonId, kPythonParentId, kPythonModuleId, kDevice, kStream,
-  kDeviceType, kDeviceId, kAddr, kMemoryBytes, kTotalAllocated, kTotalReserved, kOther,
+  kDeviceType, kDeviceId, kAddr, kMemoryBytes, kTotalAllocated, kTotalReserved, kLegacyExternalId, kOther,
 };
 
 // Which values of an event's args are read.
@@ -158,7 +158,7 @@ constexpr std::array kArgKeys{
     kineto::kExternalId, kineto::kCorrelation, kineto::kInputDims, kineto::kInputType, kineto::kConcreteInputs,
     kineto::kSequenceNumber, kineto::kPythonId, kineto::kPythonParentId, kineto::kPythonModuleId, kineto::kDevice,
     kineto::kStream, kineto::kDeviceType, kineto::kDeviceId, kineto::kAddr, kineto::kMemoryBytes,
-    kineto::kTotalAllocated, kineto::kTotalReserved};
+    kineto::kTotalAllocated, kineto::kTotalReserved, kineto::kLegacyExternalId};
 static_assert(kArgKeys.size() == static_cast<size_t>(ArgKey::kOther));
 static_assert(find_key<kArgKeys>(kineto::kTotalReserved) == static_cast<size_t>(ArgKey::kTotalReserved) &&
               find_key<kArgKeys>(kineto::kInputDims) == static_cast<size_t>(ArgKey::kInputDims));
@@ -506,7 +506,7 @@ error_code TraceBuilder::read_args(od::object args, Event& ev) {
 
 error_code TraceBuilder::read_arg(ArgsRead what, ArgKey k, std::string_view key, od::value& v, Event& ev) {
   if (what == ArgsRead::kMemory) return read_memory_arg(k, key, v, ev.mem);
-  if (k == ArgKey::kExternalId) return read_link_id(v, key, ev.slice.external_id);
+  if (k == ArgKey::kExternalId || k == ArgKey::kLegacyExternalId) return read_link_id(v, key, ev.slice.external_id);
   if (k == ArgKey::kCorrelation) return read_link_id(v, key, ev.slice.correlation);
   switch (what) {
     case ArgsRead::kOpWithInputs:

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <future>
+#include <optional>
 #include <utility>
 
 #include "attnprof/attention.h"
@@ -165,8 +166,9 @@ namespace {
 // trace lacks. The index lives only here: the analyses after these read the calls and the
 // Trace's own tables, and their memory would otherwise come on top of the index's (~12 KB a
 // copy of the LLaMA fixture: at 20 GB, the peak).
-void add_calls(const Trace& trace, const AnalyzeOptions& options, const Provenance& provenance,
-               const LoadedSidecar* capture, Report& report) {
+// Returns, when no call was recognised, what still resembles attention (attention_candidates).
+std::optional<Finding> add_calls(const Trace& trace, const AnalyzeOptions& options, const Provenance& provenance,
+                                 const LoadedSidecar* capture, Report& report) {
   const TraceIndex index = build_trace_index(trace, options.tail_threads);
   identify_source_device(trace, index, options, report.source);
 
@@ -199,6 +201,7 @@ void add_calls(const Trace& trace, const AnalyzeOptions& options, const Provenan
     report.source.files.push_back(capture->path);
   }
   note_missing(trace, index, report.calls, report.source);
+  return attention_candidates(trace, index, report.calls);
 }
 
 }  // namespace
@@ -210,7 +213,8 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options, const Pr
   // The live-capture sidecar (cpp/src/capture), when the run wrote one.
   if (!provenance.sidecar_error.empty()) report.source.missing.push_back(provenance.sidecar_error);
   const LoadedSidecar* capture = provenance.sidecar ? &*provenance.sidecar : nullptr;
-  add_calls(trace, options, provenance, capture, report);  // the calls, layers, summary and what is missing
+  // the calls, layers, summary and what is missing
+  std::optional<Finding> candidates = add_calls(trace, options, provenance, capture, report);
 
   // The analyses read the calls as extracted and merged; each returns its section and writes
   // nothing else, so with a second thread the rules and the windows run beside the cost model.
@@ -233,7 +237,7 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options, const Pr
     report.calls[i].cost = std::move(cost.calls[i]);
   }
   for (size_t i = 0; i < report.layers.size(); ++i) report.layers[i].cost = std::move(cost.layers[i]);
-  report.findings = rules::merge_findings(core_findings(report), std::move(explanations.findings));
+  report.findings = rules::merge_findings(core_findings(report, std::move(candidates)), std::move(explanations.findings));
   append(report.findings, std::move(cost.findings));
   append(report.findings, std::move(windows.findings));
   append(report.findings, step_findings(report));

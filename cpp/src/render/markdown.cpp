@@ -8,6 +8,7 @@
 #include "attnprof/cost_render.h"
 #include "attnprof/output_format.h"
 #include "attnprof/render.h"
+#include "attnprof/vocabulary.h"
 #include "attnprof/report_view.h"
 
 namespace attnprof {
@@ -112,6 +113,16 @@ std::string story_markdown(const Report& r) {
   if (const std::string scope = heads_scope_text(r.source); !scope.empty()) out += "\n" + md_escape(scope) + "\n";
   return out;
 }
+namespace {
+
+// "no attention found", or what still resembles attention (finding::kAttentionCandidates).
+std::string no_calls_markdown(const Report& r) {
+  for (const Finding& f : r.findings)
+    if (f.rule == finding::kAttentionCandidates) return fmt::format("\n**{}**\n\n{}\n", md_escape(f.title), md_escape(f.detail));
+  return "\n**no attention found**\n";
+}
+
+}  // namespace
 
 std::string render_markdown(const ReportView& v) {
   const Report& r = *v.report;
@@ -121,7 +132,7 @@ std::string render_markdown(const ReportView& v) {
   out += fmt::format("- device: {}\n", md_escape(device_text(r.source, s.has_gpu)));
   const std::string cost = render_cost_markdown(v.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
   if (r.calls.empty())
-    return out + (cost.empty() && !r.heads ? "\n**no attention found**\n" : "\n" + cost) + unrecognised_markdown(r) +
+    return out + (cost.empty() && !r.heads ? no_calls_markdown(r) : "\n" + cost) + unrecognised_markdown(r) +
            heads_markdown(r);
   const bool no_time = device_time_unknown(s);
   out += fmt::format("- attention calls: {} ({} fused: {:.0f}% of calls, {} of time)\n", s.call_count,

@@ -8,6 +8,7 @@
 #include "attnprof/layer_ranges.h"
 #include "attnprof/output_format.h"
 #include "attnprof/render.h"
+#include "attnprof/vocabulary.h"
 #include "attnprof/report_view.h"
 
 namespace attnprof {
@@ -128,6 +129,19 @@ std::string story(const Report& r, const TextOptions& options) {
   return out;
 }
 
+// What a Report without calls says: "no attention found", or the finding naming what still
+// resembles attention (attention_candidates, finding::kAttentionCandidates).
+const Finding* candidates_finding(const Report& r) {
+  for (const Finding& f : r.findings)
+    if (f.rule == finding::kAttentionCandidates) return &f;
+  return nullptr;
+}
+
+std::string no_calls_text(const Report& r) {
+  const Finding* f = candidates_finding(r);
+  return f ? fmt::format("{}\n  {}\n", f->title, f->detail) : "no attention found\n";
+}
+
 std::string findings(const Report& r) {
   if (r.findings.empty()) return "";
   std::string out = "\nFindings:\n";
@@ -201,7 +215,7 @@ std::string render_text(const ReportView& view, const TextOptions& options) {
   std::string out = header(report);
   const std::string cost = render_cost_text(view.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
   if (report.calls.empty())
-    return out + (report.heads ? heads_text(report) : cost.empty() ? "no attention found\n" : "\n") + cost +
+    return out + (report.heads ? heads_text(report) : cost.empty() ? no_calls_text(report) : "\n") + cost +
            unrecognised_text(report) + source_notes(report);
   out += summary(report);
   out += story(report, options);

@@ -227,6 +227,15 @@ namespace {
 
 bool is_dimension(const std::string& fact) { return fact != "dtype"; }
 
+// SDPA's rules explain what SDPA dispatched: calls of its entry, backend or autograd ops (and
+// kernel-only calls, whose op the trace lost). A library's own op (flash_attn, aiter, a native
+// fast path such as _native_multi_head_attention) chose its kernel without SDPA's rules.
+bool sdpa_dispatched(const Call& call) {
+  constexpr std::string_view kSdpa = "scaled_dot_product";
+  return call.op.empty() || call.op.find(kSdpa) != std::string::npos ||
+         call.backend_op.find(kSdpa) != std::string::npos || call.op.starts_with("ScaledDotProduct");
+}
+
 // The rules read B, H, S and D; a dtype the trace lacks is assumed, and said so.
 bool dims_unknown(const Call& call) { return std::any_of(call.unknown.begin(), call.unknown.end(), is_dimension); }
 
@@ -257,7 +266,7 @@ ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceIn
   // was run under sdpa_kernel([X]).
   std::set<std::string> sdpa_backends;
   for (const Call& c : calls)
-    if (is_sdpa_backend(c.backend)) sdpa_backends.insert(c.backend);
+    if (is_sdpa_backend(c.backend) && sdpa_dispatched(c)) sdpa_backends.insert(c.backend);
   const std::optional<Backend> single =
       sdpa_backends.size() == 1 ? backend_from_name(*sdpa_backends.begin()) : std::nullopt;
 
@@ -266,7 +275,7 @@ ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceIn
   for (size_t i = 0; i < calls.size(); ++i) {
     const Call& call = calls[i];
     const bool eager = call.backend == backend::kEager;
-    if (!eager && !is_sdpa_backend(call.backend)) continue;
+    if (!eager && (!is_sdpa_backend(call.backend) || !sdpa_dispatched(call))) continue;
     if (dims_unknown(call)) {  // a shape the trace did not record is unknown: no verdict from it
       Explanation e = unknown_shape_explanation(call);
       if (eager && call.direction != "backward") {  // that eager ran is known; which backend SDPA would run is not
