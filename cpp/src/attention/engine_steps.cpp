@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -113,10 +114,40 @@ std::string phase_of_counts(int64_t prefill_requests, int64_t decode_requests) {
   return "";
 }
 
-std::vector<Marker> annotation_markers(const Trace& trace) {
+// The slices that can mark steps, found in one pass over the trace (a multi-GB trace holds
+// millions of slices: one read of them, each name judged once).
+struct MarkerSlices {
+  std::vector<uint32_t> annotations, engine_frames, graph_launches;
+};
+
+MarkerSlices marker_slices(const Trace& trace) {
+  enum : uint8_t { kUnchecked, kYes, kNo };
+  std::vector<uint8_t> verdict(trace.strings.size(), kUnchecked);
+  auto judge = [&](const Slice& s, auto&& test) {
+    if (s.name >= verdict.size()) return false;
+    uint8_t& v = verdict[s.name];
+    if (v == kUnchecked) v = test(trace.name_of(s)) ? kYes : kNo;
+    return v == kYes;
+  };
+  MarkerSlices out;
+  for (uint32_t i = 0; i < trace.slices.size(); ++i) {
+    const Slice& s = trace.slices[i];
+    if (s.cat == Category::kUserAnnotation) {
+      if (judge(s, [](std::string_view n) { return n.starts_with("execute_context_"); })) out.annotations.push_back(i);
+    } else if (s.cat == Category::kPythonFunction) {
+      if (judge(s, [](std::string_view n) { return engine_frame(n) != nullptr; })) out.engine_frames.push_back(i);
+    } else if (is_launch_call(s.cat)) {
+      if (judge(s, [](std::string_view n) { return runtime_call_role(n) == RuntimeCallRole::kGraphLaunch; }))
+        out.graph_launches.push_back(i);
+    }
+  }
+  return out;
+}
+
+std::vector<Marker> annotation_markers(const Trace& trace, const std::vector<uint32_t>& slices) {
   std::vector<Marker> out;
-  for (const Slice& s : trace.slices) {
-    if (s.cat != Category::kUserAnnotation) continue;
+  for (const uint32_t i : slices) {
+    const Slice& s = trace.slices[i];
     Marker m;
     if (!read_engine_step_annotation(trace.name_of(s), m.prefill_requests, m.prefill_tokens, m.sum_sq_sk,
                                      m.decode_requests, m.decode_tokens))
@@ -131,17 +162,16 @@ std::vector<Marker> annotation_markers(const Trace& trace) {
   return outermost(std::move(out));
 }
 
-std::vector<Marker> engine_frame_markers(const Trace& trace) {
+std::vector<Marker> engine_frame_markers(const Trace& trace, const std::vector<uint32_t>& slices) {
   std::vector<Marker> steps;
   struct Hint {
     int64_t ts_ns, end_ns;
     std::string_view phase;
   };
   std::vector<Hint> hints;
-  for (const Slice& s : trace.slices) {
-    if (s.cat != Category::kPythonFunction) continue;
+  for (const uint32_t i : slices) {
+    const Slice& s = trace.slices[i];
     const EngineFrame* f = engine_frame(trace.name_of(s));
-    if (!f) continue;
     if (!f->starts_step) {
       hints.push_back({s.ts_ns, s.end_ns(), f->phase});
       continue;
@@ -164,24 +194,21 @@ std::vector<Marker> engine_frame_markers(const Trace& trace) {
   return steps;
 }
 
-std::vector<Marker> profiler_step_markers(const Trace& trace, const TraceIndex& index) {
+std::vector<Marker> profiler_step_markers(const TraceIndex& index) {
   std::vector<Marker> out;
   for (const StepRange& r : index.steps) out.push_back({r.ts_ns, r.end_ns, "ProfilerStep#" + std::to_string(r.number), "profiler_step"});
-  (void)trace;
   return outermost(std::move(out));
 }
 
 // One marker per graph launch that replayed a forward call (the call's CPU start is the launch).
-std::vector<Marker> graph_replay_markers(const Trace& trace, const TraceIndex& index, const std::vector<Call*>& forward) {
+std::vector<Marker> graph_replay_markers(const Trace& trace, const std::vector<uint32_t>& launches,
+                                         const std::vector<Call*>& forward) {
   std::set<int64_t> call_starts;
   for (const Call* c : forward) call_starts.insert(c->cpu_ts_ns);
   std::vector<Marker> out;
-  for (const uint32_t g : index.gpu_slices) {
-    const uint32_t launch = index.launch_of(g);
-    if (launch == kNoSlice || runtime_call_role(trace.name_of(trace.slices[launch])) != RuntimeCallRole::kGraphLaunch) continue;
-    const Slice& l = trace.slices[launch];
+  for (const uint32_t i : launches) {
+    const Slice& l = trace.slices[i];
     if (!call_starts.count(l.ts_ns)) continue;
-    if (!out.empty() && out.back().ts_ns == l.ts_ns) continue;
     out.push_back({l.ts_ns, std::max(l.end_ns(), l.ts_ns + 1), std::string(trace.name_of(l)), "graph_replay"});
   }
   return outermost(std::move(out));
@@ -203,18 +230,21 @@ bool read_engine_step_annotation(std::string_view name, int64_t& prefill_request
 bool is_engine_step_frame(std::string_view python_frame_name) { return engine_frame(python_frame_name) != nullptr; }
 
 std::vector<StepGroup> engine_step_groups(const Trace& trace, const TraceIndex& index, const std::vector<Call*>& forward) {
+  // Markers are outermost, so disjoint and sorted: the last one starting at or before a call.
   auto holds_a_call = [&](const std::vector<Marker>& markers) {
     return std::any_of(forward.begin(), forward.end(), [&](const Call* c) {
-      return std::any_of(markers.begin(), markers.end(),
-                         [&](const Marker& m) { return m.ts_ns <= c->cpu_ts_ns && c->cpu_ts_ns < m.end_ns; });
+      auto it = std::upper_bound(markers.begin(), markers.end(), c->cpu_ts_ns,
+                                 [](int64_t t, const Marker& m) { return t < m.ts_ns; });
+      return it != markers.begin() && c->cpu_ts_ns < std::prev(it)->end_ns;
     });
   };
+  const MarkerSlices found = marker_slices(trace);
   std::vector<Marker> markers;
-  for (auto* find : {+[](const Trace& t, const TraceIndex&, const std::vector<Call*>&) { return annotation_markers(t); },
-                     +[](const Trace& t, const TraceIndex&, const std::vector<Call*>&) { return engine_frame_markers(t); },
-                     +[](const Trace& t, const TraceIndex& i, const std::vector<Call*>&) { return profiler_step_markers(t, i); },
-                     +[](const Trace& t, const TraceIndex& i, const std::vector<Call*>& f) { return graph_replay_markers(t, i, f); }}) {
-    markers = find(trace, index, forward);
+  for (int kind = 0; kind < 4; ++kind) {  // in the order of precedence
+    markers = kind == 0   ? annotation_markers(trace, found.annotations)
+              : kind == 1 ? engine_frame_markers(trace, found.engine_frames)
+              : kind == 2 ? profiler_step_markers(index)
+                          : graph_replay_markers(trace, found.graph_launches, forward);
     if (holds_a_call(markers)) break;
     markers.clear();
   }

@@ -71,11 +71,13 @@ void summarize_steps(const Trace& trace, const TraceIndex& index, const std::vec
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return steps[a].ts_ns < steps[b].ts_ns; });
   std::vector<std::vector<std::pair<int64_t, int64_t>>> spans(steps.size());
-  for (const uint32_t g : index.gpu_slices) {
-    const int64_t ts = launch_ts(trace, index, g);
+  for (const TraceIndex::GpuLink& link : index.gpu_links) {  // one row per GPU slice, its launch beside it
+    const uint32_t cpu = link.launch != kNoSlice ? link.launch : link.op;
+    if (cpu == kNoSlice) continue;
+    const int64_t ts = trace.slices[cpu].ts_ns;
     auto it = std::upper_bound(order.begin(), order.end(), ts, [&](int64_t t, size_t s) { return t < steps[s].ts_ns; });
     if (it == order.begin()) continue;
-    const Slice& k = trace.slices[g];
+    const Slice& k = trace.slices[link.slice];
     spans[*std::prev(it)].push_back({k.ts_ns, k.end_ns()});
   }
   const bool has_gpu = !index.gpu_slices.empty();
@@ -135,16 +137,16 @@ void detect_tensor_parallel(const Trace& trace, const TraceIndex& index, const s
     if (a.direction == "forward" && b.direction == "forward" && a.step == b.step) gaps.push_back({a.cpu_ts_ns, b.cpu_ts_ns});
   }
   if (gaps.empty()) return;
+  // Each distinct name judged once; a trace without any collective name needs no pass over its slices.
+  std::vector<bool> collective_name(trace.strings.size(), false);
+  bool any = false;
+  for (StrId id = 0; id < collective_name.size(); ++id) any |= collective_name[id] = is_collective(trace.strings.get(id));
+  if (!any) return;
   std::vector<int64_t> collective_ts;
-  enum : uint8_t { kUnchecked, kYes, kNo };
-  std::vector<uint8_t> collective_name(trace.strings.size(), kUnchecked);  // asked once per name
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
     if (s.cat != Category::kCpuOp && s.cat != Category::kUserAnnotation && !is_gpu_activity(s)) continue;
-    if (s.name >= collective_name.size()) continue;
-    uint8_t& verdict = collective_name[s.name];
-    if (verdict == kUnchecked) verdict = is_collective(trace.name_of(s)) ? kYes : kNo;
-    if (verdict == kNo) continue;
+    if (s.name >= collective_name.size() || !collective_name[s.name]) continue;
     const int64_t ts = is_gpu_activity(s) ? launch_ts(trace, index, i) : s.ts_ns;
     if (ts >= 0) collective_ts.push_back(ts);
   }
