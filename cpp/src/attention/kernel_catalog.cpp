@@ -53,6 +53,10 @@ constexpr KernelPattern kCatalog[] = {
   {"FlashAttnFwdSm80",                         M::kContains, 30, K::kFusedAttention, backend::kFlash, "flash_attn_3", kNvidia, kFwd, P::kMain},
   {"FlashAttnBwdSm90",                         M::kContains, 30, K::kFusedAttention, backend::kFlash, "flash_attn_3", kNvidia, kBwd, P::kMain},
   {"FlashAttnBwdSm80",                         M::kContains, 30, K::kFusedAttention, backend::kFlash, "flash_attn_3", kNvidia, kBwd, P::kMain},
+  // FA3 kernel classes named without their arch (flash::FlashAttnFwd<...>, flash::FlashAttnBwd<...>,
+  // instantiated as template arguments of cutlass::device_kernel in builds of hopper/)
+  {"flash::FlashAttnFwd",                      M::kContains, 25, K::kFusedAttention, backend::kFlash, "flash_attn_3", kNvidia, kFwd, P::kMain},
+  {"flash::FlashAttnBwd",                      M::kContains, 25, K::kFusedAttention, backend::kFlash, "flash_attn_3", kNvidia, kBwd, P::kMain},
   {"FlashAttnBwdPreprocess",                   M::kContains, 30, K::kFusedAttention, backend::kFlash, "flash_attn_3", kNvidia, kBwd, P::kBefore},
   {"FlashAttnBwdPostprocess",                  M::kContains, 30, K::kFusedAttention, backend::kFlash, "flash_attn_3", kNvidia, kBwd, P::kAfter},
   {"FlashAttentionForwardSm",                  M::kContains, 30, K::kFusedAttention, backend::kFlash, "flash_attn_4", kNvidia, kFwd, P::kMain},
@@ -67,7 +71,7 @@ constexpr KernelPattern kCatalog[] = {
   // ---- fused attention: MLA (DeepSeek FlashMLA, CUTLASS MLA, FlashInfer MLA) ----------
   {"flash_fwd_splitkv_mla_kernel",             M::kContains, 40, K::kFusedAttention, backend::kExternal, "flashmla", kNvidia, kFwd, P::kMain, kDecode},
   {"mla_combine_kernel",                       M::kContains, 40, K::kFusedAttention, backend::kExternal, "flashmla", kNvidia, kFwd, P::kAfter},
-  {"get_mla_metadata",                         M::kContains, 40, K::kOther,          "", "flashmla", kNvidia, "", P::kMain},
+  {"get_mla_metadata",                         M::kContains, 40, K::kAttentionOverhead, "", "flashmla", kNvidia, "", P::kMain},
   {"Sm100FmhaMlaKernel",                       M::kContains, 40, K::kFusedAttention, backend::kExternal, "cutlass_mla", kNvidia, kFwd, P::kMain, kDecode},
   {"Sm100FmhaMlaReductionKernel",              M::kContains, 40, K::kFusedAttention, backend::kExternal, "cutlass_mla", kNvidia, kFwd, P::kAfter},
   {"BatchMLAPagedAttentionKernel",             M::kContains, 30, K::kFusedAttention, backend::kExternal, "flashinfer", kNvidia, kFwd, P::kMain},
@@ -134,6 +138,14 @@ constexpr KernelPattern kCatalog[] = {
   // ROCm kernels CK-tile's)
   {"_fwd_kernel_splitK",                       M::kContains, 30, K::kFusedAttention, backend::kExternal, "xformers", kAny, kFwd, P::kMain, kDecode},
   {"_splitK_reduce",                           M::kContains, 30, K::kFusedAttention, backend::kExternal, "xformers", kAny, kFwd, P::kAfter},
+  // ---- next to attention, not attention: scheduler metadata, KV-index building (overhead) --
+  // FA3's scheduler (hopper/flash_prepare_scheduler.cu: prepare_varlen_num_blocks_kernel, run by
+  // get_scheduler_metadata); SGLang's KV-index building for FlashInfer
+  // (python/sglang/srt/layers/attention/utils.py: create_flashinfer_kv_indices_triton, also its
+  // create_flashmla_kv_indices_triton)
+  {"prepare_varlen_num_blocks",                M::kContains, 45, K::kAttentionOverhead, "", "flash_attn_3", kNvidia, "", P::kMain},
+  {"create_flashinfer_kv_indices",             M::kContains, 45, K::kAttentionOverhead, "", "sglang", kAny, "", P::kMain},
+  {"create_flashmla_kv_indices",               M::kContains, 45, K::kAttentionOverhead, "", "sglang", kAny, "", P::kMain},
   // ---- next to attention, not attention: KV-cache writes and RoPE ---------------------
   {"reshape_and_cache",                        M::kContains, 45, K::kKvCacheWrite,   "", "vllm", kAny, "", P::kMain},
   {"concat_and_cache_mla",                     M::kContains, 45, K::kKvCacheWrite,   "", "vllm", kAny, "", P::kMain},

@@ -273,3 +273,36 @@ TEST(Flops, CausalSelfAttentionHalvesAndBackwardCostsTwoAndAHalfTimes) {
 
 }  // namespace
 }  // namespace attnprof::test
+
+namespace attnprof::test {
+namespace {
+
+TEST(KernelCatalog, SchedulerAndKvIndexKernelsOfAttentionLibrariesAreOverheadNotAttention) {
+  for (const char* name : {"void flash::prepare_varlen_num_blocks_kernel<1, true>(int, int, int, int const*, int*)",
+                           "create_flashinfer_kv_indices_triton", "create_flashmla_kv_indices_triton",
+                           "void flash::get_mla_metadata_kernel<64>(flash::GetMlaMetadataParams)"}) {
+    const KernelPattern* p = classify_kernel(name);
+    ASSERT_NE(p, nullptr) << name;
+    EXPECT_EQ(p->kind, KernelKind::kAttentionOverhead) << name;
+  }
+}
+
+TEST(KernelCatalog, Fa3KernelsWrappedInCutlassDeviceKernelKeepTheirDirection) {
+  // hopper/flash_bwd_launch_template.h launches its kernel classes through cutlass::device_kernel.
+  const KernelPattern* bwd = classify_kernel("void cutlass::device_kernel<flash::FlashAttnBwd<flash::CollectiveMainloopBwdSm90<2, cute::tuple<cute::C<64>, cute::C<128>, cute::C<192>>>>>(flash::FlashAttnBwd<>::Params)");
+  ASSERT_NE(bwd, nullptr);
+  EXPECT_EQ(bwd->direction, "backward");
+  EXPECT_EQ(bwd->part, KernelPart::kMain);
+  EXPECT_EQ(bwd->library, "flash_attn_3");
+  const KernelPattern* post = classify_kernel("void cutlass::device_kernel<flash::FlashAttnBwdPostprocessConvertdQ<cute::tuple<cute::C<64>, cute::C<192>>, 192>>(int)");
+  ASSERT_NE(post, nullptr);
+  EXPECT_EQ(post->direction, "backward");
+  EXPECT_EQ(post->part, KernelPart::kAfter);
+  const KernelPattern* fwd = classify_kernel("void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<flash::CollectiveMainloopFwdSm90<2, cute::tuple<cute::C<128>, cute::C<112>, cute::C<192>>>>>>(int)");
+  ASSERT_NE(fwd, nullptr);
+  EXPECT_EQ(fwd->direction, "forward");
+  EXPECT_EQ(fwd->part, KernelPart::kMain);
+}
+
+}  // namespace
+}  // namespace attnprof::test
