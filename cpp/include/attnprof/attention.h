@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -72,6 +73,17 @@ std::string_view kernel_function_name(std::string_view kernel_name);
 // The best catalog entry; an attention-like name (has_attention_vocabulary) that no entry
 // above kFallbackPriority matches gets unrecognised_attention_kernel(). nullptr when neither.
 const KernelPattern* classify_kernel(std::string_view kernel_name);
+
+// The library's own name of a kernel: its function less "void ", parameters and template
+// arguments, a wrapper (cutlass::device_kernel<X>, FA3's arch guards, ck_tile::kentry) named by
+// what it wraps: "flash::FlashAttnFwdSm90", "pytorch_flash::flash_fwd_kernel" (kernel_template.cpp).
+std::string kernel_display_name(std::string_view kernel_name);
+// What the kernel's template arguments or generated name spell (KernelTemplate, report.h):
+// nullopt for names of no family that spells anything (docs/backends.md).
+std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name);
+// From the call's main fused kernel: call.kernel_template, and the head dim, dtype (and, for a
+// kernel without an op, causal) where the trace recorded none.
+void apply_kernel_template(Call& call);
 
 // True when a word of the name is attention vocabulary (attn, attention, fmha, mha, flash,
 // paged, sdpa, mla, sage, ...). Words are split at non-alphanumerics, lower->upper case

@@ -769,6 +769,7 @@ void finish_call(Call& call, bool trace_has_gpu) {
   if (!trace_has_gpu) call.device = "cpu";
   if (call.device == "cpu") call.device_time_us = static_cast<double>(call.cpu_dur_ns) / 1000.0;
   if (call.device_time_unknown) call.device_time_us = 0;  // the kernels that ran were not attention
+  apply_kernel_template(call);  // head dim, dtype a templated kernel name spells, where the trace lacks them
   Shape& s = call.shape;
   if (s.Hkv == 0) s.Hkv = s.Hq;
   if (s.Dv == 0) s.Dv = s.D;

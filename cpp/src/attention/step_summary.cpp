@@ -48,12 +48,6 @@ bool is_collective(std::string_view name) {
                      [&](std::string_view w) { return name.find(w) != std::string_view::npos; });
 }
 
-// The kernel's function less template arguments and parameters.
-std::string short_kernel_label(std::string_view name) {
-  const std::string_view function = kernel_function_name(name);
-  return std::string(function.substr(0, function.find('<')));
-}
-
 }  // namespace
 
 void summarize_steps(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls,
@@ -109,7 +103,7 @@ std::vector<PhaseSummary> summarize_phases(const std::vector<Call>& calls, const
     if (std::find(p.backends.begin(), p.backends.end(), c.backend) == p.backends.end()) p.backends.push_back(c.backend);
     for (const KernelRef& k : c.kernels) {
       if (k.component != component::kFused) continue;
-      std::string name = short_kernel_label(k.name);
+      std::string name = kernel_display_name(k.name);
       if (std::find(p.kernels.begin(), p.kernels.end(), name) == p.kernels.end()) p.kernels.push_back(std::move(name));
     }
   }

@@ -13,12 +13,7 @@
 
 namespace attnprof {
 
-std::string short_kernel_name(std::string_view name) {
-  // The catalog's matching name less its template arguments.
-  std::string_view function = kernel_function_name(name);
-  function = function.substr(0, function.find('<'));
-  return function.empty() ? std::string(name) : std::string(function);
-}
+std::string short_kernel_name(std::string_view name) { return kernel_display_name(name); }
 
 std::string kernels_text(const Call& call, size_t max_chars) {
   std::vector<std::string> parts;

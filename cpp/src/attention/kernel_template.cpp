@@ -1,0 +1,259 @@
+// What a templated kernel name spells: the library's own name for the kernel (a wrapper such as
+// cutlass::device_kernel<X> is named by X) and the facts its template arguments or its name fix
+// (head dim, tile, dtype, causal, split-KV, paged, varlen). docs/backends.md, "Kernel names and
+// their templates", lists the families with the source files their parameter orders come from.
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnprof/attention.h"
+#include "attnprof/vocabulary.h"
+
+namespace attnprof {
+namespace {
+
+// Templates whose meaning is their first type argument: CUTLASS 3's kernel entry
+// (cutlass/device_kernel.h), its 2.x entry points, FA3's arch guards (hopper/utils.h) and
+// CK-tile's kernel entry (ck_tile/host/kernel_launch.hpp: kentry<MaxThreads, MinBlocks, Kernel, ...>).
+constexpr std::string_view kWrappers[] = {"cutlass::device_kernel", "cutlass::Kernel",  "cutlass::Kernel2",
+                                          "flash::enable_sm90_or_later", "flash::enable_sm80_to_sm89",
+                                          "ck_tile::kentry"};
+
+// The top-level template arguments of the first template in `name` ("a<b<c>, d>" -> {"b<c>", "d"}).
+std::vector<std::string_view> template_args(std::string_view name) {
+  std::vector<std::string_view> args;
+  const size_t open = name.find('<');
+  if (open == std::string_view::npos) return args;
+  int depth = 0;
+  size_t start = open + 1;
+  for (size_t i = open; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '<') {
+      ++depth;
+    } else if (c == '>') {
+      if (--depth == 0) {
+        args.push_back(name.substr(start, i - start));
+        break;
+      }
+    } else if (c == ',' && depth == 1) {
+      args.push_back(name.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  for (std::string_view& a : args) {
+    while (!a.empty() && a.front() == ' ') a.remove_prefix(1);
+    while (!a.empty() && a.back() == ' ') a.remove_suffix(1);
+  }
+  return args;
+}
+
+std::optional<int64_t> number(std::string_view text) {
+  int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+int8_t flag(std::string_view text) { return text == "true" ? 1 : text == "false" ? 0 : -1; }
+
+// The arguments of the first template named `tmpl` anywhere in `name`.
+std::vector<std::string_view> args_of(std::string_view name, std::string_view tmpl) {
+  for (size_t at = name.find(tmpl); at != std::string_view::npos; at = name.find(tmpl, at + 1)) {
+    const size_t after = at + tmpl.size();
+    if (after < name.size() && name[after] == '<') return template_args(name.substr(at));
+  }
+  return {};
+}
+
+// The first type argument of a wrapper (not a number, not a bool), else the name itself.
+std::string_view unwrapped(std::string_view function) {
+  for (int guard = 0; guard < 8; ++guard) {
+    const std::string_view head = function.substr(0, function.find('<'));
+    if (std::find(std::begin(kWrappers), std::end(kWrappers), head) == std::end(kWrappers)) return function;
+    const std::vector<std::string_view> args = template_args(function);
+    auto type = std::find_if(args.begin(), args.end(),
+                             [](std::string_view a) { return !a.empty() && !number(a) && flag(a) < 0; });
+    if (type == args.end()) return function;
+    function = *type;
+  }
+  return function;
+}
+
+// The dtype of the first element type the template names (CUTLASS, CUDA, HIP and c10 spellings).
+std::string dtype_in(std::string_view name) {
+  struct Spelling {
+    std::string_view text, dtype;
+  };
+  constexpr Spelling kSpellings[] = {{"cutlass::bfloat16_t", "bf16"}, {"__nv_bfloat16", "bf16"}, {"__hip_bfloat16", "bf16"},
+                                     {"c10::BFloat16", "bf16"},       {"cutlass::half_t", "fp16"}, {"__half", "fp16"},
+                                     {"c10::Half", "fp16"},           {"cutlass::float_e4m3_t", "fp8_e4m3"},
+                                     {"__nv_fp8_e4m3", "fp8_e4m3"},   {"cutlass::float_e5m2_t", "fp8_e5m2"}};
+  size_t best = std::string_view::npos;
+  std::string dtype;
+  for (const Spelling& s : kSpellings)
+    if (const size_t at = name.find(s.text); at < best) best = at, dtype = std::string(s.dtype);
+  return dtype;
+}
+
+// Words of a name as has_attention_vocabulary splits them ("QkvE4m3OBfloat16H64Paged" -> Qkv E 4
+// m 3 O Bfloat 16 H 64 Paged), for names that spell facts in words (TensorRT-LLM, aiter).
+std::vector<std::string_view> words(std::string_view s) {
+  auto kind = [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return std::isdigit(u) ? 1 : std::isupper(u) ? 2 : std::islower(u) ? 3 : 0;
+  };
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (size_t i = 0; i <= s.size(); ++i) {
+    const int here = i < s.size() ? kind(s[i]) : 0;
+    const int before = i > 0 ? kind(s[i - 1]) : 0;
+    const bool boundary = here == 0 || (i > 0 && ((here == 1) != (before == 1) || (here == 2 && before == 3)));
+    if (!boundary) continue;
+    if (i > start && kind(s[start]) != 0) out.push_back(s.substr(start, i - start));
+    start = here == 0 ? i + 1 : i;
+  }
+  return out;
+}
+
+// The number word right after word `w` (a "H", "64" pair), 0 when none.
+int64_t number_after(const std::vector<std::string_view>& ws, std::string_view w) {
+  for (size_t i = 0; i + 1 < ws.size(); ++i)
+    if (ws[i] == w)
+      if (auto n = number(ws[i + 1])) return *n;
+  return 0;
+}
+
+bool has_word(const std::vector<std::string_view>& ws, std::string_view w) {
+  return std::find(ws.begin(), ws.end(), w) != ws.end();
+}
+
+// FlashAttention 2 and PyTorch's vendored copy: Flash_fwd_kernel_traits<kHeadDim, kBlockM,
+// kBlockN, kNWarps, ...> (csrc/flash_attn/src/kernel_traits.h); flash_fwd_kernel<Kernel_traits,
+// Is_dropout, Is_causal, ...> (flash_fwd_kernel.h); flash_fwd_splitkv_kernel<Kernel_traits,
+// Is_causal, ...>.
+bool read_fa2(std::string_view name, KernelTemplate& t) {
+  std::vector<std::string_view> traits = args_of(name, "Flash_fwd_kernel_traits");
+  if (traits.empty()) traits = args_of(name, "Flash_bwd_kernel_traits");
+  if (traits.size() < 3) return false;
+  t.head_dim = number(traits[0]).value_or(0);
+  t.tile_m = number(traits[1]).value_or(0);
+  t.tile_n = number(traits[2]).value_or(0);
+  const std::string_view function = name.substr(0, name.find('<'));
+  const std::vector<std::string_view> args = template_args(name);
+  if (function.ends_with("flash_fwd_splitkv_kernel")) {
+    t.split_kv = 1;
+    if (args.size() > 1) t.causal = flag(args[1]);
+  } else if (function.ends_with("flash_fwd_kernel") && args.size() > 2) {
+    t.split_kv = 0;
+    t.causal = flag(args[2]);
+  }
+  return true;
+}
+
+// FlashAttention 3 (hopper/): the mainloop's TileShape_MNK, cute::tuple<cute::C<kBlockM>,
+// cute::C<kBlockN>, cute::C<kHeadDim>> (flash_fwd_launch_template.h, flash_bwd_launch_template.h),
+// beside a ClusterShape of the same form (1 or 2 x 1 x 1): the tile is the larger. The forward
+// mainloop's next argument is kHeadDimV (mainloop_fwd_sm90_tma_gmma_ws.hpp: CollectiveMainloopFwdSm90<
+// Stages, ClusterShape, TileShape_MNK, kHeadDimV, Element, ...>).
+bool read_fa3(std::string_view name, KernelTemplate& t) {
+  if (name.find("FlashAttn") == std::string_view::npos) return false;
+  auto c = [](std::string_view a) {
+    const std::vector<std::string_view> v = template_args(a);
+    return a.starts_with("cute::C<") && v.size() == 1 ? number(v[0]).value_or(0) : 0;
+  };
+  int64_t best = 0;
+  for (size_t at = name.find("cute::tuple<"); at != std::string_view::npos; at = name.find("cute::tuple<", at + 1)) {
+    const std::vector<std::string_view> tile = template_args(name.substr(at));
+    if (tile.size() != 3) continue;
+    const int64_t m = c(tile[0]), n = c(tile[1]), k = c(tile[2]);
+    if (m * n * k <= best) continue;
+    best = m * n * k;
+    t.tile_m = m, t.tile_n = n, t.head_dim = k;
+  }
+  const std::vector<std::string_view> fwd = args_of(name, "flash::CollectiveMainloopFwdSm90");
+  if (fwd.size() > 3) t.head_dim_v = number(fwd[3]).value_or(0);
+  return t.head_dim > 0;
+}
+
+// vLLM's paged attention (csrc/attention/attention_kernels.cuh): paged_attention_v1_kernel<scalar_t,
+// cache_t, HEAD_SIZE, BLOCK_SIZE, NUM_THREADS, KV_DTYPE, ...>; v2 splits the keys into partitions.
+bool read_vllm_paged(std::string_view name, KernelTemplate& t) {
+  const std::string_view function = name.substr(0, name.find('<'));
+  const bool v1 = function.ends_with("paged_attention_v1_kernel"), v2 = function.ends_with("paged_attention_v2_kernel");
+  if (!v1 && !v2) return false;
+  const std::vector<std::string_view> args = template_args(name);
+  if (args.size() > 2) t.head_dim = number(args[2]).value_or(0);
+  t.paged = 1;
+  t.split_kv = v2 ? 1 : 0;
+  return true;
+}
+
+// Names that spell their facts in words: TensorRT-LLM's generated fmha kernels
+// (fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvCausalP16VarSeqQ128Kv128PersistentContext:
+// QKV dtype, head dim H, paged KV, causal, varlen, tile Q x Kv) and aiter's (fmha_fwd_hd128_bf16).
+bool read_words(std::string_view name, KernelTemplate& t) {
+  const std::vector<std::string_view> ws = words(name);
+  const bool trtllm = name.starts_with("fmhaSm") || name.find("fmha_v2_") != std::string_view::npos;
+  const bool aiter = name.find("aiter::") != std::string_view::npos;
+  if (!trtllm && !aiter) return false;
+  if (trtllm) {
+    t.head_dim = number_after(ws, "H");
+    t.tile_m = number_after(ws, "Q");
+    t.tile_n = number_after(ws, "Kv");
+    if (has_word(ws, "Paged")) t.paged = 1;
+    if (has_word(ws, "Causal")) t.causal = 1;
+    if (has_word(ws, "Var") && has_word(ws, "Seq")) t.varlen = 1;
+    const size_t qkv = name.find("Qkv");
+    const std::string_view after = qkv == std::string_view::npos ? std::string_view() : name.substr(qkv + 3);
+    if (after.starts_with("E4m3")) t.dtype = "fp8_e4m3";
+    else if (after.starts_with("Bfloat16")) t.dtype = "bf16";
+    else if (after.starts_with("Fp16")) t.dtype = "fp16";
+  } else {
+    t.head_dim = number_after(ws, "hd");
+    if (has_word(ws, "bf")) t.dtype = "bf16";
+    else if (has_word(ws, "fp") && number_after(ws, "fp") == 16) t.dtype = "fp16";
+  }
+  return t.head_dim > 0 || t.paged > 0 || !t.dtype.empty();
+}
+
+}  // namespace
+
+std::string kernel_display_name(std::string_view kernel_name) {
+  const std::string_view meaningful = unwrapped(kernel_function_name(kernel_name));
+  const std::string_view head = meaningful.substr(0, meaningful.find('<'));
+  return std::string(head.empty() ? kernel_name : head);
+}
+
+std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name) {
+  const std::string_view function = unwrapped(kernel_function_name(kernel_name));
+  KernelTemplate t;
+  const bool read = read_fa3(function, t) || read_fa2(function, t) || read_vllm_paged(function, t) || read_words(function, t);
+  if (!read) return std::nullopt;
+  t.name = kernel_display_name(kernel_name);
+  if (const KernelPattern* p = classify_kernel(kernel_name)) t.library = std::string(p->library);
+  if (t.dtype.empty()) t.dtype = dtype_in(function);
+  return t;
+}
+
+void apply_kernel_template(Call& call) {
+  for (const KernelRef& k : call.kernels) {
+    if (k.component != component::kFused) continue;
+    const KernelPattern* p = classify_kernel(k.name);
+    if (!p || p->part != KernelPart::kMain) continue;
+    std::optional<KernelTemplate> t = read_kernel_template(k.name);
+    if (!t) return;
+    // Recorded Input Dims win; the template fills only what the trace lacks.
+    if (call.shape.D == 0 && t->head_dim > 0) call.shape.D = t->head_dim;
+    if (call.shape.Dv == 0 && t->head_dim_v > 0) call.shape.Dv = t->head_dim_v;
+    if (call.shape.dtype.empty()) call.shape.dtype = t->dtype;
+    if (call.op.empty() && t->causal == 1) call.causal = true;
+    call.kernel_template = std::move(*t);
+    return;
+  }
+}
+
+}  // namespace attnprof
