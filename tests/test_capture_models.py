@@ -548,3 +548,40 @@ def test_report_saves_json_markdown_and_html(tmp_path):
     assert '"trace+capture"' in (tmp_path / "r.json").read_text()
     assert "blocks.0" in (tmp_path / "r.md").read_text()
     assert (tmp_path / "r.html").read_text().lstrip().lower().startswith("<!doctype html")
+
+
+def test_a_hub_function_module_gets_a_range_only_when_its_function_can_start_attention(tmp_path):
+    # transformers > 5.24 calls apply_rotary_pos_emb through a `kernels` hub function module
+    # (use_kernel_forward_from_hub on a function: one Func nn.Module class per function, its
+    # forward calling the function it closes over). Built here with the real `kernels` package.
+    kernels = pytest.importorskip("kernels")
+
+    @kernels.use_kernel_forward_from_hub("AttnprofTestRotateHalf")
+    def rotate_half(x):
+        half = x.shape[-1] // 2
+        return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+    @kernels.use_kernel_forward_from_hub("AttnprofTestAttention")
+    def attention_forward(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+    assert isinstance(rotate_half, nn.Module) and isinstance(attention_forward, nn.Module)
+    assert _capture.starts_no_attention(rotate_half)
+    assert not _capture.starts_no_attention(attention_forward)
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rope = rotate_half
+            self.attend = attention_forward
+
+        def forward(self, x):
+            q = self.rope(x)
+            return self.attend(q, x, x)
+
+    model = Layer()
+    with torch.no_grad(), attnprof.profile(activities=CPU) as prof:
+        model(torch.randn(1, 2, 16, 8))
+    assert module_ranges(prof, tmp_path) == {"Layer", "attend"}
+    report = json.loads(prof.attention_report().to_json())
+    assert len(report["calls"]) == 1

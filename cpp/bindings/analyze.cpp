@@ -11,6 +11,7 @@
 #include "attnprof/io.h"
 #include "attnprof/report_json.h"
 #include "binding.h"
+#include "attnprof/attention.h"
 
 namespace nb = nanobind;
 
@@ -84,6 +85,10 @@ void bind_analyze(nb::module_& m) {
   m.def("write_file_atomic", &write_atomic, nb::arg("path"), nb::arg("content"));
   m.def("sidecar_path_for", &sidecar_path_for, nb::arg("trace_path"),
         "Where the capture sidecar of a trace lives.");
+  m.def("has_attention_vocabulary", [](const std::string& name) { return has_attention_vocabulary(name); },
+        nb::arg("name"),
+        "Whether a word of the name is attention vocabulary (attn, attention, flash, sdpa, ...), as the "
+        "kernel catalog judges names it does not know.");
   m.attr("CALL_ANNOTATION_PREFIX") = std::string(kCallAnnotationPrefix);
   m.attr("MODULE_ANNOTATION_PREFIX") = std::string(kModuleAnnotationPrefix);
   m.attr("SIDECAR_FORMAT_VERSION") = kSidecarFormatVersion;

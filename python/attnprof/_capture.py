@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import inspect
 import itertools
 import json
 import sys
@@ -136,12 +137,55 @@ def _holds_torch_composite(module: torch.nn.Module) -> bool:
         child is not None and _holds_torch_composite(child) for child in module._modules.values())
 
 
+_wrapped_by_class: dict[type, Any] = {}  # per class, once per process
+
+
+def _wrapped_function(cls: type) -> Any:
+    """The one plain function a function module's class forward closes over, else None.
+
+    Function modules turn a function into an nn.Module so a hub can swap it (the ``kernels``
+    package's ``use_kernelized_func`` makes one ``Func`` class per function, whose forward calls
+    the function it closes over: kernels/_internals/layer/layer.py, ``_create_func_module``).
+    They are not layers of the model: what they can start is what the function they wrap can."""
+    if cls in _wrapped_by_class:
+        return _wrapped_by_class[cls]
+    forward = cls.__dict__.get("forward")
+    functions = []
+    for cell in getattr(forward, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if inspect.isfunction(value) or inspect.isbuiltin(value):
+            functions.append(value)
+    found = _wrapped_by_class[cls] = functions[0] if len(functions) == 1 else None
+    return found
+
+
+def _is_function_module(module: torch.nn.Module) -> bool:
+    """A module that holds nothing of a layer (no parameters, buffers or submodules) and whose
+    class forward wraps one function."""
+    return (not module._parameters and not module._buffers and not module._modules
+            and _wrapped_function(type(module)) is not None)
+
+
+def _function_starts_no_attention(function: Any) -> bool:
+    """Judged by the wrapped function's own name, with the core's attention vocabulary:
+    ``apply_rotary_pos_emb`` starts none, ``flash_attention_forward`` may."""
+    name = f"{getattr(function, '__module__', '') or ''}.{getattr(function, '__qualname__', '')}"
+    return not _core.has_attention_vocabulary(name)
+
+
 def starts_no_attention(module: torch.nn.Module) -> bool:
     """True for a module of NO_ATTENTION_CLASSES that runs its class's own forward and holds no
-    torch layer with submodules: no attention call can start inside it outside the ranges of its
-    submodules, so it needs no range of its own."""
-    return ("forward" not in module.__dict__ and _in_no_attention_table(type(module))
-            and not _holds_torch_composite(module))
+    torch layer with submodules, and for a function module (a hub's wrapper around a plain
+    function) whose function has no attention in its name: no attention call can start inside
+    it outside the ranges of its submodules, so it needs no range of its own."""
+    if "forward" in module.__dict__:
+        return False
+    if _is_function_module(module):
+        return _function_starts_no_attention(_wrapped_function(type(module)))
+    return _in_no_attention_table(type(module)) and not _holds_torch_composite(module)
 
 
 # ---- mask reading (the sidecar's mask facts and the heads capture's mask structure) --------------
