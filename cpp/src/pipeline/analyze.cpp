@@ -182,6 +182,18 @@ std::optional<Finding> add_calls(const Trace& trace, const AnalyzeOptions& optio
   report.calls = extract_attention_calls(trace, index);
   if (capture) add_compiled_graph_calls(report.calls, trace, index, capture->sidecar);
   report.steps = attribute_layers(trace, index, report.calls);  // steps, layers, phases, pairs
+
+  // Live capture (cpp/src/capture): module paths, PyTorch's own choice, exact arguments. It
+  // reads the forward/backward pairs; what it adds (module paths, shapes a trace without
+  // record_shapes lacks) then tells the steps, layers and phases again.
+  if (capture) {
+    CaptureSection merged = merge_capture(report.calls, report.layers, trace, capture->sidecar);
+    add_versions_if_missing(report.source, merged.versions);
+    append(report.source.missing, std::move(merged.missing));
+    report.source.files.push_back(capture->path);
+    for (Call& call : report.calls) finish_call(call, !index.gpu_slices.empty());
+    report.steps = attribute_layers(trace, index, report.calls);
+  }
   summarize_steps(trace, index, report.calls, report.steps);
   detect_tensor_parallel(trace, index, report.calls, report.source);
   report.layers = build_layers(report.calls);
@@ -191,14 +203,6 @@ std::optional<Finding> add_calls(const Trace& trace, const AnalyzeOptions& optio
   if (provenance.code) {  // git commit of the traced project, and the files of its attention modules
     report.source.code = provenance.code;
     report.source.code->source_files = attention_source_files(trace, report);
-  }
-
-  // Live capture (cpp/src/capture): module paths, PyTorch's own choice, exact arguments.
-  if (capture) {
-    CaptureSection merged = merge_capture(report.calls, report.layers, trace, capture->sidecar);
-    add_versions_if_missing(report.source, merged.versions);
-    append(report.source.missing, std::move(merged.missing));
-    report.source.files.push_back(capture->path);
   }
   note_missing(trace, index, report.calls, report.source);
   return attention_candidates(trace, index, report.calls);
