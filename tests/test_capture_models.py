@@ -470,8 +470,10 @@ def test_schedule_writes_one_sidecar_per_cycle_with_that_cycles_calls(tmp_path):
         report = attnprof.analyze(trace)
         assert [c["module"] for c in forward_calls(report)] == ["blocks.0", "blocks.1"]
         assert (trace.parent / (trace.name + ".report.json")).exists()
-    steps = [sorted({c["step"] for c in attnprof.analyze(t).calls}) for t in traces]
-    assert steps == [[1], [3]]
+    # One step each, the cycle's profiler step: steps[] names it, calls[].step indexes steps[].
+    reports = [json.loads(attnprof.analyze(t).to_json()) for t in traces]
+    assert [[s["marker"] for s in r["steps"]] for r in reports] == [["ProfilerStep#1"], ["ProfilerStep#3"]]
+    assert all({c["step"] for c in r["calls"]} == {0} for r in reports)
 
 
 # ---- non-negotiables --------------------------------------------------------------------------

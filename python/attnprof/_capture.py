@@ -172,7 +172,7 @@ def _is_function_module(module: torch.nn.Module) -> bool:
 def _function_starts_no_attention(function: Any) -> bool:
     """Judged by the wrapped function's own name, with the core's attention vocabulary:
     ``apply_rotary_pos_emb`` starts none, ``flash_attention_forward`` may."""
-    name = f"{getattr(function, '__module__', '') or ''}.{getattr(function, '__qualname__', '')}"
+    name = f"{getattr(function, '__module__', '') or ''}.{getattr(function, '__name__', '')}"
     return not _core.has_attention_vocabulary(name)
 
 
