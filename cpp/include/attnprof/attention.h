@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "attnprof/report.h"
@@ -83,7 +84,13 @@ std::string kernel_display_name(std::string_view kernel_name);
 std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name);
 // From the call's main fused kernel: call.kernel_template, and the head dim, dtype (and, for a
 // kernel without an op, causal) where the trace recorded none.
-void apply_kernel_template(Call& call);
+// `known`: what earlier calls' kernel names gave (a trace repeats a few names over many calls).
+struct KernelTemplateEntry {
+  bool main = false;                    // the name is a main kernel (KernelPart::kMain)
+  std::optional<KernelTemplate> facts;  // read_kernel_template of it
+};
+using KernelTemplates = std::unordered_map<std::string, KernelTemplateEntry>;
+void apply_kernel_template(Call& call, KernelTemplates* known = nullptr);
 
 // True when a word of the name is attention vocabulary (attn, attention, fmha, mha, flash,
 // paged, sdpa, mla, sage, ...). Words are split at non-alphanumerics, lower->upper case
@@ -197,7 +204,7 @@ std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& 
 
 // Sorts the call's kernels, sums its device time (the CPU time of its ops on a trace without
 // GPU activity), derives the decode/cross/gqa flags, FLOPs and TFLOP/s.
-void finish_call(Call& call, bool trace_has_gpu);
+void finish_call(Call& call, bool trace_has_gpu, KernelTemplates* templates = nullptr);
 
 // The shape facts a call lacks ("B", "Hq", "Sq", "Skv", "D", "dtype"): the trace did not
 // record them, so no rule verdict, FLOP count or gain is derived from them.

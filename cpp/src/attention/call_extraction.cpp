@@ -755,7 +755,7 @@ void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view com
   }
 }
 
-void finish_call(Call& call, bool trace_has_gpu) {
+void finish_call(Call& call, bool trace_has_gpu, KernelTemplates* templates) {
   std::sort(call.kernels.begin(), call.kernels.end(),
             [](const KernelRef& a, const KernelRef& b) { return a.ts_ns < b.ts_ns; });
   call.device_time_us = 0;
@@ -769,7 +769,7 @@ void finish_call(Call& call, bool trace_has_gpu) {
   if (!trace_has_gpu) call.device = "cpu";
   if (call.device == "cpu") call.device_time_us = static_cast<double>(call.cpu_dur_ns) / 1000.0;
   if (call.device_time_unknown) call.device_time_us = 0;  // the kernels that ran were not attention
-  apply_kernel_template(call);  // head dim, dtype a templated kernel name spells, where the trace lacks them
+  apply_kernel_template(call, templates);  // head dim, dtype a templated kernel name spells, where the trace lacks them
   Shape& s = call.shape;
   if (s.Hkv == 0) s.Hkv = s.Hq;
   if (s.Dv == 0) s.Dv = s.D;
@@ -860,7 +860,8 @@ std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& 
   attach_overhead(ctx, calls);
   mark_cpu_calls(ctx, calls);
 
-  for (Call& call : calls) finish_call(call, ctx.has_gpu);
+  KernelTemplates templates;
+  for (Call& call : calls) finish_call(call, ctx.has_gpu, &templates);
   number_calls_in_start_order(calls);
   return calls;
 }

@@ -239,12 +239,19 @@ std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name)
   return t;
 }
 
-void apply_kernel_template(Call& call) {
+void apply_kernel_template(Call& call, KernelTemplates* known) {
+  KernelTemplates local;
+  KernelTemplates& templates = known ? *known : local;
   for (const KernelRef& k : call.kernels) {
     if (k.component != component::kFused) continue;
-    const KernelPattern* p = classify_kernel(k.name);
-    if (!p || p->part != KernelPart::kMain) continue;
-    std::optional<KernelTemplate> t = read_kernel_template(k.name);
+    auto [it, added] = templates.try_emplace(k.name);
+    if (added) {  // a main kernel's name, read once per name; an auxiliary kernel's stays unread
+      const KernelPattern* p = classify_kernel(k.name);
+      it->second.main = p && p->part == KernelPart::kMain;
+      if (it->second.main) it->second.facts = read_kernel_template(k.name);
+    }
+    if (!it->second.main) continue;
+    std::optional<KernelTemplate> t = it->second.facts;
     if (!t) return;
     // Recorded Input Dims win; the template fills only what the trace lacks.
     if (call.shape.D == 0 && t->head_dim > 0) call.shape.D = t->head_dim;
