@@ -51,7 +51,13 @@ std::vector<std::string_view> template_args(std::string_view name) {
   return args;
 }
 
+// A template argument's integer as a demangler prints it: "128", "128u", "64ul", or an enum
+// value cast to its type, "(flashinfer::MaskMode)1".
 std::optional<int64_t> number(std::string_view text) {
+  if (text.starts_with('(')) text.remove_prefix(std::min(text.size(), text.find(')') + 1));
+  while (!text.empty() && (text.back() == 'u' || text.back() == 'l' || text.back() == 'U' || text.back() == 'L'))
+    text.remove_suffix(1);
+  if (text.empty()) return std::nullopt;
   int64_t v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
@@ -91,7 +97,9 @@ std::string dtype_in(std::string_view name) {
   constexpr Spelling kSpellings[] = {{"cutlass::bfloat16_t", "bf16"}, {"__nv_bfloat16", "bf16"}, {"__hip_bfloat16", "bf16"},
                                      {"c10::BFloat16", "bf16"},       {"cutlass::half_t", "fp16"}, {"__half", "fp16"},
                                      {"c10::Half", "fp16"},           {"cutlass::float_e4m3_t", "fp8_e4m3"},
-                                     {"__nv_fp8_e4m3", "fp8_e4m3"},   {"cutlass::float_e5m2_t", "fp8_e5m2"}};
+                                     {"__nv_fp8_e4m3", "fp8_e4m3"},   {"cutlass::float_e5m2_t", "fp8_e5m2"},
+                                     {"ck_tile::bf16_t", "bf16"},      {"ck_tile::fp16_t", "fp16"},
+                                     {"ck_tile::fp8_t", "fp8_e4m3"}};
   size_t best = std::string_view::npos;
   std::string dtype;
   for (const Spelling& s : kSpellings)
@@ -220,9 +228,137 @@ bool read_words(std::string_view name, KernelTemplate& t) {
   return t.head_dim > 0 || t.paged > 0 || !t.dtype.empty();
 }
 
+// vLLM's ROCm paged attention (csrc/rocm/attention.cu): paged_attention_ll4mi_QKV_mfma16_kernel and
+// _mfma4_kernel<scalar_t, cache_t, KV_DTYPE, OUTT, BLOCK_SIZE, HEAD_SIZE, NUM_THREADS,
+// ALIBI_ENABLED, GQA_RATIO>; the keys are always cut into 256-token partitions that
+// paged_attention_ll4mi_reduce_kernel merges, so the kernel is split-KV.
+bool read_vllm_ll4mi(std::string_view name, KernelTemplate& t) {
+  const std::string_view function = name.substr(0, name.find('<'));
+  if (function.find("paged_attention_ll4mi_QKV") == std::string_view::npos) return false;
+  const std::vector<std::string_view> args = template_args(name);
+  if (args.size() > 5) t.head_dim = number(args[5]).value_or(0);
+  t.paged = 1;
+  t.split_kv = 1;
+  return true;
+}
+
+// PyTorch's memory-efficient attention, vendored from xFormers (aten/src/ATen/native/transformers/
+// cuda/mem_eff_attention/kernel_forward.h: AttentionKernel<scalar_t, ArchTag, isAligned,
+// kQueriesPerBlock, kKeysPerBlock, kMaxK, ...>; kernel_backward.h: AttentionBackwardKernel<ArchTag,
+// scalar_t, kIsAligned, kApplyDropout, kPreload, kBlockSizeI, kBlockSizeJ, kMaxK, ...>). kMaxK is
+// an upper bound of the head dim, not the head dim, so only the tile is read. The kernel's own
+// name spells the dtype: fmha_cutlassF_bf16_aligned_64x128_rf_sm80.
+bool read_cutlass_fmha(std::string_view full_name, KernelTemplate& t) {
+  if (std::vector<std::string_view> f = args_of(full_name, "AttentionKernel"); f.size() > 4) {
+    t.tile_m = number(f[3]).value_or(0);
+    t.tile_n = number(f[4]).value_or(0);
+  } else if (std::vector<std::string_view> b = args_of(full_name, "AttentionBackwardKernel"); b.size() > 6) {
+    t.tile_m = number(b[5]).value_or(0);
+    t.tile_n = number(b[6]).value_or(0);
+  } else {
+    return false;
+  }
+  const std::vector<std::string_view> ws = words(full_name.substr(0, full_name.find('(')));
+  if (has_word(ws, "bf")) t.dtype = "bf16";
+  else if (number_after(ws, "f") == 16) t.dtype = "fp16";
+  else if (number_after(ws, "f") == 32) t.dtype = "fp32";
+  return true;
+}
+
+// CK-tile's fused attention (composable_kernel include/ck_tile/ops/fmha/pipeline/tile_fmha_shape.hpp):
+// TileFmhaShape<sequence<kM0, kN0, kK0, kN1, kK1, kQKHeaddim>, ...>: kM0 x kN0 the query x key
+// tile, the sixth entry the whole QK head dim.
+bool read_ck_tile(std::string_view name, KernelTemplate& t) {
+  if (name.find("ck_tile::Fmha") == std::string_view::npos) return false;
+  const std::vector<std::string_view> shape = args_of(name, "ck_tile::TileFmhaShape");
+  if (shape.empty() || !shape[0].starts_with("ck_tile::sequence<")) return false;
+  const std::vector<std::string_view> tile = template_args(shape[0]);
+  if (tile.size() < 6) return false;
+  t.tile_m = number(tile[0]).value_or(0);
+  t.tile_n = number(tile[1]).value_or(0);
+  t.head_dim = number(tile[5]).value_or(0);
+  return true;
+}
+
+// FlashInfer (include/flashinfer/attention/decode.cuh): BatchDecodeWithPagedKVCacheKernel<
+// POS_ENCODING_MODE, num_stages_smem, tile_size_per_bdx, vec_size, bdx, bdy, bdz, ...>, head dim =
+// bdx * vec_size; prefill.cuh: Batch/SinglePrefillWith...Kernel<KernelTraits<MASK_MODE, CTA_TILE_Q,
+// NUM_MMA_Q, NUM_MMA_KV, NUM_MMA_D_QK, NUM_MMA_D_VO, NUM_WARPS_Q, NUM_WARPS_KV, ...>, ...>, head
+// dims = NUM_MMA_D_* x 16, key tile = NUM_MMA_KV x NUM_WARPS_KV x 16, MaskMode 1 = kCausal (mask.cuh).
+bool read_flashinfer(std::string_view name, KernelTemplate& t) {
+  const std::string_view function = name.substr(0, name.find('<'));
+  const bool decode = function.find("DecodeWith") != std::string_view::npos;
+  const bool prefill = function.find("PrefillWith") != std::string_view::npos;
+  if (!decode && !prefill) return false;
+  if (function.find("Paged") != std::string_view::npos) t.paged = 1;
+  if (function.find("Ragged") != std::string_view::npos) t.varlen = 1;
+  if (decode) {
+    const std::vector<std::string_view> args = template_args(name);
+    auto pos = std::find_if(args.begin(), args.end(), [](std::string_view a) { return a.find("PosEncodingMode") != a.npos; });
+    if (args.end() - pos > 4) t.head_dim = number(pos[3]).value_or(0) * number(pos[4]).value_or(0);
+    return true;
+  }
+  const std::vector<std::string_view> traits = args_of(name, "KernelTraits");
+  if (traits.size() < 8) return true;
+  t.causal = number(traits[0]) == 1 ? 1 : 0;
+  t.tile_m = number(traits[1]).value_or(0);
+  t.tile_n = number(traits[3]).value_or(0) * number(traits[7]).value_or(0) * 16;
+  t.head_dim = number(traits[4]).value_or(0) * 16;
+  t.head_dim_v = number(traits[5]).value_or(0) * 16;
+  return true;
+}
+
+// Kernels the CuTe DSL emits (FlashAttention 4, flash_attn/cute/): "kernel_cutlass_kernel_" + the
+// Python module path without dots + the class + "_object_at_" + the argument layouts, e.g.
+// kernel_cutlass_kernel_flash_attncuteflash_fwd_sm100FlashAttentionForwardSm100_object_at__tensor...
+// Newer builds put a readable prefix first (Dao-AILab/flash-attention#2564): flash_fwd_sm100_bf16_
+// head_dim128_tile128x128_threads384_causal_..._kernel_cutlass_kernel_...
+constexpr std::string_view kCuteDslMarker = "kernel_cutlass_kernel_";
+
+std::string_view cute_dsl_class(std::string_view name) {
+  const size_t marker = name.find(kCuteDslMarker);
+  if (marker == std::string_view::npos) return {};
+  const std::string_view rest = name.substr(marker + kCuteDslMarker.size());
+  const size_t end = rest.find("_object_at_");
+  const size_t start = rest.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+  if (end == std::string_view::npos || start >= end) return {};
+  return rest.substr(start, end - start);
+}
+
+bool read_cute_dsl(std::string_view name, KernelTemplate& t) {
+  if (cute_dsl_class(name).empty()) return false;
+  std::vector<std::string_view> labels;  // the readable prefix, '_'-separated
+  std::string_view prefix = name.substr(0, name.find(kCuteDslMarker));
+  for (size_t at = prefix.find('_'); !prefix.empty(); at = prefix.find('_')) {
+    labels.push_back(prefix.substr(0, at));
+    prefix.remove_prefix(at == std::string_view::npos ? prefix.size() : at + 1);
+  }
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const std::string_view label = labels[i];
+    const std::string_view next = i + 1 < labels.size() ? labels[i + 1] : std::string_view();
+    const std::string_view after = i + 2 < labels.size() ? labels[i + 2] : std::string_view();
+    if (label == "head" && next.starts_with("dim") && next.size() > 3) {  // head_dim128
+      t.head_dim = number(next.substr(3)).value_or(0);
+    } else if (label == "head" && next == "dim" && after.starts_with("v")) {  // head_dim_v64
+      t.head_dim_v = number(after.substr(1)).value_or(0);
+    } else if (label.starts_with("tile") && label.find('x') != std::string_view::npos) {  // tile128x128
+      t.tile_m = number(label.substr(4, label.find('x') - 4)).value_or(0);
+      t.tile_n = number(label.substr(label.find('x') + 1)).value_or(0);
+    } else if (label == "causal") {
+      t.causal = 1;
+    } else if (label == "bf16" || label == "fp16") {
+      t.dtype = std::string(label);
+    } else if (label == "e4m3") {
+      t.dtype = "fp8_e4m3";
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string kernel_display_name(std::string_view kernel_name) {
+  if (const std::string_view cls = cute_dsl_class(kernel_name); !cls.empty()) return std::string(cls);
   const std::string_view meaningful = unwrapped(kernel_function_name(kernel_name));
   const std::string_view head = meaningful.substr(0, meaningful.find('<'));
   return std::string(head.empty() ? kernel_name : head);
@@ -231,7 +367,9 @@ std::string kernel_display_name(std::string_view kernel_name) {
 std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name) {
   const std::string_view function = unwrapped(kernel_function_name(kernel_name));
   KernelTemplate t;
-  const bool read = read_fa3(function, t) || read_fa2(function, t) || read_vllm_paged(function, t) || read_words(function, t);
+  const bool read = read_fa3(function, t) || read_fa2(function, t) || read_vllm_paged(function, t) ||
+                    read_vllm_ll4mi(function, t) || read_ck_tile(function, t) || read_flashinfer(function, t) ||
+                    read_cute_dsl(function, t) || read_cutlass_fmha(kernel_name, t) || read_words(function, t);
   if (!read) return std::nullopt;
   t.name = kernel_display_name(kernel_name);
   if (const KernelPattern* p = classify_kernel(kernel_name)) t.library = std::string(p->library);
