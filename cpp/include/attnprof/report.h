@@ -202,6 +202,7 @@ struct Step {
   // From the engine's annotation where it records them; -1 = not recorded.
   int64_t prefill_requests = -1, prefill_tokens = -1, decode_requests = -1, decode_tokens = -1;
   double sum_sq_sk = -1;           // sum over prefill sequences of query x key length
+  std::string tokens_from;         // "annotation", "input_dims" (the attention op's query), "" not recorded
 };
 
 // Calls, time and speed of one phase over the run (summary.phases).

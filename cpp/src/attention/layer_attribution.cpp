@@ -220,6 +220,28 @@ Step step_of_pass(const Pass& pass, int64_t index) {
   return step;
 }
 
+// Where the engine's annotation gave no token counts, the step's attention op says how many query
+// tokens each layer processed (a packed call's T, else B x Sq) when its Input Dims were recorded;
+// a decode query is one token per request. A mixed step's split is not in the dims, so it stays
+// unknown.
+void tokens_from_input_dims(const Pass& pass, Step& step) {
+  if (step.prefill_tokens >= 0 || step.decode_tokens >= 0) {
+    step.tokens_from = "annotation";
+    return;
+  }
+  if (step.phase != "prefill" && step.phase != "decode") return;
+  for (const Call* c : pass.calls) {
+    const Shape& s = c->shape;
+    const int64_t tokens = s.tokens > 0 ? s.tokens : s.B > 0 && s.Sq > 0 ? s.B * s.Sq : 0;
+    if (tokens == 0) continue;
+    const int64_t requests = step.phase == "decode" && s.Sq == 1 ? tokens : s.B;
+    (step.phase == "decode" ? step.decode_tokens : step.prefill_tokens) = tokens;
+    (step.phase == "decode" ? step.decode_requests : step.prefill_requests) = requests > 0 ? requests : -1;
+    step.tokens_from = "input_dims";
+    return;
+  }
+}
+
 std::vector<Step> assign_forward_steps_and_layers(const Trace& trace, const TraceIndex& index, std::vector<Call>& calls) {
   std::vector<Call*> forward;
   for (Call& call : calls)
@@ -243,6 +265,7 @@ std::vector<Step> assign_forward_steps_and_layers(const Trace& trace, const Trac
       c->phase = !phases ? "" : !marked.empty() ? marked : !own.empty() ? own : step.phase;
       c->phase_inferred = phases && marked.empty() && !c->phase.empty();
     }
+    tokens_from_input_dims(pass, step);
     steps.push_back(std::move(step));
   }
   return steps;

@@ -49,9 +49,11 @@ std::string phase_text(const std::string& phase, bool inferred) {
   return inferred ? phase + " (inferred)" : phase;
 }
 
-// "888 prefill tok (1 req)" from an engine annotation's counts; "" when it recorded none.
+// "888 prefill tok (1 req)" from an engine annotation's or the attention op's counts; "" when
+// neither recorded any.
 std::string tokens_text(const char* phase, int64_t requests, int64_t tokens) {
-  if (requests <= 0) return "";
+  if (tokens <= 0) return "";
+  if (requests <= 0) return fmt::format("{} {} tok", tokens, phase);
   return fmt::format("{} {} tok ({} req)", tokens, phase, requests);
 }
 
@@ -74,6 +76,7 @@ std::vector<std::vector<std::string>> step_rows(const Report& report, size_t max
     std::string tokens = tokens_text("prefill", s.prefill_requests, s.prefill_tokens);
     if (const std::string d = tokens_text("decode", s.decode_requests, s.decode_tokens); !d.empty())
       tokens += (tokens.empty() ? "" : " + ") + d;
+    if (!tokens.empty() && s.tokens_from == "input_dims") tokens += " (op dims)";
     rows.push_back({std::to_string(s.index), s.marker.empty() ? s.marker_kind : s.marker,
                     phase_text(s.phase, s.phase_inferred), tokens.empty() ? "-" : tokens, std::to_string(s.call_count),
                     us_text(s.attention_device_time_us), us_text(s.overhead_time_us), us_text(s.gpu_time_us),

@@ -95,7 +95,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Step, index, marker, marker_kind
                                                 first_call_id, attention_device_time_us, overhead_time_us,
                                                 gpu_time_us, attention_share, phase, phase_inferred,
                                                 prefill_requests, prefill_tokens, decode_requests,
-                                                decode_tokens, sum_sq_sk)
+                                                decode_tokens, sum_sq_sk, tokens_from)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PhaseSummary, phase, calls, steps, device_time_us, share, tflops,
                                                 backends, kernels, inferred)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LayerPhase, phase, calls, device_time_us)

@@ -117,8 +117,15 @@ void check_story(const Report& r, const json& want) {
     if (w.contains("phase_inferred")) {
       EXPECT_EQ(s.phase_inferred, w.at("phase_inferred").get<bool>());
     }
-    if (w.contains("prefill_tokens")) {
-      EXPECT_EQ(s.prefill_tokens, w.at("prefill_tokens").get<int64_t>());
+    for (const auto& [key, field] : {std::pair{"prefill_tokens", &Step::prefill_tokens},
+                                     std::pair{"prefill_requests", &Step::prefill_requests},
+                                     std::pair{"decode_tokens", &Step::decode_tokens},
+                                     std::pair{"decode_requests", &Step::decode_requests}})
+      if (w.contains(key)) {
+        EXPECT_EQ(s.*field, w.at(key).get<int64_t>()) << key;
+      }
+    if (w.contains("tokens_from")) {
+      EXPECT_EQ(s.tokens_from, w.at("tokens_from").get<std::string>());
     }
   }
 }
