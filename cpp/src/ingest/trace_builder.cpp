@@ -137,7 +137,7 @@ static_assert(find_key<kEventKeys>(kineto::kArgs) == kArgsKey && find_key<kEvent
 enum class TraceBuilder::ArgKey : size_t {
   kExternalId, kCorrelation, kInputDims, kInputType, kConcreteInputs, kSequenceNumber,
   kPythonId, kPythonParentId, kPythonModuleId, kDevice, kStream,
-  kDeviceType, kDeviceId, kAddr, kMemoryBytes, kTotalAllocated, kTotalReserved, kLegacyExternalId, kOther,
+  kDeviceType, kDeviceId, kAddr, kMemoryBytes, kTotalAllocated, kTotalReserved, kOther,
 };
 
 // Which values of an event's args are read.
@@ -158,26 +158,54 @@ constexpr std::array kArgKeys{
     kineto::kExternalId, kineto::kCorrelation, kineto::kInputDims, kineto::kInputType, kineto::kConcreteInputs,
     kineto::kSequenceNumber, kineto::kPythonId, kineto::kPythonParentId, kineto::kPythonModuleId, kineto::kDevice,
     kineto::kStream, kineto::kDeviceType, kineto::kDeviceId, kineto::kAddr, kineto::kMemoryBytes,
-    kineto::kTotalAllocated, kineto::kTotalReserved, kineto::kLegacyExternalId};
+    kineto::kTotalAllocated, kineto::kTotalReserved};
 static_assert(kArgKeys.size() == static_cast<size_t>(ArgKey::kOther));
 static_assert(find_key<kArgKeys>(kineto::kTotalReserved) == static_cast<size_t>(ArgKey::kTotalReserved) &&
               find_key<kArgKeys>(kineto::kInputDims) == static_cast<size_t>(ArgKey::kInputDims));
 
-// The `cat` spellings of kineto::kCategories, as constants to compare with.
-constexpr auto category_texts() {
-  std::array<std::string_view, std::size(kineto::kCategories)> texts;
-  for (size_t i = 0; i < texts.size(); ++i) texts[i] = kineto::kCategories[i].text;
+// The `cat` spellings of kineto::kCategories, as constants to compare with, in two sets: the
+// current lower-case ones every event of a modern trace is compared with, and the capitalised
+// legacy ones, compared only with a `cat` that starts with a capital (an event's category is
+// looked up once or more, so each unmatched spelling costs every event of the trace).
+constexpr bool capitalised(std::string_view text) { return !text.empty() && text[0] >= 'A' && text[0] <= 'Z'; }
+
+constexpr size_t count_spellings(bool legacy) {
+  size_t n = 0;
+  for (const kineto::CategorySpelling& c : kineto::kCategories) n += capitalised(c.text) == legacy;
+  return n;
+}
+
+template <bool Legacy>
+constexpr auto category_spellings() {
+  std::array<kineto::CategorySpelling, count_spellings(Legacy)> out{};
+  size_t n = 0;
+  for (const kineto::CategorySpelling& c : kineto::kCategories)
+    if (capitalised(c.text) == Legacy) out[n++] = c;
+  return out;
+}
+constexpr auto kCurrentSpellings = category_spellings<false>();
+constexpr auto kLegacySpellings = category_spellings<true>();
+
+template <const auto& Spellings>
+constexpr auto spelling_texts() {
+  std::array<std::string_view, Spellings.size()> texts;
+  for (size_t i = 0; i < texts.size(); ++i) texts[i] = Spellings[i].text;
   return texts;
 }
-constexpr auto kCategoryTexts = category_texts();
+constexpr auto kCurrentCategoryTexts = spelling_texts<kCurrentSpellings>();
+constexpr auto kLegacyCategoryTexts = spelling_texts<kLegacySpellings>();
 
 enum class MetaKind : uint8_t { kNone, kProcessName, kProcessLabels, kThreadName };
 
 }  // namespace
 
 Category category_of(std::string_view cat) {
-  const size_t i = find_key<kCategoryTexts>(cat);
-  return i == kCategoryTexts.size() ? Category::kOther : kineto::kCategories[i].category;
+  if (capitalised(cat)) {
+    const size_t i = find_key<kLegacyCategoryTexts>(cat);
+    return i == kLegacyCategoryTexts.size() ? Category::kOther : kLegacySpellings[i].category;
+  }
+  const size_t i = find_key<kCurrentCategoryTexts>(cat);
+  return i == kCurrentCategoryTexts.size() ? Category::kOther : kCurrentSpellings[i].category;
 }
 
 // The args of an 'X' event that finish_event folds into its Slice (Slice::link) or GpuArgs.
@@ -498,7 +526,14 @@ error_code TraceBuilder::read_args(od::object args, Event& ev) {
     size_t which = 0;
     if (auto e = key_of<kArgKeys>(field, key, which)) return e;
     const auto k = static_cast<ArgKey>(which);
-    if (k == ArgKey::kOther) continue;  // not read: the iteration steps over the value
+    if (k == ArgKey::kOther) {  // not read: the iteration steps over the value
+      // torch 1.8-era traces spelt "External id" in lower case; looked for only among the keys
+      // that matched none, so current traces do not pay a compare per key for it.
+      if (key == kineto::kLegacyExternalId) {
+        if (auto e = read_arg(what, ArgKey::kExternalId, key, field.value(), ev); is_structural_error(e)) return e;
+      }
+      continue;
+    }
     if (auto e = read_arg(what, k, key, field.value(), ev); is_structural_error(e)) return e;
   }
   return SUCCESS;
@@ -506,7 +541,7 @@ error_code TraceBuilder::read_args(od::object args, Event& ev) {
 
 error_code TraceBuilder::read_arg(ArgsRead what, ArgKey k, std::string_view key, od::value& v, Event& ev) {
   if (what == ArgsRead::kMemory) return read_memory_arg(k, key, v, ev.mem);
-  if (k == ArgKey::kExternalId || k == ArgKey::kLegacyExternalId) return read_link_id(v, key, ev.slice.external_id);
+  if (k == ArgKey::kExternalId) return read_link_id(v, key, ev.slice.external_id);
   if (k == ArgKey::kCorrelation) return read_link_id(v, key, ev.slice.correlation);
   switch (what) {
     case ArgsRead::kOpWithInputs:
