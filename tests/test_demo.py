@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import sys
 
 from attnprof import demo
@@ -35,6 +36,19 @@ def test_demo_writes_trace_sidecar_reports_and_dashboard_for_each_run(tmp_path, 
     progress = [line for line in printed.err.splitlines() if line.startswith("attnprof demo [")]
     assert progress == ["attnprof demo [1/2] gpt2-sdpa", "attnprof demo [2/2] llama-sdpa"]
     assert "\r" not in printed.err and "it/s" not in printed.err
+
+
+def test_demo_output_holds_attnprofs_answers_without_the_profiler_librarys_log_or_config_warnings(tmp_path):
+    # Kineto writes "USDT:... profiler_start/stop" to file descriptor 2 at every trace; a
+    # subprocess sees what a user of `make demo` sees.
+    done = subprocess.run([sys.executable, "-m", "attnprof.demo", "--out", str(tmp_path), "--models", "gpt2",
+                           "--attn", "sdpa", "--no-sweep", "--no-trainer", "--device", "cpu"],
+                          capture_output=True, text=True, timeout=300, check=True)
+    printed = done.stdout + done.stderr
+    assert "=== gpt2-sdpa" in done.stdout
+    assert "attnprof demo [1/1] gpt2-sdpa" in done.stderr  # the demo's own stderr still passes
+    for foreign in ("USDT:", "STAGE:", "profiler_start", "bos_token_id", "eos_token_id"):
+        assert foreign not in printed, foreign
 
 
 class _Terminal(io.StringIO):

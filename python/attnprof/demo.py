@@ -6,10 +6,12 @@ with eager and sdpa attention on this machine's device, and write attnprof-demo/
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from dataclasses import dataclass
@@ -54,7 +56,8 @@ def _models() -> list[DemoModel]:
     small = dict(hidden_size=128, num_hidden_layers=2, num_attention_heads=4, intermediate_size=256)
     return [
         DemoModel("gpt2", "GPT-2 (causal, MHA)", lambda a: tf.GPT2LMHeadModel(tf.GPT2Config(
-            n_embd=128, n_layer=2, n_head=4, vocab_size=1000, n_positions=SEQ, attn_implementation=a)),
+            n_embd=128, n_layer=2, n_head=4, vocab_size=1000, n_positions=SEQ, attn_implementation=a,
+            bos_token_id=0, eos_token_id=0)),  # GPT-2's own ids (50256) lie outside this vocabulary
             _text_inputs()),
         DemoModel("bert", "BERT (bidirectional, padding mask)", lambda a: tf.BertModel(tf.BertConfig(
             vocab_size=1000, max_position_embeddings=SEQ, attn_implementation=a, **small)),
@@ -215,7 +218,49 @@ def trainer_demo(out_dir: str) -> dict[int, dict]:
             for e in trainer.state.log_history if "attnprof/fused_time_fraction" in e}
 
 
+# Lines the profiler library (Kineto) itself writes to stderr at every trace start and stop
+# ("USDT:... profiler_start", "STAGE:... Completed Stage: Warm Up"): its own log, not the demo's.
+_KINETO_LOG_PREFIXES = (b"USDT:", b"STAGE:")
+
+
+@contextlib.contextmanager
+def _without_kineto_log():
+    """The demo's stderr with Kineto's own log lines left out; everything else passes through.
+    Kineto writes them from C++ to file descriptor 2, so the descriptor goes through a pipe
+    read by a thread; only this demo process is filtered, never a user's."""
+    try:
+        saved = os.dup(2)
+        read_end, write_end = os.pipe()
+    except OSError:
+        yield
+        return
+
+    def forward() -> None:
+        with os.fdopen(read_end, "rb") as lines:
+            for line in lines:
+                if not line.startswith(_KINETO_LOG_PREFIXES):
+                    os.write(saved, line)
+
+    sys.stderr.flush()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    reader = threading.Thread(target=forward, daemon=True)
+    reader.start()
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)  # closes the pipe's last write end: the reader sees its end
+        reader.join(timeout=5)
+        os.close(saved)
+
+
 def main(argv: list[str] | None = None) -> int:
+    with _without_kineto_log():
+        return _run(argv)
+
+
+def _run(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(prog="python -m attnprof.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="attnprof-demo")
     parser.add_argument("--models", default="gpt2,bert,llama,vit,mistral")
