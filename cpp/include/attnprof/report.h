@@ -125,6 +125,9 @@ struct Call {
   std::string phase;         // "", "prefill", "decode", "mixed" (see docs/report-schema.md)
   bool phase_inferred = false;  // phase read from kernels or shapes, not from an annotation or token counts
   std::string direction;     // "forward" or "backward"
+  // A forward run again inside the backward (activation checkpointing): not a layer of its
+  // own; its pair_id is the layer's first forward, and its backward pairs with that forward.
+  bool recompute = false;
   int64_t pair_id = -1;      // forward <-> backward partner call id, -1 when none
   int64_t sequence_number = -1;  // autograd "Sequence number" of the top op (pairs fwd/bwd)
   std::string backend;       // backend::*
@@ -181,6 +184,7 @@ struct Layer {
   double fused_time_fraction = 0;
   double device_time_us = 0;
   bool device_time_unknown = false;  // every call of the layer has unknown device time
+  double recompute_time_us = 0;      // of its recompute calls (activation checkpointing), in device_time_us
   std::vector<LayerPhase> phases;    // per phase, when the run has more than one
   std::optional<LayerCost> cost;
 };
@@ -241,6 +245,8 @@ struct Summary {
   bool has_gpu = false;          // false for CPU-only traces (device time = CPU op time)
   int64_t unknown_time_call_count = 0;  // calls whose device time is unknown (not in the times above)
   double overhead_time_us = 0;          // attention overhead kernels, not in the times above
+  int64_t recompute_call_count = 0;     // forwards run again in the backward (in the times above)
+  double recompute_time_us = 0;
   std::vector<PhaseSummary> phases;     // per phase, when the run has more than one or any is known
 };
 

@@ -382,6 +382,7 @@ inline constexpr const char* kMaskedWork = "heads.masked_work";
 inline constexpr const char* kRanksSlowest = "ranks.slowest";
 inline constexpr const char* kKeyLengthUnknown = "flops.key_length_unknown";
 inline constexpr const char* kUnevenSteps = "steps.uneven_calls";
+inline constexpr const char* kRecompute = "calls.recompute";
 inline constexpr const char* kTensorParallel = "steps.tensor_parallel";
 inline constexpr const char* kAttentionCandidates = "attention.candidates";
 }  // namespace finding

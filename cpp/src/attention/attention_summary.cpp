@@ -21,6 +21,10 @@ Summary summarize_attention(const Trace& trace, const TraceIndex& index, const s
     if (c.device_time_unknown) ++s.unknown_time_call_count;
     s.attention_device_time_us += c.device_time_us;
     s.overhead_time_us += c.overhead_time_us;
+    if (c.recompute) {
+      ++s.recompute_call_count;
+      s.recompute_time_us += c.device_time_us;
+    }
     if (c.fused) {
       ++s.fused_call_count;
       fused_time += c.device_time_us;

@@ -285,6 +285,14 @@ std::string_view library_for_engine(std::string_view library, std::string_view e
   return library;
 }
 
+// Whether autograd runs `slice` as part of a backward node ("autograd::engine::evaluate_function:
+// XBackward", a custom autograd Function's backward included).
+bool runs_in_backward(ExtractionContext& ctx, uint32_t slice) {
+  for (uint32_t p = slice; p != kNoSlice; p = ctx.index.parent[p])
+    if (ctx.trace.name_of(ctx.trace.slices[p]).starts_with(kAutogradNodePrefix)) return true;
+  return false;
+}
+
 Call call_from_op(ExtractionContext& ctx, uint32_t top) {
   const Trace& trace = ctx.trace;
   Call call;
@@ -307,6 +315,7 @@ Call call_from_op(ExtractionContext& ctx, uint32_t top) {
   const auto [args_slice, args_op] = best(rank_for_args);
   const auto [backend_slice, backend_op] = best(rank_for_backend);
   call.direction = std::string(backend_op->direction);
+  call.recompute = call.direction == "forward" && runs_in_backward(ctx, top);
   call.backend = std::string(backend_op->backend);
   if (backend_op->role == OpRole::kBackend || backend_op->role == OpRole::kImpl)
     call.backend_op = std::string(trace.name_of(trace.slices[backend_slice]));
@@ -350,13 +359,6 @@ Call call_from_op(ExtractionContext& ctx, uint32_t top) {
   return call;
 }
 
-// Whether autograd runs `slice` as part of a backward node ("autograd::engine::evaluate_function:
-// XBackward", a custom autograd Function's backward included).
-bool runs_in_backward(ExtractionContext& ctx, uint32_t slice) {
-  for (uint32_t p = slice; p != kNoSlice; p = ctx.index.parent[p])
-    if (ctx.trace.name_of(ctx.trace.slices[p]).starts_with(kAutogradNodePrefix)) return true;
-  return false;
-}
 
 // The autograd Sequence number of the innermost op around `slice` that has one: a custom
 // Function's forward op and its backward node carry the same number, which pairs them.
@@ -430,7 +432,12 @@ Call kernel_only_call(ExtractionContext& ctx, SingleCallOps& single, uint32_t g,
   call.module = module_path(trace, ctx.index, cpu);
   call.cpu_ts_ns = trace.slices[cpu].ts_ns;
   call.cpu_dur_ns = trace.slices[cpu].dur_ns;
-  if (runs_in_backward(ctx, cpu)) call.direction = "backward";
+  // Under an autograd node, a kernel the catalog knows as a forward one is a recompute
+  // (activation checkpointing); one of no stated direction is the node's backward.
+  if (runs_in_backward(ctx, cpu)) {
+    if (p.direction == "forward") call.recompute = true;
+    else call.direction = "backward";
+  }
   call.sequence_number = enclosing_sequence_number(ctx, cpu);
   if (own_op) {
     // The op may fuse more than attention (a custom op with norms, RoPE, casts around the

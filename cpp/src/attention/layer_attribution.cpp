@@ -245,7 +245,7 @@ void tokens_from_input_dims(const Pass& pass, Step& step) {
 std::vector<Step> assign_forward_steps_and_layers(const Trace& trace, const TraceIndex& index, std::vector<Call>& calls) {
   std::vector<Call*> forward;
   for (Call& call : calls)
-    if (call.direction == "forward") forward.push_back(&call);
+    if (call.direction == "forward" && !call.recompute) forward.push_back(&call);
   const std::vector<StepGroup> groups = engine_step_groups(trace, index, forward);
   const std::vector<Pass> passes = forward_passes(index, forward, groups);
   const bool phases = run_has_phases(passes);
@@ -271,6 +271,45 @@ std::vector<Step> assign_forward_steps_and_layers(const Trace& trace, const Trac
   return steps;
 }
 
+// A recompute (activation checkpointing) runs when the backward reaches its layer, last layer
+// first: the k-th recompute of a profiler step recomputes the k-th last forward before it not
+// yet recomputed; a module path, where recorded, picks that forward. The recompute takes the
+// forward's layer. Non-reentrant checkpointing differentiates the original forward (the
+// backward carries its Sequence number); reentrant checkpointing differentiates the recompute,
+// and that backward is re-paired with the forward.
+void match_recomputes(const TraceIndex& index, std::vector<Call>& calls) {
+  std::map<int64_t, std::vector<size_t>> open;  // profiler step -> forwards awaiting a recompute
+  for (size_t i = 0; i < calls.size(); ++i) {
+    Call& c = calls[i];
+    if (c.direction != "forward") continue;
+    std::vector<size_t>& stack = open[step_at(index, c.cpu_ts_ns)];
+    if (!c.recompute) {
+      stack.push_back(i);
+      continue;
+    }
+    if (stack.empty()) continue;
+    auto pick = std::prev(stack.end());
+    if (!c.module.empty())
+      for (auto it = stack.end(); it != stack.begin();)
+        if (calls[*--it].module == c.module) {
+          pick = it;
+          break;
+        }
+    Call& fwd = calls[*pick];
+    stack.erase(pick);
+    const int64_t bwd = c.pair_id;
+    c.layer = fwd.layer;
+    c.step = fwd.step;
+    c.phase = fwd.phase;
+    if (c.module.empty()) c.module = fwd.module;
+    c.pair_id = fwd.id;
+    if (bwd >= 0 && fwd.pair_id < 0) {
+      calls[static_cast<size_t>(bwd)].pair_id = fwd.id;
+      fwd.pair_id = bwd;
+    }
+  }
+}
+
 void pair_backward_calls(const TraceIndex& index, std::vector<Call>& calls) {
   std::unordered_map<int64_t, size_t> forward_by_sequence;
   for (size_t i = 0; i < calls.size(); ++i)
@@ -289,13 +328,15 @@ void pair_backward_calls(const TraceIndex& index, std::vector<Call>& calls) {
       unpaired.push_back(i);
     }
   }
+  match_recomputes(index, calls);
+  std::erase_if(unpaired, [&](size_t i) { return calls[i].pair_id >= 0; });
   // Reverse order: the k-th unpaired backward of a profiler step differentiates the k-th
   // last unpaired forward before it.
   std::map<int64_t, std::vector<size_t>> open_forward;  // profiler step -> forward calls
   for (size_t i = 0; i < calls.size(); ++i) {
     Call& c = calls[i];
     const int64_t ps = step_at(index, c.cpu_ts_ns);
-    if (c.direction == "forward" && c.pair_id < 0) open_forward[ps].push_back(i);
+    if (c.direction == "forward" && !c.recompute && c.pair_id < 0) open_forward[ps].push_back(i);
     if (c.direction == "backward" && c.pair_id < 0 &&
         std::find(unpaired.begin(), unpaired.end(), i) != unpaired.end()) {
       auto& stack = open_forward[ps];
@@ -384,6 +425,7 @@ std::vector<Layer> build_layers(const std::vector<Call>& calls) {
       layer.backends.push_back(c.backend);
     layer.call_ids.push_back(c.id);
     layer.device_time_us += c.device_time_us;
+    if (c.recompute) layer.recompute_time_us += c.device_time_us;
     if (c.fused) fused_time[c.layer] += c.device_time_us;
   }
   add_layer_phases(calls, by_index);

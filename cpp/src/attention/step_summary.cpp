@@ -159,11 +159,35 @@ void detect_tensor_parallel(const Trace& trace, const TraceIndex& index, const s
       with_collective, gaps.size(), world > 1 ? fmt::format(", world size {} (distributedInfo)", world) : "");
 }
 
+// Activation checkpointing runs the forward attention of its layers again in the backward: time
+// spent for memory, said with what it costs and the documented way to keep attention's output
+// instead (selective activation checkpointing, torch.utils.checkpoint).
+Finding recompute_finding(const Report& report) {
+  const Summary& s = report.summary;
+  if (s.recompute_call_count == 0) return {};
+  std::vector<int64_t> layers;
+  for (const Call& c : report.calls)
+    if (c.recompute && c.layer >= 0 && std::find(layers.begin(), layers.end(), c.layer) == layers.end())
+      layers.push_back(c.layer);
+  std::sort(layers.begin(), layers.end());
+  const double share = s.attention_device_time_us > 0 ? s.recompute_time_us / s.attention_device_time_us : 0;
+  return {"info",
+          fmt::format("activation checkpointing recomputes attention: {} call{}, {:.1f} us ({:.0f}% of attention time)",
+                      s.recompute_call_count, s.recompute_call_count == 1 ? "" : "s", s.recompute_time_us, 100 * share),
+          fmt::format("forward attention calls ran again inside the backward (under autograd nodes) for {}; each is "
+                      "paired with its layer's forward and counted as recompute, not as another layer. To trade the "
+                      "memory back for this time, keep the attention op's output under selective activation "
+                      "checkpointing (torch.utils.checkpoint.create_selective_checkpoint_contexts with a policy that "
+                      "returns MUST_SAVE for the scaled_dot_product_attention ops)",
+                      format_index_ranges(layers, "layer", "layers")),
+          finding::kRecompute, layers, 0, "recompute"};
+}
+
 std::vector<Finding> step_findings(const Report& report) {
   std::vector<Finding> out;
   std::map<int64_t, int64_t> forward_per_step;
   for (const Call& c : report.calls)
-    if (c.direction == "forward") ++forward_per_step[c.step];
+    if (c.direction == "forward" && !c.recompute) ++forward_per_step[c.step];
   std::map<int64_t, std::vector<int64_t>> steps_by_count;
   for (const auto& [step, n] : forward_per_step) steps_by_count[n].push_back(step);
   if (steps_by_count.size() > 1) {
@@ -176,6 +200,7 @@ std::vector<Finding> step_findings(const Report& report) {
                    "layers; compare steps with the same count",
                    finding::kUnevenSteps, {}, 0, ""});
   }
+  if (const Finding recompute = recompute_finding(report); !recompute.title.empty()) out.push_back(recompute);
   if (report.source.tensor_parallel > 0)
     out.push_back({"info", "tensor parallel: head counts are per rank", report.source.tensor_parallel_evidence,
                    finding::kTensorParallel, {}, 0, ""});

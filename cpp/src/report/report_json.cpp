@@ -119,7 +119,7 @@ void from_json(const nlohmann::json& j, Shape& s) {
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MaskInfo, present, kind, dims, window, pattern,
                                                 block_sparsity, block_size)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, phase, phase_inferred, direction, pair_id,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, phase, phase_inferred, direction, recompute, pair_id,
                                                 sequence_number,
                                                 backend, library, fused, op, backend_op, cpu_ts_ns,
                                                 cpu_dur_ns, kernels, device_time_us, device_time_unknown, shape, mask, causal,
@@ -127,13 +127,15 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, p
                                                 tflops, source, device, overhead_time_us, unknown,
                                                 kernel_template, explanation, capture, cost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Layer, index, module, backends, call_ids,
-                                                fused_time_fraction, device_time_us, device_time_unknown, phases, cost)
+                                                fused_time_fraction, device_time_us, device_time_unknown,
+                                                recompute_time_us, phases, cost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Finding, severity, title, detail, rule, layers,
                                                 expected_gain, cause)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Summary, call_count, fused_call_count,
                                                 fused_time_fraction, fused_call_fraction,
                                                 attention_device_time_us, gpu_time_us, attention_share,
-                                                has_gpu, unknown_time_call_count, overhead_time_us, phases)
+                                                has_gpu, unknown_time_call_count, overhead_time_us,
+                                                recompute_call_count, recompute_time_us, phases)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(UnrecognisedName, name, kind, count, device_time_us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SourceInfo, files, device_name, arch, device_vendor,
                                                 device_identified_by, device_memory_bytes, versions, assumptions, missing,
