@@ -116,14 +116,14 @@ def test_dashboard_draws_every_optional_section_present_in_the_report(browser, t
     keep_screenshot(shot)
 
 
-ALL_SECTIONS = ["summary", "steps", "activation-map", "model-graph", "roofline", "memory", "scaling", "heads", "advice",
+ALL_SECTIONS = ["summary", "steps", "activation-map", "model-graph", "roofline", "spread", "memory", "scaling", "heads", "advice",
                 "ranks", "whatif", "diff", "findings"]
 
 
 def test_dashboard_without_optional_data_says_in_one_line_why_each_section_is_empty(browser, tmp_path):
     facts = open_page(browser, render(tmp_path, [cudnn_report()]))
     assert facts["sections"] == ALL_SECTIONS
-    for empty in ("steps", "roofline", "memory", "scaling", "heads", "advice", "ranks", "whatif", "diff"):
+    for empty in ("steps", "roofline", "spread", "memory", "scaling", "heads", "advice", "ranks", "whatif", "diff"):
         assert facts["why"][empty] and "\n" not in facts["why"][empty], empty
     for drawn in ("summary", "activation-map", "model-graph"):
         assert facts["why"][drawn] is None, drawn

@@ -85,7 +85,7 @@ def close(a: float, b: float, rel: float = 1e-9) -> bool:
 # --- analyze: every section, the roofline and the model graph ----------------------------------
 
 STACK = H200 / "llama7b4l_sdpa_bf16_b4_s1024_stack.pt.trace.json.gz"
-ALL_SECTIONS = ["summary", "steps", "activation-map", "model-graph", "roofline", "memory", "scaling", "heads", "advice",
+ALL_SECTIONS = ["summary", "steps", "activation-map", "model-graph", "roofline", "spread", "memory", "scaling", "heads", "advice",
                 "ranks", "whatif", "diff", "findings"]
 
 
@@ -97,6 +97,7 @@ def test_analyze_page_draws_every_section_and_says_why_the_empty_ones_are_empty(
     for empty in ("steps", "scaling", "heads", "advice", "ranks", "whatif", "diff"):
         assert facts["why"][empty] and "\n" not in facts["why"][empty], empty
     assert facts["why"]["roofline"] is None  # an H200 run with shapes: drawn
+    assert facts["why"]["spread"] is None  # 4 timed cuDNN calls of one shape: one group
 
 
 def test_roofline_places_every_timed_call_at_its_intensity_under_the_spec_table_peak(browser, tmp_path, run_cli):
@@ -108,8 +109,10 @@ def test_roofline_places_every_timed_call_at_its_intensity_under_the_spec_table_
     assert {p["call"] for p in charts["roofCalls"]} == set(timed)
     for p in charts["roofCalls"]:
         c = timed[p["call"]]
-        assert close(p["tflops"], c["tflops"])
-        assert close(p["intensity"], c["flops"] / c["cost"]["bytes_moved"])
+        # Executed work per byte at the executed rate: the quantities of the bound verdict.
+        assert close(p["tflops"], c["tflops_executed"])
+        assert close(p["intensity"], c["flops_executed"] / c["cost"]["bytes_moved"])
+        assert close(p["intensity"], c["cost"]["arithmetic_intensity"])
     # The roof is the same spec-table peak the cost stage divided by.
     assert charts["roofs"] == [{"dtype": "bf16", "peak": timed[0]["cost"]["peak_tflops"]}]
 

@@ -174,8 +174,11 @@ def test_mistral_window_sdpa_computes_every_score_while_compiled_flex_skips_mask
         assert c["mask"]["block_sparsity"] == pytest.approx(9 / 16)
         assert c["mask"]["window"] == window
         assert c["device_time_us"] > 0
-        # FLOPs of the kept blocks only: 4 B Hq Sq Skv D x 7/16.
-        assert c["flops"] == pytest.approx(4 * 1 * 4 * seq * seq * 16 * 7 / 16)
+        # Executed: the kept blocks only, 4 B Hq Sq Skv D x 7/16; useful: the window's pairs,
+        # 2 Hq (D + Dv) each.
+        assert c["flops_granularity"] == "block"
+        assert c["flops_executed"] == pytest.approx(4 * 1 * 4 * seq * seq * 16 * 7 / 16)
+        assert c["flops"] == c["flops_useful"] == pytest.approx(2 * 4 * (16 + 16) * _window_kept(seq, window))
     flex_verdicts = flex["heads"]["sliding_window"]
     assert len(flex_verdicts) == 2
     for v in flex_verdicts:

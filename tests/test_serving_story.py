@@ -74,6 +74,7 @@ def forward_calls_per_layer(report: dict) -> dict[int, int]:
 
 SGLANG = "tracelens-inference/sglang_qwen3_8b_decode_graph_capture.json.gz"
 B200 = "tracelens/b200_eager_trace.json.gz"
+VLLM_GRAPH = "tracelens-inference/vllm_gptoss_decode_full_graph_capture.pt.trace.json.gz"
 SGLANG_OP = "sglang_profiler::attention_paged_attention_ragged"
 
 
@@ -182,10 +183,23 @@ def test_tensor_parallel_ranks_are_named_with_their_world_size(fixtures_dir, tmp
 
 
 def test_an_unrecorded_shape_is_null_in_the_report(fixtures_dir, tmp_path, run_cli):
-    report = analyze(run_cli, fixtures_dir / B200, tmp_path)
+    # vLLM's decode under a full CUDA graph: the kernel spells D = 64, nothing records the
+    # batch or the key length.
+    report = analyze(run_cli, fixtures_dir / VLLM_GRAPH, tmp_path)
     call = report["calls"][0]
-    assert call["shape"]["Sq"] is None and call["shape"]["Skv"] is None
-    assert "Skv" in call["unknown"] and call["shape"]["D"] == 64
+    assert call["shape"]["Sq"] is None and call["shape"]["Skv"] is None and call["shape"]["B"] is None
+    assert {"B", "Skv"} <= set(call["unknown"]) and call["shape"]["D"] == 64
+    assert call["flops"] == 0 and call["flops_executed"] == 0
+
+
+def test_a_step_annotation_gives_the_lengths_the_ops_do_not_record(fixtures_dir, tmp_path, run_cli):
+    # B200 vLLM: the ops record no query or key length; the step's execute_context_1(888_788544)
+    # annotation gives one prefill request of 888 tokens.
+    report = analyze(run_cli, fixtures_dir / B200, tmp_path)
+    for call in report["calls"]:
+        assert call["shape"]["lengths_from"] == "annotation"
+        assert call["shape"]["seqlens_q"] == [888] and call["shape"]["seqlens_k"] == [888]
+        assert call["unknown"] == []
 
 
 def test_a_real_cpu_serving_loop_is_one_prefill_step_then_decode_steps(tmp_path):

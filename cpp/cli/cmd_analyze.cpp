@@ -19,7 +19,7 @@ struct AnalyzeCommandOptions {
   std::vector<std::string> traces;
   OutputOptions outputs;
   std::string stdout_format = "text";
-  std::string torch_version, cudnn_version, arch;
+  std::string torch_version, cudnn_version, arch, gpu_spec;
   size_t threads = 0;
 };
 
@@ -47,6 +47,11 @@ int run_analyze(const AnalyzeCommandOptions& o) {
   if (!o.cudnn_version.empty()) options.cudnn_version = o.cudnn_version;
   if (!o.arch.empty()) options.arch = o.arch;
   options.ingest_threads = o.threads;
+  if (!o.gpu_spec.empty()) {
+    Result<MeasuredPeaks> peaks = load_measured_peaks(o.gpu_spec);
+    if (!peaks) fail("analyze", peaks.error());
+    options.measured_peaks = std::move(*peaks);
+  }
   // Every trace is read before anything is written: bad input leaves no output file.
   std::vector<Report> reports;
   const FreeCoresProbe cores;  // for the outputs' threads
@@ -100,6 +105,10 @@ void setup_analyze(CLI::App& app) {
   cmd->add_option("--torch", o->torch_version, "PyTorch version of the run, when the trace lacks it (e.g. 2.11)");
   cmd->add_option("--cudnn", o->cudnn_version, "cuDNN version of the run (e.g. 9.19)");
   cmd->add_option("--arch", o->arch, "GPU architecture when the trace lacks deviceProperties (sm90, gfx942, cpu)");
+  cmd->add_option("--gpu-spec", o->gpu_spec,
+                  "JSON file of ceilings you measured on your GPU, replacing the datasheet peaks of the roofline and "
+                  "the compute/memory-bound verdicts: {\"bandwidth_gbs\": 4000, \"tflops\": {\"bf16\": 700}} "
+                  "(fields: name, bandwidth_gbs, tflops.bf16/fp16/fp8/tf32/fp32; docs/cost.md)");
   cmd->add_option("--threads", o->threads,
                   "threads parsing each trace file, the reading thread included: 0 = measured (default): after "
                   "0.1 s of parsing alone, one worker per core the machine left idle, at most 8, none when under "

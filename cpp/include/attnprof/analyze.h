@@ -11,6 +11,7 @@
 #include "attnprof/capture.h"
 #include "attnprof/cpu_cores.h"
 #include "attnprof/error.h"
+#include "attnprof/hw.h"
 #include "attnprof/ingest.h"
 #include "attnprof/report.h"
 #include "attnprof/trace.h"
@@ -26,7 +27,13 @@ struct AnalyzeOptions {
   std::function<void(size_t, size_t)> progress;  // ingest progress (bytes done, total)
   size_t ingest_threads = 0;  // threads parsing one trace file (IngestOptions::threads; 0 = one per core)
   size_t tail_threads = 1;    // threads of the stages after ingest (trace index); analyze_file sets it (FreeCoresProbe)
+  std::optional<MeasuredPeaks> measured_peaks;  // --gpu-spec FILE: replaces the datasheet's ceilings
 };
+
+// A --gpu-spec document: {"name": "...", "bandwidth_gbs": N, "tflops": {"bf16": N, "fp16": N,
+// "fp8": N, "tf32": N, "fp32": N}}, every number positive; an error names the first bad field.
+Result<MeasuredPeaks> parse_measured_peaks(std::string_view json_text, const std::string& path);
+Result<MeasuredPeaks> load_measured_peaks(const std::string& path);
 
 // The threads worth starting for the work after ingest (trace index, outputs): 1 for
 // requested == 1 (the one-core pass starts no thread), `requested` for N > 1; for 0

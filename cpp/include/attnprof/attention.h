@@ -216,16 +216,42 @@ void number_calls_in_start_order(std::vector<Call>& calls);
 // A call's reference to one GPU activity slice (kernel, memcpy, memset) of the trace.
 KernelRef kernel_ref_of(const Trace& trace, const Slice& gpu_slice, std::string component);
 
-// FLOPs of one call: 4*B*Hq*Sq*Skv*D, halved for causal self-attention (Sq == Skv),
-// x2.5 for backward. Packed (varlen/paged) calls: 4*Hq*D*tokens*Skv with Skv the longest
-// key sequence, an upper bound unless the batch is one sequence (see
-// flops_are_upper_bound). 0 when a dimension is unknown.
+// ---- FLOPs of a call (call_flops.cpp, docs/cost.md "FLOPs") -----------------------------
+
+// Where a causal mask's diagonal sits when Sq != Skv: top-left (row i sees keys 0..i; PyTorch
+// SDPA) or bottom-right (row i sees keys 0..i + Skv - Sq; FlashAttention >= 2.1, serving kernels).
+enum class CausalAlignment { kNone, kTopLeft, kBottomRight };
+std::string_view causal_alignment_name(CausalAlignment alignment);
+CausalAlignment causal_alignment_of(const Call& call);
+// (q, k) pairs a causal mask of that alignment (kNone: no mask) and a sliding window of
+// `window` keys (0 = none) leave in one sequence of sq queries and sk keys.
+double unmasked_pairs(int64_t sq, int64_t sk, CausalAlignment alignment, int64_t window);
+// Pairs a fused kernel computes when it skips only whole tile_m x tile_n tiles that are masked.
+double tile_pairs(int64_t sq, int64_t sk, CausalAlignment alignment, int64_t window, int64_t tile_m, int64_t tile_n);
+// True for backends that build the Sq x Skv matrix in memory (eager, math).
+bool materialises_scores(std::string_view backend);
+// 2.5 for a fused backward (recomputes P), 2.0 for an unfused one (reads the stored P).
+double backward_flops_factor(const Call& call);
+
+struct CallFlops {
+  double useful = 0, executed = 0;  // 0 when a dimension is unknown
+  std::string granularity;          // of executed: "full", "tile", "element", "block"
+  CausalAlignment alignment = CausalAlignment::kNone;
+  bool upper_bound = false;
+  std::string bound_reason;
+};
+CallFlops count_call_flops(const Call& call);
+// count_call_flops(call).useful.
 double attention_flops(const Call& call);
-// Whether attention_flops is a ceiling: a packed call of several sequences whose lengths
-// the trace gives only as a maximum.
-bool flops_are_upper_bound(const Call& call);
+// Sets the call's FLOP counts, TFLOP/s and unknown shape facts from its shape and times.
+void refresh_call_flops(Call& call);
 
 // ---- steps, layers, phases (engine_steps.cpp, layer_attribution.cpp) -------------------
+
+// Gives the calls of a pure prefill step whose engine annotation records its lengths (vLLM's
+// execute_context_N(T_sum)) those lengths, and recounts their FLOPs: one request gives its
+// sq and sk exactly; several give B, the tokens and sum sq*sk (a bound when causal).
+void apply_step_lengths(const std::vector<Step>& steps, std::vector<Call>& calls);
 
 // vLLM's step annotation "execute_context_<N>(<tokens>[_<sum sq*sk>])_generation_<M>(<tokens>)":
 // prefill (context) and decode (generation) requests and tokens; false for other names.

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
+#include <vector>
 
 #include "attnprof/report.h"
 #include "attnprof/trace.h"
@@ -19,6 +21,21 @@ namespace attnprof {
 // (B*Hq*Sq*D + B*Hkv*Skv*(D+Dv) + B*Hq*Sq*Dv) * bytes. A materialised (eager/math) call adds
 // the score matrix traffic 4*B*Hq*Sq*Skv*bytes (store QK^T, load+store softmax, load for PV).
 double attention_min_bytes(const Shape& shape, bool materialised);
+
+// Minimum HBM traffic of one call in its direction (docs/cost.md, "Bytes per direction"):
+// forward: read Q, K, V, write O; fused backward: read Q, K, V, O, dO and the fp32 LSE, write
+// dQ, dK, dV; unfused backward: read Q, K, V, dO, write dQ, dK, dV. K, V, dK, dV at Hkv.
+// Materialising paths add matrix passes over the executed (q, k) pairs: forward 2 reads and
+// 2 writes (store QK^T, softmax in and out, read P), backward 4 reads and 2 writes (read P,
+// write dP, softmax backward reads P and dP and writes dS, dQ/dK read dS). Packed calls count
+// their total query tokens; key tokens from per-sequence lengths, else B x the longest (a
+// ceiling: upper_bound).
+struct AttentionTraffic {
+  double read = 0, written = 0;
+  bool upper_bound = false;
+  double total() const { return read + written; }
+};
+AttentionTraffic attention_traffic(const Call& call);
 
 // Transient memory of one call beyond its inputs.
 struct AttentionMemory {
@@ -37,8 +54,6 @@ AttentionMemory attention_memory(const Shape& shape, bool materialised, bool mas
 // KV cache bytes one token adds to one layer: 2 (K and V) * Hkv * D * bytes.
 int64_t kv_cache_bytes_per_token(int64_t kv_heads, int64_t head_dim, int dtype_bytes);
 
-// True for backends that build the Sq x Skv matrix in memory (eager, math).
-bool materialises_scores(std::string_view backend);
 
 // Memory of the profiled pass, from the [memory] events of the device that allocated most
 // (CUDA/ROCm when present, else CPU). All -1 when the trace has no memory events.
@@ -59,8 +74,18 @@ PassMemory pass_memory(const Trace& trace);
 struct CostSection {
   std::vector<CallCost> calls;
   std::vector<LayerCost> layers;
+  std::vector<ShapeGroup> shape_groups;
   std::vector<Finding> findings;
 };
+
+// The spread of each shape group's calls; `costs` are the calls' CallCosts, index for index.
+std::vector<ShapeGroup> shape_groups(const std::vector<Call>& calls, const std::vector<CallCost>& costs);
+
+// Fused attention calls whose device time is >= 5% other work than their attention kernel
+// (mask conversion, fills, copies, casts): one finding per fix (the mask the calls pass
+// decides it), naming that work; none when no call crosses the share.
+std::vector<Finding> non_kernel_time_findings(const std::vector<Call>& calls);
+inline constexpr double kNonKernelShare = 0.05;
 CostSection analyze_cost(const std::vector<Call>& calls, const std::vector<Layer>& layers, const SourceInfo& source,
                          bool has_gpu, const Trace& trace);
 

@@ -74,6 +74,17 @@ struct DeviceIdentity {
 // vendor comes from the name, else warpSize (64: AMD), else the kernel names.
 DeviceIdentity identify_device(const DeviceEvidence& evidence);
 
+// Ceilings a user measured on their GPU (`--gpu-spec FILE`, docs/cost.md "Bound verdict"):
+// each value > 0 replaces the datasheet's, 0 keeps it.
+struct MeasuredPeaks {
+  std::string file;          // where they came from
+  std::string name;          // the GPU they were measured on, when the file says
+  double bandwidth_gbs = 0;  // achievable memory bandwidth, GB/s
+  double bf16_tflops = 0, fp16_tflops = 0, fp8_tflops = 0, tf32_tflops = 0, fp32_tflops = 0;
+};
+// The datasheet row `base` (nullptr: none known) with the measured values put in.
+GpuSpec with_measured_peaks(const GpuSpec* base, const MeasuredPeaks& measured);
+
 // Dense peak TFLOP/s of the spec for a Shape::dtype spelling ("bf16", "fp16", "fp32",
 // "tf32", "fp8_e4m3", "fp8_e5m2"); 0 when unknown.
 double peak_tflops(const GpuSpec& spec, std::string_view dtype);

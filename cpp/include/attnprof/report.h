@@ -12,12 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "attnprof/hw.h"
 #include "attnprof/report_sections.h"
 #include "attnprof/vocabulary.h"
 
 namespace attnprof {
 
-inline constexpr const char* kReportSchemaVersion = "1.3";
+inline constexpr const char* kReportSchemaVersion = "1.4";
 
 // Backends are kept as strings in the document; their spellings (backend::k*) and facts are
 // the vocabulary's (vocabulary.h).
@@ -89,6 +90,12 @@ struct Shape {
   std::string dtype;  // "bf16", "fp16", "fp32", "fp8_e4m3", ... ("" when unknown)
   int64_t tokens = 0;            // packed calls: query tokens of all sequences, 0 otherwise
   std::vector<int64_t> kv_cache; // paged calls: the K cache's dims [blocks, (block_size,) Hkv, D]
+  bool skv_ceiling = false;      // Skv is a ceiling, not a length (block table x block size)
+  // Per-sequence query and key lengths where something recorded them (engine annotation,
+  // capture); else their sum of sq*sk over B sequences when only that is known (0 unknown).
+  std::vector<int64_t> seqlens_q, seqlens_k;
+  double sum_sq_sk = 0;
+  std::string lengths_from;      // "annotation", "capture", "" (the op's dims only)
 };
 
 struct MaskInfo {
@@ -113,8 +120,9 @@ struct KernelTemplate {
   int64_t head_dim_v = 0;
   int64_t tile_m = 0, tile_n = 0;  // query x key tile (block) sizes
   std::string dtype;           // "bf16", "fp16", "fp8_e4m3", ... ("" when not spelled)
-  // -1 unknown, 0 false, 1 true
-  int8_t causal = -1, split_kv = -1, paged = -1, varlen = -1;
+  // -1 unknown, 0 false, 1 true; `local`: the kernel applies a sliding (local) window whose
+  // size the name does not spell
+  int8_t causal = -1, split_kv = -1, paged = -1, varlen = -1, local = -1;
 };
 
 struct Call {
@@ -151,9 +159,23 @@ struct Call {
   bool cross = false;        // Sq != Skv and not decode
   bool decode = false;       // Sq == 1
   double scale = 0;          // softmax scale when known, else 0
-  double flops = 0;          // 4*B*Hq*Sq*Skv*D (causal halved, backward x2.5); see docs
-  bool flops_upper_bound = false;  // flops/tflops are a ceiling (packed call, only max_seqlen known)
-  double tflops = 0;         // flops / device time
+  // FLOPs (docs/cost.md, "FLOPs"): useful = 2*Hq*(D+Dv) per unmasked (q, k) pair; executed =
+  // what the kernel computed (the whole matrix on materialising paths, whole tiles of a fused
+  // causal kernel). Backward: x2.5 fused (P recomputed), x2.0 unfused (P stored).
+  double flops_useful = 0;
+  double flops_executed = 0;
+  double flops = 0;                // = flops_useful (kept for one minor version)
+  std::string flops_granularity;   // executed count: "full", "tile", "element", "block", "" unknown
+  std::string causal_alignment;    // "top_left", "bottom_right", "" (not causal)
+  bool flops_upper_bound = false;  // both counts are ceilings; flops_bound_reason says why
+  std::string flops_bound_reason;
+  double tflops = 0;               // flops_useful / device time
+  double tflops_executed = 0;      // flops_executed / device time
+  // device_time_us split: the attention kernels alone (the fused kernel, or QK^T, scale, mask,
+  // softmax, dropout, PV of an unfused call) and the rest (mask conversion, fills, copies).
+  double kernel_time_us = 0;
+  double other_time_us = 0;
+  double kernel_tflops = 0;        // flops_useful / kernel_time_us
   std::string source = "trace";  // "trace", or "trace+capture" when merged with a sidecar
   std::string device = "gpu";    // "gpu", or "cpu": its work ran on the CPU (device_time_us = CPU time)
   // Attention overhead the call needs but that is not attention (scheduler metadata, KV-index
@@ -248,6 +270,9 @@ struct Summary {
   int64_t recompute_call_count = 0;     // forwards run again in the backward (in the times above)
   double recompute_time_us = 0;
   std::vector<PhaseSummary> phases;     // per phase, when the run has more than one or any is known
+  // Spread of time, TFLOP/s and bandwidth per (backend, library, shape, direction, phase),
+  // most total time first (cpp/src/analysis/shape_spread.cpp).
+  std::vector<ShapeGroup> shape_groups;
 };
 
 // An attention-like kernel or op name no catalog entry knows (docs/backends.md): shown so
@@ -277,6 +302,9 @@ struct SourceInfo {
   int64_t tensor_parallel = 0;
   std::string tensor_parallel_evidence;
   int64_t event_count = 0;
+  // The ceilings the roofline and bound verdicts use: the GPU table's datasheet peaks, or a
+  // user's measured ones (--gpu-spec FILE) where given.
+  std::optional<MeasuredPeaks> measured_peaks;
 };
 
 struct Report {

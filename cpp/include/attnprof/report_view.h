@@ -69,6 +69,8 @@ bool device_time_unknown(const Summary& summary);
 // The cost sections of a Report as tables (part of the view; `scale`, `predict` and `whatif`
 // print these alone).
 std::vector<CostTable> cost_tables(const Report& report);
+// The spread per shape group alone (one table, none without groups): the dashboard's `spread`.
+std::vector<CostTable> spread_tables(const Report& report);
 
 // The module path of a call: the trace's, else the live capture's; "" when neither knows it.
 std::string module_of(const Call& call);

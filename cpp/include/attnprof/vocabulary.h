@@ -371,6 +371,7 @@ inline constexpr const char* kForcedBackend = "rules.forced_backend";
 inline constexpr const char* kConsistency = "rules.consistency";
 inline constexpr const char* kRoofline = "cost.roofline";
 inline constexpr const char* kMemoryShare = "cost.memory_share";
+inline constexpr const char* kNonKernelTime = "cost.non_kernel_time";
 inline constexpr const char* kSlidingWindow = "heads.sliding_window";
 inline constexpr const char* kPaddingMask = "heads.padding_mask";
 inline constexpr const char* kCausalMask = "heads.causal_mask";
@@ -393,12 +394,13 @@ struct FindingWord {
   std::string_view what;   // what it reports (docs/report-schema.md, "Finding ids")
 };
 
-inline constexpr std::array<FindingWord, 18> kFindingWords = {{
+inline constexpr std::array<FindingWord, 20> kFindingWords = {{
     {finding::kEagerAttention, "rules", "eager attention (no SDPA call) and the backend SDPA would run"},
     {finding::kForcedBackend, "rules", "sdpa_kernel([X]) forced a backend the rules rank below another"},
     {finding::kConsistency, "rules", "the rules' prediction disagrees with the trace or the live capture"},
     {finding::kRoofline, "analysis", "the share of the GPU's peak each backend's attention reaches"},
     {finding::kMemoryShare, "analysis", "layers whose attention peak exceeds 1.5x the median layer's"},
+    {finding::kNonKernelTime, "analysis", "fused calls whose time is >= 5% work beside the attention kernel (mask conversion, fills, copies) and its fix"},
     {finding::kSlidingWindow, "heads", "a sliding-window mask whose masked scores the kernel still computes"},
     {finding::kPaddingMask, "heads", "a padding mask whose padded keys the kernel still computes"},
     {finding::kCausalMask, "heads", "a materialised causal mask instead of is_causal=True"},
@@ -410,6 +412,7 @@ inline constexpr std::array<FindingWord, 18> kFindingWords = {{
     {finding::kRanksSlowest, "pipeline", "the rank whose attention takes longest against the fastest"},
     {finding::kKeyLengthUnknown, "attention", "serving calls whose FLOPs are unknown: the trace records no key length"},
     {finding::kUnevenSteps, "attention", "steps whose numbers of attention calls differ, and how layers were assigned"},
+    {finding::kRecompute, "attention", "activation checkpointing runs forward attention again in the backward: calls, time, share, and how to keep attention's output instead"},
     {finding::kTensorParallel, "attention", "collectives between the layers of a forward: head counts are per rank"},
     {finding::kAttentionCandidates, "attention", "no call recognised, but ops or names that resemble attention, and why each was not taken"},
 }};

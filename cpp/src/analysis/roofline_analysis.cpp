@@ -18,24 +18,47 @@ namespace {
 // A layer whose attention peak exceeds this multiple of the median layer's is flagged.
 constexpr double kDisproportionateFactor = 1.5;
 
-const GpuSpec* spec_of(const SourceInfo& source, bool has_gpu) {
-  if (const GpuSpec* spec = find_gpu_spec(source.device_name)) return spec;
-  return has_gpu ? nullptr : find_gpu_spec("cpu");
+// The ceilings of the run's device: the spec table row, with a user's measured values put in.
+std::optional<GpuSpec> spec_of(const SourceInfo& source, bool has_gpu) {
+  const GpuSpec* row = find_gpu_spec(source.device_name);
+  if (row == nullptr && !has_gpu) row = find_gpu_spec("cpu");
+  if (source.measured_peaks) return with_measured_peaks(row, *source.measured_peaks);
+  if (row == nullptr) return std::nullopt;
+  return *row;
 }
 
 double call_flops(const Call& call) { return call.flops > 0 ? call.flops : attention_flops(call); }
+
+// Compute- or memory-bound: executed FLOPs per byte against the ridge point, and the share
+// of the attainable roofline min(peak, intensity x bandwidth) the call reached.
+void bound_verdict(const Call& call, const GpuSpec* spec, CallCost& cost) {
+  cost.bound = "unknown";
+  if (spec == nullptr || cost.peak_tflops <= 0 || spec->bandwidth_gbs <= 0) return;
+  if (call.flops_executed <= 0 || cost.bytes_moved <= 0) return;
+  cost.arithmetic_intensity = call.flops_executed / cost.bytes_moved;
+  cost.ridge_point = cost.peak_tflops * 1e12 / (spec->bandwidth_gbs * 1e9);
+  cost.bound = cost.arithmetic_intensity >= cost.ridge_point ? "compute" : "memory";
+  cost.attainable_tflops = std::min(cost.peak_tflops, cost.arithmetic_intensity * spec->bandwidth_gbs * 1e9 / 1e12);
+  if (call.device_time_us > 0 && cost.attainable_tflops > 0)
+    cost.attainable_share = call.flops_executed / (call.device_time_us * 1e-6) / 1e12 / cost.attainable_tflops;
+}
 
 CallCost cost_of_call(const Call& call, const GpuSpec* spec, const analysis::MemoryTimeline& memory) {
   CallCost cost;
   const bool materialised = materialises_scores(call.backend);
   const double seconds = call.device_time_us * 1e-6;
   if (spec != nullptr) cost.peak_tflops = peak_tflops(*spec, call.shape.dtype);
-  cost.bytes_moved = attention_min_bytes(call.shape, materialised);
+  const AttentionTraffic traffic = attention_traffic(call);
+  cost.bytes_read = traffic.read;
+  cost.bytes_written = traffic.written;
+  cost.bytes_moved = traffic.total();
+  cost.bytes_upper_bound = traffic.upper_bound && cost.bytes_moved > 0;
   if (seconds > 0) {
     const double achieved = call_flops(call) / seconds / 1e12;
     if (cost.peak_tflops > 0) cost.peak_fraction = achieved / cost.peak_tflops;
     cost.bandwidth_gbs = cost.bytes_moved / seconds / 1e9;
   }
+  bound_verdict(call, spec, cost);
   cost.analytic_bytes = attention_memory(call.shape, materialised, call.mask.present).transient();
   if (!memory.empty()) {
     const int64_t begin = call.cpu_ts_ns, end = call.cpu_ts_ns + call.cpu_dur_ns;
@@ -97,11 +120,13 @@ std::optional<Finding> flag_disproportionate_layers(const std::vector<Layer>& la
   return finding;
 }
 
-// One line per backend: "cudnn attention reaches 61% of NVIDIA H200 bf16 peak (best layer 3: 63%)".
+// One line per backend: "cudnn attention reaches 61% of NVIDIA H200 bf16 peak (best layer 3:
+// 63%); compute-bound, 64% of the attainable roofline".
 std::vector<Finding> roofline_findings(const std::vector<Call>& calls, const std::vector<CallCost>& costs,
-                                       const std::string& device_name) {
+                                       const SourceInfo& source, const GpuSpec* spec) {
   struct Sum {
-    double flops = 0, peak_seconds = 0, seconds = 0;
+    double flops = 0, executed = 0, bytes = 0, peak_seconds = 0, seconds = 0;
+    bool upper_bound = false;
     std::string dtype;
   };
   std::map<std::string, Sum> by_backend;
@@ -114,25 +139,44 @@ std::vector<Finding> roofline_findings(const std::vector<Call>& calls, const std
     Sum& sum = by_backend[call.backend];
     const double seconds = call.device_time_us * 1e-6;
     sum.flops += call_flops(call);
+    sum.executed += call.flops_executed;
+    sum.bytes += cost.bytes_moved;
+    sum.upper_bound = sum.upper_bound || call.flops_upper_bound;
     sum.seconds += seconds;
     sum.peak_seconds += cost.peak_tflops * 1e12 * seconds;
     sum.dtype = call.shape.dtype;
     auto& best = best_layer.try_emplace(call.backend, -1, -1.0).first->second;
     if (cost.peak_fraction > best.second) best = {call.layer, cost.peak_fraction};
   }
+  const std::string peaks = source.measured_peaks ? fmt::format("measured ({})", source.measured_peaks->file)
+                                                  : std::string("the GPU spec table's datasheet");
   std::vector<Finding> findings;
   for (const auto& [name, sum] : by_backend) {
     const double fraction = sum.flops / sum.peak_seconds;
     const auto& best = best_layer[name];
+    const std::string le = sum.upper_bound ? "<= " : "";
     Finding finding;
     finding.severity = "info";
     finding.rule = finding::kRoofline;
-    finding.title = fmt::format("{} attention reaches {:.0f}% of {} {} peak (best layer {}: {:.0f}%)", name,
-                                100 * fraction, device_name, sum.dtype, best.first,
-                                100 * best.second);
-    finding.detail = fmt::format("{:.1f} TFLOP/s achieved over {:.1f} us of attention kernels; FLOPs "
-                                 "4*B*Hq*Sq*Skv*D (causal /2), peak from the GPU spec table (docs/cost.md).",
-                                 sum.flops / sum.seconds / 1e12, sum.seconds * 1e6);
+    finding.title = fmt::format("{} attention reaches {}{:.0f}% of {} {} {}peak (best layer {}: {:.0f}%)", name, le,
+                                100 * fraction, source.device_name, sum.dtype,
+                                source.measured_peaks ? "measured " : "", best.first, 100 * best.second);
+    finding.detail = fmt::format("{}{:.1f} TFLOP/s useful ({}{:.1f} executed) over {:.1f} us of attention kernels; "
+                                 "useful FLOPs 2*B*Hq*(D+Dv) per unmasked (q, k) pair, executed what the kernel "
+                                 "computed; peaks from {} (docs/cost.md).",
+                                 le, sum.flops / sum.seconds / 1e12, le, sum.executed / sum.seconds / 1e12,
+                                 sum.seconds * 1e6, peaks);
+    const double peak = sum.peak_seconds / sum.seconds / 1e12;  // time-weighted TFLOP/s
+    if (spec != nullptr && spec->bandwidth_gbs > 0 && sum.bytes > 0 && sum.executed > 0) {
+      const double intensity = sum.executed / sum.bytes, ridge = peak * 1e12 / (spec->bandwidth_gbs * 1e9);
+      const double attainable = std::min(peak, intensity * spec->bandwidth_gbs / 1e3);
+      finding.title += fmt::format("; {}-bound, {:.0f}% of the attainable roofline",
+                                   intensity >= ridge ? "compute" : "memory",
+                                   100 * sum.executed / sum.seconds / 1e12 / attainable);
+      finding.detail += fmt::format(" Arithmetic intensity {:.0f} FLOP/byte (executed FLOPs over the minimum HBM "
+                                    "traffic) against a ridge point of {:.0f} ({:.0f} TFLOP/s / {:.0f} GB/s).",
+                                    intensity, ridge, peak, spec->bandwidth_gbs);
+    }
     if (best.first >= 0) finding.layers.push_back(best.first);
     findings.push_back(std::move(finding));
   }
@@ -156,12 +200,15 @@ PassMemory pass_memory(const Trace& trace) {
 CostSection analyze_cost(const std::vector<Call>& calls, const std::vector<Layer>& layers, const SourceInfo& source,
                          bool has_gpu, const Trace& trace) {
   CostSection section;
-  const GpuSpec* spec = spec_of(source, has_gpu);
+  const std::optional<GpuSpec> ceilings = spec_of(source, has_gpu);
+  const GpuSpec* spec = ceilings ? &*ceilings : nullptr;
   const analysis::MemoryTimeline memory(trace);
   for (const Call& call : calls) section.calls.push_back(cost_of_call(call, spec, memory));
   for (const Layer& layer : layers) section.layers.push_back(cost_of_layer(layer, calls, section.calls, spec));
   if (auto finding = flag_disproportionate_layers(layers, section.layers)) section.findings.push_back(std::move(*finding));
-  for (Finding& f : roofline_findings(calls, section.calls, source.device_name)) section.findings.push_back(std::move(f));
+  for (Finding& f : roofline_findings(calls, section.calls, source, spec)) section.findings.push_back(std::move(f));
+  for (Finding& f : non_kernel_time_findings(calls)) section.findings.push_back(std::move(f));
+  section.shape_groups = shape_groups(calls, section.calls);
   return section;
 }
 

@@ -191,7 +191,7 @@ bool fill_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
 void fill_from_args(const ExtractionContext& ctx, uint32_t slice, const AttentionOp& op, Call& call) {
   const OpArgsView args(ctx.trace, ctx.trace.slices[slice]);
   if (!args.recorded()) return;
-  call.flops_upper_bound = fill_shape(args, op, call.shape);
+  call.shape.skv_ceiling = fill_shape(args, op, call.shape);
   if (const auto& mask = args.dims(op.mask); !mask.empty()) {
     call.mask.present = true;
     call.mask.kind = args.type(op.mask) == "bool" ? "bool" : "float";
@@ -767,15 +767,19 @@ void finish_call(Call& call, bool trace_has_gpu, KernelTemplates* templates) {
             [](const KernelRef& a, const KernelRef& b) { return a.ts_ns < b.ts_ns; });
   call.device_time_us = 0;
   call.overhead_time_us = 0;
+  call.other_time_us = 0;
   for (const KernelRef& k : call.kernels) {
     if (k.component == component::kOverhead) call.overhead_time_us += k.device_time_us;
     else if (k.component != component::kNonAttention) call.device_time_us += k.device_time_us;
+    if (k.component == component::kOther) call.other_time_us += k.device_time_us;
   }
   // CPU-only traces, and work that ran on the CPU in a GPU trace: the op's own CPU time is the
   // time attention took.
   if (!trace_has_gpu) call.device = "cpu";
   if (call.device == "cpu") call.device_time_us = static_cast<double>(call.cpu_dur_ns) / 1000.0;
   if (call.device_time_unknown) call.device_time_us = 0;  // the kernels that ran were not attention
+  if (call.device != "gpu" || call.device_time_unknown) call.other_time_us = 0;
+  call.kernel_time_us = call.device_time_us - call.other_time_us;
   apply_kernel_template(call, templates);  // head dim, dtype a templated kernel name spells, where the trace lacks them
   Shape& s = call.shape;
   if (s.Hkv == 0) s.Hkv = s.Hq;
@@ -783,10 +787,7 @@ void finish_call(Call& call, bool trace_has_gpu, KernelTemplates* templates) {
   call.gqa = call.gqa || (s.Hkv > 0 && s.Hkv < s.Hq);
   call.decode = s.Sq == 1;
   call.cross = s.tokens == 0 && !call.decode && s.Sq > 0 && s.Skv > 0 && s.Sq != s.Skv;
-  call.flops = attention_flops(call);
-  call.flops_upper_bound = call.flops > 0 && (call.flops_upper_bound || flops_are_upper_bound(call));
-  call.tflops = call.device_time_us > 0 ? call.flops / (call.device_time_us * 1e6) : 0;
-  call.unknown = missing_shape_facts(call);
+  refresh_call_flops(call);
 }
 
 std::vector<std::string> missing_shape_facts(const Call& call) {
@@ -795,7 +796,10 @@ std::vector<std::string> missing_shape_facts(const Call& call) {
   auto need = [&](const char* name, int64_t v) {
     if (v <= 0) missing.emplace_back(name);
   };
-  if (s.tokens > 0) {  // packed: the batch and the longest key sequence may be absent
+  if (!s.seqlens_q.empty()) {  // each sequence's lengths known
+    need("Hq", s.Hq);
+    need("D", s.D);
+  } else if (s.tokens > 0) {  // packed: the batch and the longest key sequence may be absent
     need("B", s.B);
     need("Hq", s.Hq);
     need("Skv", s.Skv);
@@ -825,31 +829,6 @@ KernelRef kernel_ref_of(const Trace& trace, const Slice& k, std::string componen
   ref.correlation = k.correlation();
   if (const GpuArgs* a = trace.gpu_args_of(k)) ref.stream = a->stream;
   return ref;
-}
-
-bool flops_are_upper_bound(const Call& call) {
-  return call.flops > 0 && call.shape.tokens > 0 && call.shape.B != 1;
-}
-
-double attention_flops(const Call& call) {
-  const Shape& s = call.shape;
-  double flops = 0;
-  if (s.tokens > 0) {  // packed: each query token sees at most the longest key sequence
-    if (s.Hq <= 0 || s.Skv <= 0 || s.D <= 0) return 0;
-    flops = 4.0 * static_cast<double>(s.tokens) * static_cast<double>(s.Hq) * static_cast<double>(s.Skv) *
-            static_cast<double>(s.D);
-    if (call.causal && s.B == 1 && s.Sq == s.Skv) flops /= 2;
-  } else {
-    if (s.B <= 0 || s.Hq <= 0 || s.Sq <= 0 || s.Skv <= 0 || s.D <= 0) return 0;
-    flops = 4.0 * static_cast<double>(s.B) * static_cast<double>(s.Hq) * static_cast<double>(s.Sq) *
-            static_cast<double>(s.Skv) * static_cast<double>(s.D);
-    if (call.causal && s.Sq == s.Skv) flops /= 2;
-  }
-  // A compiled FlexAttention kernel computes only the blocks its BlockMask keeps (capture).
-  if (call.backend == backend::kFlex && call.fused && call.mask.block_sparsity > 0)
-    flops *= 1.0 - call.mask.block_sparsity;
-  if (call.direction == "backward") flops *= 2.5;
-  return flops;
 }
 
 std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& index) {

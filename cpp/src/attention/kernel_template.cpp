@@ -141,8 +141,8 @@ bool has_word(const std::vector<std::string_view>& ws, std::string_view w) {
 
 // FlashAttention 2 and PyTorch's vendored copy: Flash_fwd_kernel_traits<kHeadDim, kBlockM,
 // kBlockN, kNWarps, ...> (csrc/flash_attn/src/kernel_traits.h); flash_fwd_kernel<Kernel_traits,
-// Is_dropout, Is_causal, ...> (flash_fwd_kernel.h); flash_fwd_splitkv_kernel<Kernel_traits,
-// Is_causal, ...>.
+// Is_dropout, Is_causal, Is_local, ...> (flash_fwd_launch_template.h); flash_fwd_splitkv_kernel<
+// Kernel_traits, Is_causal, Is_local, ...>.
 bool read_fa2(std::string_view name, KernelTemplate& t) {
   std::vector<std::string_view> traits = args_of(name, "Flash_fwd_kernel_traits");
   if (traits.empty()) traits = args_of(name, "Flash_bwd_kernel_traits");
@@ -155,9 +155,11 @@ bool read_fa2(std::string_view name, KernelTemplate& t) {
   if (function.ends_with("flash_fwd_splitkv_kernel")) {
     t.split_kv = 1;
     if (args.size() > 1) t.causal = flag(args[1]);
+    if (args.size() > 2) t.local = flag(args[2]);
   } else if (function.ends_with("flash_fwd_kernel") && args.size() > 2) {
     t.split_kv = 0;
     t.causal = flag(args[2]);
+    if (args.size() > 3) t.local = flag(args[3]);
   }
   return true;
 }
@@ -214,6 +216,7 @@ bool read_words(std::string_view name, KernelTemplate& t) {
     t.tile_n = number_after(ws, "Kv");
     if (has_word(ws, "Paged")) t.paged = 1;
     if (has_word(ws, "Causal")) t.causal = 1;
+    if (has_word(ws, "Sliding")) t.local = 1;  // "SlidingOrChunkedCausal": the window is a runtime argument
     if (has_word(ws, "Var") && has_word(ws, "Seq")) t.varlen = 1;
     const size_t qkv = name.find("Qkv");
     const std::string_view after = qkv == std::string_view::npos ? std::string_view() : name.substr(qkv + 3);
@@ -395,7 +398,9 @@ void apply_kernel_template(Call& call, KernelTemplates* known) {
     if (call.shape.D == 0 && t->head_dim > 0) call.shape.D = t->head_dim;
     if (call.shape.Dv == 0 && t->head_dim_v > 0) call.shape.Dv = t->head_dim_v;
     if (call.shape.dtype.empty()) call.shape.dtype = t->dtype;
-    if (call.op.empty() && t->causal == 1) call.causal = true;
+    // A kernel compiled causal applies the mask whatever the op records (serving ops pass it
+    // in their metadata, not as an argument).
+    if (t->causal == 1) call.causal = true;
     call.kernel_template = std::move(*t);
     return;
   }

@@ -181,6 +181,20 @@ DeviceIdentity identify_device(const DeviceEvidence& e) {
   return id;
 }
 
+GpuSpec with_measured_peaks(const GpuSpec* base, const MeasuredPeaks& measured) {
+  GpuSpec spec = base ? *base : GpuSpec{"measured", "", "", 0, 0, 0, 0, 0, 0, 0, 0, {}, {}};
+  auto put = [](double& to, double value) {
+    if (value > 0) to = value;
+  };
+  put(spec.bandwidth_gbs, measured.bandwidth_gbs);
+  put(spec.bf16_tflops, measured.bf16_tflops);
+  put(spec.fp16_tflops, measured.fp16_tflops);
+  put(spec.fp8_tflops, measured.fp8_tflops);
+  put(spec.tf32_tflops, measured.tf32_tflops);
+  put(spec.fp32_tflops, measured.fp32_tflops);
+  return spec;
+}
+
 double peak_tflops(const GpuSpec& spec, std::string_view dtype) {
   if (dtype == "bf16") return spec.bf16_tflops;
   if (dtype == "fp16") return spec.fp16_tflops;

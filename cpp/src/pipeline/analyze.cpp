@@ -32,6 +32,7 @@ SourceInfo describe_source(const Trace& trace, const AnalyzeOptions& options) {
   source.versions = trace.meta.versions;
   if (options.torch_version) source.versions.emplace_back("torch", *options.torch_version);
   if (options.cudnn_version) source.versions.emplace_back("cudnn", *options.cudnn_version);
+  source.measured_peaks = options.measured_peaks;
   return source;
 }
 
@@ -195,6 +196,7 @@ std::optional<Finding> add_calls(const Trace& trace, const AnalyzeOptions& optio
     report.steps = attribute_layers(trace, index, report.calls);
   }
   summarize_steps(trace, index, report.calls, report.steps);
+  apply_step_lengths(report.steps, report.calls);  // exact FLOPs where the engine's annotation gives lengths
   detect_tensor_parallel(trace, index, report.calls, report.source);
   report.layers = build_layers(report.calls);
   report.summary = summarize_attention(trace, index, report.calls);
@@ -241,6 +243,7 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options, const Pr
     report.calls[i].cost = std::move(cost.calls[i]);
   }
   for (size_t i = 0; i < report.layers.size(); ++i) report.layers[i].cost = std::move(cost.layers[i]);
+  report.summary.shape_groups = std::move(cost.shape_groups);
   report.findings = rules::merge_findings(core_findings(report, std::move(candidates)), std::move(explanations.findings));
   append(report.findings, std::move(cost.findings));
   append(report.findings, std::move(windows.findings));

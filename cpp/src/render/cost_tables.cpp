@@ -22,7 +22,7 @@ std::string fit_text(const FitTerm& f, const char* unit) {
 
 std::vector<CostTable> layer_tables(const Report& r) {
   CostTable t{"Attention cost per layer (roofline and memory)",
-              {"layer", "backends", "TFLOP/s", "% peak", "peak during calls", "analytic", "per Q head", "per KV head (K+V)",
+              {"layer", "backends", "useful TFLOP/s", "% peak", "bound", "peak during calls", "analytic", "per Q head", "per KV head (K+V)",
                ""},
               {},
               {}};
@@ -32,29 +32,85 @@ std::vector<CostTable> layer_tables(const Report& r) {
     if (c.achieved_tflops <= 0 && c.peak_bytes < 0) continue;  // no shapes, no memory events: nothing known
     int64_t analytic = 0;  // the model's transient bytes, next to the measured peak
     bool ceiling = false;  // FLOPs of a packed call known only from max_seqlen
+    std::string bound;     // the calls' roofline verdict; "mixed" when they disagree
     for (int64_t id : layer.call_ids) {
       if (id < 0 || static_cast<size_t>(id) >= r.calls.size()) continue;
       const Call& call = r.calls[static_cast<size_t>(id)];
       if (call.cost) analytic = std::max(analytic, call.cost->analytic_bytes);
       ceiling = ceiling || call.flops_upper_bound;
+      if (call.cost && (call.cost->bound == "compute" || call.cost->bound == "memory"))
+        bound = bound.empty() || bound == call.cost->bound ? call.cost->bound : "mixed";
     }
     std::string backends;
     for (const auto& b : layer.backends) backends += (backends.empty() ? "" : ",") + b;
     t.rows.push_back({fmt::format("{}", layer.index), backends,
                       c.achieved_tflops > 0 ? fmt::format("{}{:.1f}", ceiling ? "<=" : "", c.achieved_tflops) : "-",
                       c.peak_fraction > 0 ? fmt::format("{:.0f}%", 100 * c.peak_fraction) : "-",
-                      c.peak_bytes >= 0 ? format_bytes(static_cast<double>(c.peak_bytes)) : "-",
+                      bound.empty() ? "-" : bound, c.peak_bytes >= 0 ? format_bytes(static_cast<double>(c.peak_bytes)) : "-",
                       analytic > 0 ? format_bytes(static_cast<double>(analytic)) : "-",
                       c.bytes_per_q_head >= 0 ? format_bytes(static_cast<double>(c.bytes_per_q_head)) : "-",
                       c.bytes_per_kv_head >= 0 ? format_bytes(static_cast<double>(c.bytes_per_kv_head)) : "-",
                       c.disproportionate ? "<- disproportionate" : ""});
   }
   if (t.rows.empty()) return {};
-  if (!r.summary.has_gpu) {  // no datasheet peak for a CPU: the roofline columns would be empty
-    t.header.erase(t.header.begin() + 2, t.header.begin() + 4);
-    for (Row& row : t.rows) row.erase(row.begin() + 2, row.begin() + 4);
+  if (r.summary.has_gpu)
+    t.notes.push_back("useful TFLOP/s: the FLOPs the mask leaves, over device time; bound: executed FLOPs per byte "
+                      "against the GPU's ridge point (docs/cost.md, \"Bound verdict\")");
+  else {  // no datasheet peak for a CPU: the roofline columns would be empty
+    t.header.erase(t.header.begin() + 2, t.header.begin() + 5);
+    for (Row& row : t.rows) row.erase(row.begin() + 2, row.begin() + 5);
     t.notes.push_back("roofline: needs a GPU peak; this trace ran on the CPU, so no TFLOP/s against a peak is shown");
   }
+  return {t};
+}
+
+constexpr size_t kShapeGroupsShown = 10;
+
+std::string group_name(const ShapeGroup& g) {
+  std::string name = g.backend;
+  if (!g.library.empty() && g.library != g.backend) name += "/" + g.library;
+  if (!g.shape.empty()) name += " " + g.shape;
+  if (!g.mask.empty()) name += " " + g.mask;
+  if (!g.direction.empty()) name += " " + g.direction;
+  if (!g.phase.empty()) name += " " + g.phase;
+  return name;
+}
+
+std::string range_text(const Spread& s, const char* format) {
+  if (s.count == 0) return "-";
+  return fmt::format(fmt::runtime(format), s.median, s.min, s.max);
+}
+
+std::string slowest_text(const ShapeGroup& g) {
+  std::string out;
+  for (const SlowCall& c : g.slowest)
+    out += fmt::format("{}call {} (step {}, layer {}) {:.1f} us", out.empty() ? "" : "; ", c.call, c.step, c.layer,
+                       c.device_time_us);
+  return out;
+}
+
+// Device time, useful TFLOP/s and bandwidth of each shape group: count, mean, median, min,
+// max, std, and where its slowest calls ran.
+std::vector<CostTable> spread_tables_of(const Report& r) {
+  const auto& groups = r.summary.shape_groups;
+  if (groups.empty()) return {};
+  CostTable t{"Spread per shape group (device time; useful TFLOP/s and GB/s as median [min..max])",
+              {"group", "calls", "mean us", "median us", "min us", "max us", "std us", "useful TFLOP/s", "GB/s",
+               "slowest"},
+              {},
+              {}};
+  for (size_t i = 0; i < std::min(kShapeGroupsShown, groups.size()); ++i) {
+    const ShapeGroup& g = groups[i];
+    const Spread& d = g.device_time_us;
+    t.rows.push_back({group_name(g), fmt::format("{}", g.count), fmt::format("{:.1f}", d.mean),
+                      fmt::format("{:.1f}", d.median), fmt::format("{:.1f}", d.min), fmt::format("{:.1f}", d.max),
+                      fmt::format("{:.1f}", d.std), (g.tflops_upper_bound && g.tflops.count ? "<=" : "") + range_text(g.tflops, "{:.1f} [{:.1f}..{:.1f}]"),
+                      range_text(g.bandwidth_gbs, "{:.0f} [{:.0f}..{:.0f}]"), slowest_text(g)});
+  }
+  if (groups.size() > kShapeGroupsShown)
+    t.notes.push_back(fmt::format("{} more groups in the JSON Report (summary.shape_groups)", groups.size() - kShapeGroupsShown));
+  t.notes.push_back("groups: calls of one backend, library, shape, mask, direction and phase; std is the population "
+                    "standard deviation (docs/cost.md, \"Spread per shape group\")");
   return {t};
 }
 
@@ -161,8 +217,11 @@ CostTable whatif_table(const WhatIfSection& w) {
 
 }  // namespace
 
+std::vector<CostTable> spread_tables(const Report& r) { return spread_tables_of(r); }
+
 std::vector<CostTable> cost_tables(const Report& r) {
   std::vector<CostTable> tables = layer_tables(r);
+  for (auto& t : spread_tables_of(r)) tables.push_back(std::move(t));
   if (r.scaling)
     for (auto& t : scaling_tables(*r.scaling)) tables.push_back(std::move(t));
   if (r.advice) tables.push_back(advice_table(*r.advice));

@@ -54,7 +54,7 @@ std::string default_label(const Report& r, size_t index) {
   return fmt::format("run {}", index + 1);
 }
 
-constexpr const char* kSections[] = {"summary", "steps", "activation-map", "model-graph", "roofline", "memory",
+constexpr const char* kSections[] = {"summary", "steps", "activation-map", "model-graph", "roofline", "spread", "memory",
                                      "scaling", "heads", "advice", "ranks", "whatif", "diff", "findings"};
 
 // The diff verdict as the page shows it; a text that is not JSON cannot come from diff_to_json.

@@ -6,10 +6,12 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "attnprof/dashboard.h"
 #include "attnprof/render.h"
+#include "attnprof/report_view.h"
 #include "attnprof/hw.h"
 
 namespace attnprof::render {
@@ -19,22 +21,29 @@ using nlohmann::json;
 
 // --- roofline -------------------------------------------------------------------------------
 
-// The GPU's roofline is drawn only where the Report ran on a GPU the spec table knows.
-const GpuSpec* roofline_gpu(const Report& report) {
-  if (!report.summary.has_gpu) return nullptr;
-  const GpuSpec* spec = find_gpu_spec(report.source.device_name);
-  if (spec == nullptr || std::string_view(spec->vendor) == "cpu" || spec->bandwidth_gbs <= 0) return nullptr;
+// The GPU's roofline is drawn only where the Report ran on a GPU the spec table knows, or one
+// whose ceilings the user measured (--gpu-spec): those replace the datasheet's.
+std::optional<GpuSpec> roofline_gpu(const Report& report) {
+  if (!report.summary.has_gpu) return std::nullopt;
+  const GpuSpec* row = find_gpu_spec(report.source.device_name);
+  if (row != nullptr && std::string_view(row->vendor) == "cpu") return std::nullopt;
+  if (row == nullptr && !report.source.measured_peaks) return std::nullopt;
+  const GpuSpec spec = report.source.measured_peaks ? with_measured_peaks(row, *report.source.measured_peaks) : *row;
+  if (spec.bandwidth_gbs <= 0) return std::nullopt;
   return spec;
 }
 
 bool on_roofline(const Call& c) {
-  return !c.device_time_unknown && c.cost && c.cost->bytes_moved > 0 && c.flops > 0 && c.tflops > 0;
+  return !c.device_time_unknown && c.cost && c.cost->arithmetic_intensity > 0 && c.tflops_executed > 0;
 }
 
+// A point is the work the kernel executed (masked-out tiles included) per byte, at the rate it
+// executed it: the same quantities the bound verdict compares (docs/cost.md, "Bound verdict").
 json roofline_point(const Call& c) {
   return {{"id", c.id}, {"layer", c.layer}, {"backend", c.backend}, {"cls", backend_class_of(c)},
-          {"dtype", c.shape.dtype}, {"intensity", c.flops / c.cost->bytes_moved}, {"tflops", c.tflops},
-          {"upper_bound", c.flops_upper_bound}, {"us", c.device_time_us}, {"peak_fraction", c.cost->peak_fraction}};
+          {"dtype", c.shape.dtype}, {"intensity", c.cost->arithmetic_intensity}, {"tflops", c.tflops_executed},
+          {"useful_tflops", c.tflops}, {"bound", c.cost->bound}, {"upper_bound", c.flops_upper_bound},
+          {"us", c.device_time_us}, {"peak_fraction", c.cost->peak_fraction}};
 }
 
 // Decade below/above: the log axes start and end on powers of ten.
@@ -55,8 +64,8 @@ json roofs(const GpuSpec& gpu, const std::set<std::string>& dtypes, double lo, d
 }
 
 json roofline_calls(const Report& report) {
-  const GpuSpec* gpu = roofline_gpu(report);
-  if (gpu == nullptr) return nullptr;
+  const std::optional<GpuSpec> gpu = roofline_gpu(report);
+  if (!gpu) return nullptr;
   json points = json::array();
   std::set<std::string> dtypes;
   double lo = 0, hi = 0;
@@ -75,8 +84,26 @@ json roofline_calls(const Report& report) {
     if (peak > 0) lo = std::min(lo, peak * 1e3 / gpu->bandwidth_gbs), hi = std::max(hi, peak * 1e3 / gpu->bandwidth_gbs);
   }
   lo = decade_floor(lo / 10), hi = decade_ceil(hi * 2);
+  const std::string ceilings = report.source.measured_peaks
+                                   ? "measured ceilings from " + report.source.measured_peaks->file
+                                   : std::string("peaks and bandwidth from the GPU spec table");
   return {{"gpu", gpu->name}, {"bandwidth_gbs", gpu->bandwidth_gbs}, {"x_range", {lo, hi}},
-          {"roofs", roofs(*gpu, dtypes, lo, hi)}, {"points", std::move(points)}};
+          {"ceilings", ceilings}, {"roofs", roofs(*gpu, dtypes, lo, hi)}, {"points", std::move(points)}};
+}
+
+// The spread table as the terminal and Markdown show it, with each group's slowest calls as
+// ids the page links to their layer.
+json spread_view(const Report& report) {
+  const std::vector<CostTable> tables = spread_tables(report);
+  if (tables.empty()) return nullptr;
+  json slowest = json::array();
+  for (const ShapeGroup& g : report.summary.shape_groups) {
+    json ids = json::array();
+    for (const SlowCall& c : g.slowest) ids.push_back({{"call", c.call}, {"step", c.step}, {"layer", c.layer}});
+    slowest.push_back(std::move(ids));
+  }
+  return {{"title", tables.front().title}, {"header", tables.front().header}, {"rows", tables.front().rows},
+          {"notes", tables.front().notes}, {"slowest", std::move(slowest)}};
 }
 
 std::string roofline_why(const Report& report) {
@@ -86,7 +113,7 @@ std::string roofline_why(const Report& report) {
   if (std::all_of(report.calls.begin(), report.calls.end(), [](const Call& c) { return c.device_time_unknown; }))
     return "Every call's device time is unknown (its kernels were not recorded, e.g. during a CUDA/HIP graph "
            "capture): nothing to place on a roofline.";
-  if (roofline_gpu(report) == nullptr)
+  if (!roofline_gpu(report))
     return fmt::format("The device ({}) is not in the GPU spec table (docs/cost.md): no peaks to draw against.",
                        report.source.device_name.empty() ? "unnamed in the trace" : report.source.device_name);
   return "No call has both a measured device time and a FLOP and byte count (unknown device time, or shapes "
@@ -233,6 +260,7 @@ json why_lines(const Report& report, const json& run) {
     why["steps"] = "One forward and no serving phase: steps and phases show for serving and generate runs "
                    "(engine step markers, ProfilerStep per forward, prefill and decode calls).";
   if (run["roofline_calls"].is_null()) why["roofline"] = roofline_why(report);
+  if (run["spread"].is_null()) why["spread"] = "No call has a recorded device time: nothing to spread.";
   if (run["memory"].is_null())
     why["memory"] = "No memory events in the trace (profile with profile_memory=True) or no per-layer cost.";
   if (run["scaling"].is_null())
@@ -280,6 +308,7 @@ json fit_curve(const FitTerm& fit, double from, double to) {
 
 void add_section_views(json& run, const Report& report) {
   run["roofline_calls"] = roofline_calls(report);
+  run["spread"] = spread_view(report);
   run["scaling"] = report.scaling && !report.scaling->series.empty() ? scaling_view(*report.scaling) : json(nullptr);
   const bool heads = report.heads && (!report.heads->heads.empty() || !report.heads->sliding_window.empty() ||
                                       !report.heads->notes.empty());

@@ -148,7 +148,7 @@ const char* const kDashboardSectionsJs = R"attnprof_js(
 
   // --- roofline: every call on the GPU's roofline (log-log) ----------------------------------
   const rooflineSection = (run) => {
-    const s = section('roofline', 'Roofline', 'Achieved TFLOP/s of each attention call against its arithmetic intensity (FLOPs per byte of minimum HBM traffic), on the roofline of the GPU from the spec table.');
+    const s = section('roofline', 'Roofline', 'Executed TFLOP/s of each attention call (masked-out tiles a kernel still runs included) against its arithmetic intensity (executed FLOPs per byte of minimum HBM traffic), on the roofline of the GPU; the tooltip gives the useful rate and the bound verdict.');
     const rf = run.roofline_calls;
     if (!rf) return why(s, run.why.roofline);
     const ys = rf.points.map((p) => p.tflops).concat(rf.roofs.flatMap((r) => r.points.map((p) => p[1])));
@@ -167,10 +167,20 @@ const char* const kDashboardSectionsJs = R"attnprof_js(
       c.point(p.intensity, p.tflops, { fill: COLORS[p.cls], class: 'call', 'data-call': p.id, 'data-layer': p.layer,
         'data-intensity': p.intensity, 'data-tflops': p.tflops },
         ['call ' + p.id + ' \u00b7 L' + p.layer + ' \u00b7 ' + p.backend + ' ' + p.dtype,
-         (p.upper_bound ? '\u2264 ' : '') + fmtTflops(p.tflops) + ' (' + pct(p.peak_fraction) + ' of peak)',
-         p.intensity.toFixed(1) + ' FLOP/byte \u00b7 ' + fmtUs(p.us)]);
+         'executed ' + (p.upper_bound ? '\u2264 ' : '') + fmtTflops(p.tflops) + ' \u00b7 useful ' + (p.upper_bound ? '\u2264 ' : '') + fmtTflops(p.useful_tflops) + ' (' + pct(p.peak_fraction) + ' of peak)',
+         p.intensity.toFixed(1) + ' FLOP/byte \u00b7 ' + (p.bound ? p.bound + '-bound \u00b7 ' : '') + fmtUs(p.us)]);
     s.appendChild(c.root);
-    s.appendChild(el('p', { class: 'note' }, rf.gpu + ': ' + rf.points.length + ' call(s); peaks and bandwidth from the GPU spec table (docs/cost.md).'));
+    s.appendChild(el('p', { class: 'note' }, rf.gpu + ': ' + rf.points.length + ' call(s); ' + rf.ceilings + ' (docs/cost.md).'));
+    return s;
+  };
+
+  // --- spread: time, TFLOP/s and bandwidth per shape group ------------------------------------
+  const spreadSection = (run) => {
+    const s = section('spread', 'Spread per shape group', 'Calls of one backend, library, shape, mask, direction and phase: how far their device time, useful TFLOP/s and bandwidth scatter, and where the slowest ran.');
+    const sp = run.spread;
+    if (!sp) return why(s, run.why.spread);
+    s.appendChild(table(sp.header, sp.rows));
+    for (const n of sp.notes) s.appendChild(el('p', { class: 'note' }, n));
     return s;
   };
 
@@ -310,7 +320,7 @@ const char* const kDashboardSectionsJs = R"attnprof_js(
       s.appendChild(table(['step', 'marker', 'phase', 'tokens', 'calls', 'attention', 'overhead', 'GPU time', 'share'], st.rows));
     if (st.more > 0) s.appendChild(el('p', { class: 'note' }, '\u2026 ' + st.more + ' more steps (JSON Report: steps)'));
     if (st.phases.length)
-      s.appendChild(table(['phase', 'steps', 'calls', 'time', 'share', 'TFLOP/s', 'backends', 'kernels'], st.phases));
+      s.appendChild(table(['phase', 'steps', 'calls', 'time', 'share', 'useful TFLOP/s', 'backends', 'kernels'], st.phases));
     return s;
   };
 
@@ -427,6 +437,7 @@ const char* const kDashboardPageJs = R"attnprof_js(
     'activation-map': mapSection,
     'model-graph': treeSection,
     'roofline': rooflineSection,
+    'spread': spreadSection,
     'memory': drawnOrWhy('memory', memorySection, 'Memory per layer and per head'),
     'scaling': scalingSection,
     'heads': headsSection,

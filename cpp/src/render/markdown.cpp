@@ -107,7 +107,7 @@ std::string story_markdown(const Report& r) {
     if (r.steps.size() > 200) out += fmt::format("\n... {} more steps (JSON Report: `steps`)\n", r.steps.size() - 200);
   }
   if (!r.summary.phases.empty()) {
-    out += "\n## Phases\n\n" + header_row({"phase", "steps", "calls", "time", "share", "TFLOP/s", "backends", "kernels"});
+    out += "\n## Phases\n\n" + header_row({"phase", "steps", "calls", "time", "share", "useful TFLOP/s", "backends", "kernels"});
     for (const auto& cells : phase_rows(r)) out += escaped_row(cells);
   }
   if (const std::string scope = heads_scope_text(r.source); !scope.empty()) out += "\n" + md_escape(scope) + "\n";

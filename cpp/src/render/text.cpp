@@ -124,7 +124,7 @@ std::string story(const Report& r, const TextOptions& options) {
     if (r.steps.size() > options.max_rows) out += fmt::format("  ... {} more steps\n", r.steps.size() - options.max_rows);
   }
   if (!r.summary.phases.empty())
-    out += "\nPhases:\n" + table({"phase", "steps", "calls", "time", "share", "TFLOP/s", "backends", "kernels"}, phase_rows(r));
+    out += "\nPhases:\n" + table({"phase", "steps", "calls", "time", "share", "useful TFLOP/s", "backends", "kernels"}, phase_rows(r));
   if (const std::string scope = heads_scope_text(r.source); !scope.empty()) out += "  " + scope + "\n";
   return out;
 }

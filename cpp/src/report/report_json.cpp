@@ -35,9 +35,15 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CaptureInfo, pytorch_choice, mod
                                                 requires_grad, enable_gqa, last_dim_contiguous)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CodeInfo, git_commit, git_dirty, git_root, config_hash,
                                                 source_files)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CallCost, peak_tflops, peak_fraction, bytes_moved,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CallCost, peak_tflops, peak_fraction, bytes_moved, bytes_read,
+                                                bytes_written, bytes_upper_bound, arithmetic_intensity,
+                                                ridge_point, bound, attainable_tflops, attainable_share,
                                                 bandwidth_gbs, peak_bytes_during, allocated_bytes,
                                                 analytic_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Spread, count, mean, median, min, max, std)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SlowCall, call, step, layer, device_time_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ShapeGroup, backend, library, shape, mask, direction, phase, count,
+                                                total_time_us, device_time_us, tflops, tflops_upper_bound, bandwidth_gbs, slowest)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LayerCost, achieved_tflops, peak_fraction, peak_bytes,
                                                 bytes_per_q_head, bytes_per_kv_head, disproportionate)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FitTerm, c0, c1, c2, rel_rms_error, residuals, growth,
@@ -90,7 +96,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RanksSection, ranks, slowest_ran
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelRef, name, component, ts_ns, device_time_us,
                                                 stream, correlation)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelTemplate, name, library, head_dim, head_dim_v, tile_m, tile_n,
-                                                dtype, causal, split_kv, paged, varlen)
+                                                dtype, causal, split_kv, paged, varlen, local)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Step, index, marker, marker_kind, ts_ns, dur_ns, call_count,
                                                 first_call_id, attention_device_time_us, overhead_time_us,
                                                 gpu_time_us, attention_share, phase, phase_inferred,
@@ -105,7 +111,9 @@ void to_json(nlohmann::json& j, const Shape& s) {
   auto dim = [](int64_t v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
   j = nlohmann::json{{"B", dim(s.B)},   {"Hq", dim(s.Hq)}, {"Hkv", dim(s.Hkv)},     {"Sq", dim(s.Sq)},
                      {"Skv", dim(s.Skv)}, {"D", dim(s.D)},   {"Dv", dim(s.Dv)},       {"dtype", s.dtype},
-                     {"tokens", s.tokens}, {"kv_cache", s.kv_cache}};
+                     {"tokens", s.tokens}, {"kv_cache", s.kv_cache}, {"skv_ceiling", s.skv_ceiling},
+                     {"seqlens_q", s.seqlens_q}, {"seqlens_k", s.seqlens_k}, {"sum_sq_sk", s.sum_sq_sk},
+                     {"lengths_from", s.lengths_from}};
 }
 void from_json(const nlohmann::json& j, Shape& s) {
   auto dim = [&](const char* key, int64_t& v) {
@@ -116,6 +124,11 @@ void from_json(const nlohmann::json& j, Shape& s) {
   dim("tokens", s.tokens);
   s.dtype = j.value("dtype", std::string());
   s.kv_cache = j.value("kv_cache", std::vector<int64_t>());
+  s.skv_ceiling = j.value("skv_ceiling", false);
+  s.seqlens_q = j.value("seqlens_q", std::vector<int64_t>());
+  s.seqlens_k = j.value("seqlens_k", std::vector<int64_t>());
+  s.sum_sq_sk = j.value("sum_sq_sk", 0.0);
+  s.lengths_from = j.value("lengths_from", std::string());
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MaskInfo, present, kind, dims, window, pattern,
                                                 block_sparsity, block_size)
@@ -123,8 +136,10 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Call, id, layer, module, step, p
                                                 sequence_number,
                                                 backend, library, fused, op, backend_op, cpu_ts_ns,
                                                 cpu_dur_ns, kernels, device_time_us, device_time_unknown, shape, mask, causal,
-                                                dropout, gqa, cross, decode, scale, flops, flops_upper_bound,
-                                                tflops, source, device, overhead_time_us, unknown,
+                                                dropout, gqa, cross, decode, scale, flops_useful, flops_executed, flops,
+                                                flops_granularity, causal_alignment, flops_upper_bound,
+                                                flops_bound_reason, tflops, tflops_executed, kernel_time_us,
+                                                other_time_us, kernel_tflops, source, device, overhead_time_us, unknown,
                                                 kernel_template, explanation, capture, cost)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Layer, index, module, backends, call_ids,
                                                 fused_time_fraction, device_time_us, device_time_unknown,
@@ -135,11 +150,14 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Summary, call_count, fused_call_
                                                 fused_time_fraction, fused_call_fraction,
                                                 attention_device_time_us, gpu_time_us, attention_share,
                                                 has_gpu, unknown_time_call_count, overhead_time_us,
-                                                recompute_call_count, recompute_time_us, phases)
+                                                recompute_call_count, recompute_time_us, phases, shape_groups)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(UnrecognisedName, name, kind, count, device_time_us)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MeasuredPeaks, file, name, bandwidth_gbs, bf16_tflops, fp16_tflops,
+                                                fp8_tflops, tf32_tflops, fp32_tflops)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SourceInfo, files, device_name, arch, device_vendor,
                                                 device_identified_by, device_memory_bytes, versions, assumptions, missing,
-                                                code, tensor_parallel, tensor_parallel_evidence, event_count)
+                                                code, tensor_parallel, tensor_parallel_evidence, event_count,
+                                                measured_peaks)
 // The calls are most of a Report (18 MiB of its 19 at 1 GB): report_to_json writes them one
 // at a time and the other fields as one tree, so they are named apart here.
 #define ATTNPROF_REPORT_FIELDS_BUT_CALLS \

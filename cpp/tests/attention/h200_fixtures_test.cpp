@@ -87,8 +87,10 @@ TEST(H200Fixtures, Bf16SdpaRunsOneCudnnKernelPerLayer) {
     size_t fused = 0;
     for (const KernelRef& k : c.kernels) fused += k.component == component::kFused;
     EXPECT_EQ(fused, 1u);
-    // 4 * B * H * S * S * D / 2 (causal): 4*4*32*2048*2048*128/2
-    EXPECT_DOUBLE_EQ(c.flops, 4.0 * 4 * 32 * 2048 * 2048 * 128 / 2);
+    // 2 * B * H * (D + Dv) per unmasked pair; causal: S(S+1)/2 pairs of 2048
+    EXPECT_DOUBLE_EQ(c.flops, 2.0 * 4 * 32 * 256 * (2048.0 * 2049 / 2));
+    EXPECT_DOUBLE_EQ(c.flops_useful, c.flops);
+    EXPECT_EQ(c.causal_alignment, "top_left");
     EXPECT_NEAR(c.tflops, c.flops / (c.device_time_us * 1e6), 1e-9);
   }
   EXPECT_EQ(r.layers.size(), 4u);

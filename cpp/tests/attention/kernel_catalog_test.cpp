@@ -257,18 +257,116 @@ TEST(OpCatalog, BackwardOpsAreNotTakenForTheirForwardPrefix) {
   EXPECT_EQ(classify_attention_op("aten::_scaled_dot_product_flash_attention_for_cpu")->backend, "cpu_flash");
 }
 
-TEST(Flops, CausalSelfAttentionHalvesAndBackwardCostsTwoAndAHalfTimes) {
+TEST(Flops, CausalSelfAttentionCountsTheDiagonalAndFusedBackwardCostsTwoAndAHalfTimes) {
   Call c;
   c.shape = {2, 8, 8, 256, 256, 64, 64, "bf16"};
   c.direction = "forward";
-  EXPECT_DOUBLE_EQ(attention_flops(c), 4.0 * 2 * 8 * 256 * 256 * 64);
+  c.backend = "flash";
+  // 2 * B * Hq * (D + Dv) per (q, k) pair
+  const double per_pair = 2.0 * 2 * 8 * (64 + 64);
+  EXPECT_DOUBLE_EQ(attention_flops(c), per_pair * 256 * 256);
   c.causal = true;
-  EXPECT_DOUBLE_EQ(attention_flops(c), 4.0 * 2 * 8 * 256 * 256 * 64 / 2);
+  EXPECT_DOUBLE_EQ(attention_flops(c), per_pair * (256 * 257 / 2));  // rows see 1..256 keys
   c.direction = "backward";
-  EXPECT_DOUBLE_EQ(attention_flops(c), 4.0 * 2 * 8 * 256 * 256 * 64 / 2 * 2.5);
-  c.shape.Sq = 1;  // causal decode is not halved: the one query sees every key
+  EXPECT_DOUBLE_EQ(attention_flops(c), per_pair * (256 * 257 / 2) * 2.5);
+  c.shape.Sq = 1;  // causal decode (bottom-right, flash): the one query sees every key
   c.direction = "forward";
-  EXPECT_DOUBLE_EQ(attention_flops(c), 4.0 * 2 * 8 * 1 * 256 * 64);
+  c.op = "flash_attn::_flash_attn_forward";
+  EXPECT_DOUBLE_EQ(attention_flops(c), per_pair * 1 * 256);
+}
+
+TEST(Flops, UnfusedBackwardCostsTwiceItsForwardAndMathCausalExecutesTheWholeMatrix) {
+  Call c;
+  c.shape = {1, 4, 4, 128, 128, 32, 32, "fp16"};
+  c.backend = "math";
+  c.op = "aten::scaled_dot_product_attention";
+  c.causal = true;
+  c.direction = "forward";
+  const double per_pair = 2.0 * 1 * 4 * (32 + 32);
+  CallFlops f = count_call_flops(c);
+  EXPECT_DOUBLE_EQ(f.useful, per_pair * (128 * 129 / 2));
+  EXPECT_DOUBLE_EQ(f.executed, per_pair * 128 * 128);  // math builds the full S x S scores
+  EXPECT_EQ(f.granularity, "full");
+  c.direction = "backward";
+  f = count_call_flops(c);
+  EXPECT_DOUBLE_EQ(f.executed, per_pair * 128 * 128 * 2.0);
+  EXPECT_DOUBLE_EQ(f.useful, per_pair * (128 * 129 / 2) * 2.0);
+}
+
+TEST(Flops, ChunkedCausalPairsFollowEachBackendsAlignment) {
+  // 512 queries against 2048 keys. Bottom-right: row i sees 1536 + i + 1 keys;
+  // top-left: row i sees i + 1 keys.
+  const double bottom_right = 512.0 * 1536 + 512.0 * 513 / 2;  // 917760
+  const double top_left = 512.0 * 513 / 2;                     // 131328
+  EXPECT_DOUBLE_EQ(unmasked_pairs(512, 2048, CausalAlignment::kBottomRight, 0), bottom_right);
+  EXPECT_DOUBLE_EQ(unmasked_pairs(512, 2048, CausalAlignment::kTopLeft, 0), top_left);
+  EXPECT_NEAR(512.0 * 2048 / bottom_right, 1.1425, 1e-4);
+  EXPECT_NEAR(512.0 * 2048 / top_left, 7.98, 1e-2);
+  // More queries than keys, bottom-right: the first Sq - Skv rows see nothing.
+  EXPECT_DOUBLE_EQ(unmasked_pairs(6, 4, CausalAlignment::kBottomRight, 0), 1 + 2 + 3 + 4);
+  // Top-left with more queries than keys: rows past Skv see every key.
+  EXPECT_DOUBLE_EQ(unmasked_pairs(6, 4, CausalAlignment::kTopLeft, 0), 1 + 2 + 3 + 4 + 4 + 4);
+  // Sliding window of 3 on a square 5 x 5: rows see 1, 2, 3, 3, 3 keys.
+  EXPECT_DOUBLE_EQ(unmasked_pairs(5, 5, CausalAlignment::kBottomRight, 3), 1 + 2 + 3 + 3 + 3);
+
+  Call sdpa;  // SDPA's is_causal (efficient kernel) is top-left
+  sdpa.shape = {1, 2, 2, 512, 2048, 64, 64, "bf16"};
+  sdpa.backend = "efficient";
+  sdpa.op = "aten::scaled_dot_product_attention";
+  sdpa.causal = true;
+  sdpa.direction = "forward";
+  EXPECT_EQ(causal_alignment_of(sdpa), CausalAlignment::kTopLeft);
+  EXPECT_DOUBLE_EQ(count_call_flops(sdpa).useful, 2.0 * 2 * 128 * top_left);
+  Call fa = sdpa;  // flash_attn >= 2.1 is bottom-right
+  fa.op = "flash_attn::_flash_attn_forward";
+  fa.backend = "flash";
+  fa.library = "flash_attn";
+  EXPECT_EQ(causal_alignment_of(fa), CausalAlignment::kBottomRight);
+  EXPECT_DOUBLE_EQ(count_call_flops(fa).useful, 2.0 * 2 * 128 * bottom_right);
+}
+
+TEST(Flops, FusedCausalKernelsExecuteWholeTilesWhereTheTileIsKnown) {
+  // 256 x 256 causal, 128 x 128 tiles: the upper-right tile is skipped, the two diagonal
+  // tiles run whole: 3 of 4 tiles.
+  EXPECT_DOUBLE_EQ(tile_pairs(256, 256, CausalAlignment::kBottomRight, 0, 128, 128), 3.0 * 128 * 128);
+  // 200 x 200 with 128 tiles: rows 0-127 run key tile 0 (128 keys), rows 128-199 run both
+  // tiles, the second clipped at 200 keys.
+  EXPECT_DOUBLE_EQ(tile_pairs(200, 200, CausalAlignment::kBottomRight, 0, 128, 128), 128.0 * 128 + 72.0 * 200);
+  Call c;
+  c.shape = {1, 1, 1, 256, 256, 64, 64, "bf16"};
+  c.backend = "flash";
+  c.op = "flash_attn::_flash_attn_forward";
+  c.causal = true;
+  c.direction = "forward";
+  c.kernel_template.emplace();
+  c.kernel_template->tile_m = 128;
+  c.kernel_template->tile_n = 128;
+  const CallFlops f = count_call_flops(c);
+  EXPECT_EQ(f.granularity, "tile");
+  EXPECT_DOUBLE_EQ(f.executed, 2.0 * 128 * 3 * 128 * 128);
+  EXPECT_DOUBLE_EQ(f.useful, 2.0 * 128 * (256 * 257 / 2));
+}
+
+TEST(Flops, PackedCallsAreExactPerSequenceAndABoundWithoutLengths) {
+  Call c;
+  c.backend = "flash";
+  c.op = "flash_attn::_flash_attn_varlen_forward";
+  c.direction = "forward";
+  c.causal = true;
+  c.shape.Hq = c.shape.Hkv = 8;
+  c.shape.D = c.shape.Dv = 64;
+  c.shape.B = 4;
+  c.shape.tokens = 100 + 200 + 300 + 400;
+  c.shape.Sq = c.shape.Skv = 400;
+  const double per_pair = 2.0 * 8 * 128;
+  CallFlops bound = count_call_flops(c);  // only the longest sequence: every token sees 400 keys
+  EXPECT_TRUE(bound.upper_bound);
+  EXPECT_DOUBLE_EQ(bound.useful, per_pair * 1000 * 400);
+  c.shape.seqlens_q = c.shape.seqlens_k = {100, 200, 300, 400};
+  const CallFlops exact = count_call_flops(c);
+  EXPECT_FALSE(exact.upper_bound);
+  EXPECT_DOUBLE_EQ(exact.useful, per_pair * (100.0 * 101 / 2 + 200.0 * 201 / 2 + 300.0 * 301 / 2 + 400.0 * 401 / 2));
+  EXPECT_NEAR(bound.useful / exact.useful, 2.65, 0.01);
 }
 
 }  // namespace

@@ -74,7 +74,38 @@ TEST(TraceLensFixtures, B200VllmRunsTrtllmFusedKernelsOnPackedTokens) {
   EXPECT_EQ(c.shape.D, 64);
   EXPECT_EQ(c.shape.dtype, "fp8_e4m3");
   EXPECT_TRUE(c.gqa);
-  EXPECT_EQ(c.flops, 0);  // the cached context length is not in the trace
+}
+
+TEST(TraceLensFixtures, B200VllmStepAnnotationGivesEachCallItsExactCausalFlops) {
+  // execute_context_1(888_788544)_generation_0(0): one prefill request of 888 tokens whose
+  // sum of sq*sk is 788544 = 888 x 888, so each call attends 888 queries to 888 keys, causal
+  // (the trtllm kernel name spells Causal), bottom-right: 888*889/2 pairs. Every other layer's
+  // kernel is SlidingOrChunkedCausal with a window the trace does not give: the causal count
+  // bounds it from above.
+  const Report& r = analyzed(tracelens("b200_eager_trace"));
+  ASSERT_EQ(r.calls.size(), 36u);
+  const double pairs = 888.0 * 889 / 2;
+  int sliding = 0;
+  for (const Call& c : r.calls) {
+    ASSERT_TRUE(c.kernel_template.has_value());
+    const bool local = c.kernel_template->local == 1;
+    sliding += local;
+    EXPECT_EQ(c.flops_upper_bound, local);
+    EXPECT_EQ(c.flops_bound_reason, local ? "sliding-window kernel: the window size is not recorded" : "");
+    EXPECT_EQ(c.shape.lengths_from, "annotation");
+    EXPECT_EQ(c.shape.seqlens_q, std::vector<int64_t>{888});
+    EXPECT_EQ(c.shape.seqlens_k, std::vector<int64_t>{888});
+    EXPECT_DOUBLE_EQ(c.flops_useful, 2.0 * 8 * (64 + 64) * pairs);  // Hq 8, D = Dv = 64
+    EXPECT_DOUBLE_EQ(c.flops, c.flops_useful);
+    EXPECT_EQ(c.causal_alignment, "bottom_right");
+    // Its 128 x 128 tiles: query tile t (rows 128t..) runs key tiles 0..t, the last 120 rows.
+    double tiles = 0;
+    for (int t = 0; t < 7; ++t) tiles += (t < 6 ? 128.0 : 120.0) * std::min(888.0, 128.0 * (t + 1));
+    EXPECT_EQ(c.flops_granularity, "tile");
+    EXPECT_DOUBLE_EQ(c.flops_executed, 2.0 * 8 * 128 * tiles);
+    EXPECT_TRUE(c.unknown.empty());
+  }
+  EXPECT_EQ(sliding, 18);
 }
 
 TEST(TraceLensFixtures, CompiledGraphCallingTheFlashOpDirectlyIsOneCall) {

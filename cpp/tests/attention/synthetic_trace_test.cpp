@@ -499,7 +499,7 @@ TEST(SyntheticTraces, VarlenCallOfOneSequenceHasExactFlops) {
   EXPECT_EQ(c.shape.B, 1);
   EXPECT_EQ(c.shape.Sq, 512);
   EXPECT_EQ(c.shape.Skv, 512);
-  EXPECT_DOUBLE_EQ(c.flops, 4.0 * 512 * 16 * 512 * 64 / 2);
+  EXPECT_DOUBLE_EQ(c.flops, 2.0 * 16 * 128 * (512.0 * 513 / 2));
   EXPECT_FALSE(c.flops_upper_bound);
 }
 

@@ -28,11 +28,15 @@ Call timed_cudnn_call(int64_t id, double us) {
   c.backend = backend::kCudnn;
   c.fused = true;
   c.shape = Shape{.B = 4, .Hq = 32, .Hkv = 32, .Sq = 2048, .Skv = 2048, .D = 128, .Dv = 128, .dtype = "bf16"};
-  c.flops = 2.0 * 4 * 32 * 2048.0 * 2048 * 128;  // 4*B*H*S^2*D halved for the causal mask
+  c.flops = c.flops_useful = 2.0 * 4 * 32 * 2048.0 * 2048 * 128;  // 4*B*H*S^2*D halved for the causal mask
+  c.flops_executed = 1.05 * c.flops;  // the diagonal tiles run whole
   c.device_time_us = us;
   c.tflops = c.flops / (us * 1e6);
+  c.tflops_executed = us > 0 ? c.flops_executed / (us * 1e6) : 0;
   c.cost = CallCost{};
   c.cost->bytes_moved = 4.0 * 4 * 32 * 2048 * 128 * 2;  // Q, K, V, O once, bf16
+  c.cost->arithmetic_intensity = c.flops_executed / c.cost->bytes_moved;
+  c.cost->bound = "compute";
   return c;
 }
 
@@ -58,11 +62,33 @@ TEST(HtmlSections, RooflinePlacesTimedCallsUnderTheSpecTablePeakAndBandwidth) {
   EXPECT_EQ(bf16["dtype"], "bf16");
   EXPECT_DOUBLE_EQ(bf16["peak_tflops"].get<double>(), peak_tflops(*h200, "bf16"));
   EXPECT_DOUBLE_EQ(bf16["ridge"].get<double>(), peak_tflops(*h200, "bf16") * 1e3 / h200->bandwidth_gbs);
-  EXPECT_DOUBLE_EQ(roof["points"][0]["intensity"].get<double>(), r.calls[0].flops / r.calls[0].cost->bytes_moved);
+  // A point is executed work per byte at the executed rate, the quantities of the bound verdict.
+  EXPECT_DOUBLE_EQ(roof["points"][0]["intensity"].get<double>(), r.calls[0].flops_executed / r.calls[0].cost->bytes_moved);
+  EXPECT_DOUBLE_EQ(roof["points"][0]["tflops"].get<double>(), r.calls[0].flops_executed / 250e6);
+  EXPECT_DOUBLE_EQ(roof["points"][0]["useful_tflops"].get<double>(), r.calls[0].flops / 250e6);
+  EXPECT_EQ(roof["points"][0]["bound"], "compute");
   // The roof starts on the bandwidth slope: y = bandwidth x intensity.
   const double x0 = bf16["points"][0][0], y0 = bf16["points"][0][1];
   EXPECT_DOUBLE_EQ(y0, h200->bandwidth_gbs * x0 / 1e3);
   EXPECT_LT(x0, bf16["ridge"].get<double>());
+}
+
+TEST(HtmlSections, RooflineDrawsTheCeilingsTheUserMeasured) {
+  Report r = h200_report();
+  MeasuredPeaks measured;
+  measured.file = "h200-measured.json";
+  measured.bandwidth_gbs = 4000;  // below the datasheet's 4800
+  measured.bf16_tflops = 700;
+  r.source.measured_peaks = measured;
+  const json roof = render::run_view(r, "run")["roofline_calls"];
+  ASSERT_FALSE(roof.is_null());
+  EXPECT_DOUBLE_EQ(roof["bandwidth_gbs"].get<double>(), 4000);
+  EXPECT_DOUBLE_EQ(roof["roofs"][0]["peak_tflops"].get<double>(), 700);
+  EXPECT_DOUBLE_EQ(roof["roofs"][0]["ridge"].get<double>(), 700 * 1e3 / 4000);
+  EXPECT_NE(roof["ceilings"].get<std::string>().find("h200-measured.json"), std::string::npos);
+  // An unknown GPU gets a roofline from measured ceilings alone.
+  r.source.device_name = "Imaginary Accelerator 9000";
+  EXPECT_DOUBLE_EQ(render::run_view(r, "run")["roofline_calls"]["roofs"][0]["peak_tflops"].get<double>(), 700);
 }
 
 TEST(HtmlSections, RooflineSaysWhyOnACpuRunAndOnAGpuMissingFromTheTable) {

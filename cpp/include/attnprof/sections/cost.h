@@ -9,14 +9,53 @@
 namespace attnprof {
 
 struct CallCost {
-  double peak_tflops = 0;          // GPU peak for the call's dtype (hw spec table)
-  double peak_fraction = 0;        // achieved / peak
-  double bytes_moved = 0;          // analytic minimum HBM traffic
-  double bandwidth_gbs = 0;        // achieved
+  double peak_tflops = 0;          // GPU peak for the call's dtype (spec table, or --gpu-spec)
+  double peak_fraction = 0;        // achieved useful TFLOP/s / peak
+  // Analytic minimum HBM traffic of the call's direction (docs/cost.md): forward reads Q, K, V
+  // and writes O; backward reads Q, K, V, O, dO, LSE and writes dQ, dK, dV; K and V at Hkv;
+  // a materialising path adds its score-matrix passes.
+  double bytes_moved = 0;          // bytes_read + bytes_written
+  double bytes_read = 0, bytes_written = 0;
+  bool bytes_upper_bound = false;  // key tokens known only as B x the longest sequence
+  double bandwidth_gbs = 0;        // achieved: bytes_moved / device time
+  // Roofline bound (docs/cost.md, "Bound verdict"): executed FLOPs per byte against the ridge
+  // point peak / bandwidth; attainable = min(peak, intensity x bandwidth).
+  double arithmetic_intensity = 0;  // flops_executed / bytes_moved, FLOP/byte
+  double ridge_point = 0;           // FLOP/byte where the GPU turns compute-bound
+  std::string bound;                // "compute", "memory", "unknown"
+  double attainable_tflops = 0;
+  double attainable_share = 0;      // achieved executed TFLOP/s / attainable
   int64_t peak_bytes_during = -1;  // max Total Allocated during the call minus the value at its
                                    // start (the call's transient peak); -1 when no memory events
   int64_t allocated_bytes = -1;    // bytes allocated during the call (net of frees)
   int64_t analytic_bytes = 0;      // model: scores+softmax (eager) or O(S) logsumexp (fused)
+};
+
+// Count, mean, median, min, max and population standard deviation of one quantity over the
+// calls of a shape group (the calls where it is known).
+struct Spread {
+  int64_t count = 0;
+  double mean = 0, median = 0, min = 0, max = 0, std = 0;
+};
+
+// One of the slowest calls of a group, with where it ran.
+struct SlowCall {
+  int64_t call = -1, step = -1, layer = -1;
+  double device_time_us = 0;
+};
+
+// The calls that ran the same attention the same way: backend, library, shape, mask ("causal",
+// "sliding_window", a captured pattern, "" none), direction and phase (summary.shape_groups,
+// docs/cost.md "Spread per shape group").
+struct ShapeGroup {
+  std::string backend, library, shape, mask, direction, phase;
+  int64_t count = 0;
+  double total_time_us = 0;
+  Spread device_time_us;
+  Spread tflops;          // useful TFLOP/s
+  bool tflops_upper_bound = false;  // some call's FLOPs are a ceiling (flops_upper_bound)
+  Spread bandwidth_gbs;   // minimum HBM traffic over device time
+  std::vector<SlowCall> slowest;  // up to 3, slowest first
 };
 
 struct LayerCost {
