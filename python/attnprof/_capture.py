@@ -283,6 +283,15 @@ def block_mask_window(mask: Any) -> int:
     return block_mask_causal_window(mask)[1]
 
 
+def block_mask_pattern(mask: Any) -> str:
+    """"sliding_window" or "causal" when the BlockMask's mask_mod is one of them (the useful
+    pairs of the call follow), "" for any other mask_mod."""
+    causal, window = block_mask_causal_window(mask)
+    if not causal:
+        return ""
+    return "sliding_window" if window else "causal"
+
+
 def _best_effort(read_window: Callable[..., Any], *args: Any, default: Any = 0) -> Any:
     """A window is a hint: a mask whose values cannot be read (a mask_mod that needs more than
     index tensors, a meta tensor) has none, and the call's record stays complete."""
@@ -338,7 +347,8 @@ class _MaskFacts:
             out.update(self._cached(("block", id(mask), sq, skv), lambda: {
                 "block_size": [int(b) for b in mask.BLOCK_SIZE],
                 "block_sparsity": float(mask.sparsity()) / 100.0,
-                "window": _best_effort(block_mask_window, mask)}))
+                "window": _best_effort(block_mask_window, mask),
+                "pattern": _best_effort(block_mask_pattern, mask, default="")}))
             return out
         return {"kind": "unknown"}
 

@@ -36,6 +36,12 @@ struct Pairs {
 
 bool materialising(const Call& call) { return materialises_scores(call.backend); }
 
+// A mask handed over as a tensor is applied score by score: the kernel computes every pair
+// whatever the rows hold (only a causal flag or a BlockMask lets it skip work).
+bool mask_tensor(const Call& call) {
+  return call.mask.present && call.mask.kind != "causal_flag" && call.mask.kind != "block_mask";
+}
+
 // The causal flag a kernel's template spells counts like the op's (a serving kernel launched
 // from an op that records no flag).
 bool is_causal(const Call& call) {
@@ -50,7 +56,7 @@ Pairs sequence_pairs(const Call& call, CausalAlignment alignment, int64_t sq, in
   const double full = static_cast<double>(sq) * static_cast<double>(sk);
   Pairs p;
   p.useful = alignment == CausalAlignment::kNone ? full : unmasked_pairs(sq, sk, alignment, window_of(call));
-  if (materialising(call) || alignment == CausalAlignment::kNone) {
+  if (materialising(call) || mask_tensor(call) || alignment == CausalAlignment::kNone) {
     p.executed = full;
     granularity = "full";
   } else if (call.kernel_template && call.kernel_template->tile_m > 0 && call.kernel_template->tile_n > 0) {
