@@ -279,17 +279,11 @@ def block_mask_causal_window(mask: Any) -> tuple[bool, int]:
     return causal_window(lambda i: mask.mask_mod(zero, zero, torch.tensor(i, device=device), keys), sq, skv)
 
 
-def block_mask_window(mask: Any) -> int:
-    return block_mask_causal_window(mask)[1]
-
-
-def block_mask_pattern(mask: Any) -> str:
-    """"sliding_window" or "causal" when the BlockMask's mask_mod is one of them (the useful
-    pairs of the call follow), "" for any other mask_mod."""
-    causal, window = block_mask_causal_window(mask)
-    if not causal:
-        return ""
-    return "sliding_window" if window else "causal"
+def block_mask_window_and_pattern(mask: Any) -> dict:
+    """The window of a BlockMask's mask_mod and its pattern: "sliding_window" or "causal" when
+    it is one of them (the call's useful pairs follow), "" for any other mask_mod; read once."""
+    causal, window = _best_effort(block_mask_causal_window, mask, default=(False, 0))
+    return {"window": window, "pattern": ("sliding_window" if window else "causal") if causal else ""}
 
 
 def _best_effort(read_window: Callable[..., Any], *args: Any, default: Any = 0) -> Any:
@@ -347,8 +341,7 @@ class _MaskFacts:
             out.update(self._cached(("block", id(mask), sq, skv), lambda: {
                 "block_size": [int(b) for b in mask.BLOCK_SIZE],
                 "block_sparsity": float(mask.sparsity()) / 100.0,
-                "window": _best_effort(block_mask_window, mask),
-                "pattern": _best_effort(block_mask_pattern, mask, default="")}))
+                **block_mask_window_and_pattern(mask)}))
             return out
         return {"kind": "unknown"}
 

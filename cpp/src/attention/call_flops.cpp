@@ -207,8 +207,7 @@ CallFlops count_call_flops(const Call& call) {
   }
   // A mask tensor whose rows were not read may hide any number of pairs: every pair it could
   // leave is counted.
-  if (call.mask.present && call.mask.pattern.empty() && call.mask.kind != "causal_flag" &&
-      call.mask.kind != "block_mask") {
+  if (mask_tensor(call) && call.mask.pattern.empty()) {
     f.upper_bound = true;
     if (f.bound_reason.empty()) f.bound_reason = "mask contents not recorded: every pair it could leave is counted";
   }
