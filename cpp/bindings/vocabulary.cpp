@@ -49,6 +49,19 @@ nb::tuple dtypes() {
     row["torch"] = spellings(w.torch);
     row["bytes"] = w.bytes;
     row["rules"] = w.rules;
+    row["verify_tolerance"] = w.verify_tolerance;
+    out.append(row);
+  }
+  return nb::tuple(out);
+}
+
+nb::tuple fix_words() {
+  nb::list out;
+  for (const FixWord& w : kFixWords) {
+    nb::dict row;
+    row["id"] = str(w.id);
+    row["change"] = str(w.change);
+    row["changes_backend"] = w.changes_backend;
     out.append(row);
   }
   return nb::tuple(out);
@@ -70,6 +83,7 @@ void bind_vocabulary(nb::module_& m) {
   m.attr("BACKENDS") = backends();
   m.attr("DTYPES") = dtypes();
   m.attr("FINDING_IDS") = finding_ids();
+  m.attr("FIXES") = fix_words();
   m.attr("INGEST_ISSUE_KINDS") = ingest_issue_kinds();
   m.attr("FORCED_BACKEND_MARKER") = str(kForcedBackendMarker);
 }

@@ -55,6 +55,12 @@ std::string layer_phases_text(const Layer& layer);
 // "Hq/Hkv per rank" note for tensor-parallel runs; "" otherwise.
 std::string heads_scope_text(const SourceInfo& source);
 
+// attnprof.verify's section, shared by the text and Markdown reports: one line on how it was
+// measured, the column names and one row per fix (plain text cells); "" / none without one.
+std::string verification_line(const Report& report);
+std::vector<std::string> verification_columns();
+std::vector<std::vector<std::string>> verification_rows(const Report& report);
+
 // "unknown" for a call or layer whose attention kernels were not recorded, else `time`.
 std::string time_or_unknown(bool unknown, const std::string& time);
 

@@ -18,7 +18,7 @@
 
 namespace attnprof {
 
-inline constexpr const char* kReportSchemaVersion = "1.4";
+inline constexpr const char* kReportSchemaVersion = "1.5";
 
 // Backends are kept as strings in the document; their spellings (backend::k*) and facts are
 // the vocabulary's (vocabulary.h).
@@ -324,6 +324,7 @@ struct Report {
   std::optional<RanksSection> ranks;       // multi-rank comparison
   std::optional<WhatIfSection> whatif;     // attnprof whatif: full vs sliding-window attention
   std::optional<std::vector<UnrecognisedName>> unrecognised;  // attention-like names no catalog knows
+  std::optional<VerificationSection> verification;  // attnprof.verify: fixes measured on the user's model
 };
 
 }  // namespace attnprof

@@ -18,6 +18,13 @@ std::string report_to_json(const Report& report, bool pretty = true, size_t thre
 // schema_version or a newer major version is an error.
 Result<Report> report_from_json(std::string_view text);
 
+// The verification section alone (attnprof.verify builds it in Python, the binding attaches
+// it to the Report); an error names the first bad field.
+Result<VerificationSection> verification_from_json(std::string_view text);
+std::string verification_to_json(const VerificationSection& section);
+Result<FixVerification> fix_verification_from_json(std::string_view text);
+std::string fix_verification_to_json(const FixVerification& fix);
+
 // True when the text looks like a Report rather than a trace: it names "schema_version"
 // (Kineto writes "schemaVersion") and has no "traceEvents". For commands that accept both.
 bool looks_like_report(std::string_view text);

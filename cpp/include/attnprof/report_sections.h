@@ -8,3 +8,4 @@
 #include "attnprof/sections/explanation.h"   // filled by cpp/src/rules
 #include "attnprof/sections/heads.h"         // filled by cpp/src/heads
 #include "attnprof/sections/ranks.h"         // filled by cpp/src/report (multi-rank merge)
+#include "attnprof/sections/verification.h"  // filled by attnprof.verify through cpp/src/verify

@@ -102,18 +102,23 @@ struct DtypeWord {
   // The SDPA rules (cpp/src/rules) reason about it: what `attnprof explain --dtype` and
   // `attnprof matrix --dtypes` accept.
   bool rules;
+  // attnprof.verify: the largest relative output difference (max |a-b| / max |a|) a fix may
+  // cause and still count as giving the same results in this dtype: a few units of the
+  // format's rounding (bf16 has 8 mantissa bits, fp16 11, fp32 24) after a model's worth of
+  // reordered sums (docs/verify.md).
+  double verify_tolerance;
 };
 
 // c10/core/ScalarType.h names; "fnuz" variants are the ROCm fp8 formats.
 inline constexpr std::array<DtypeWord, 6> kDtypeWords = {{
-    {"bf16", {"c10::BFloat16", ""}, {"bfloat16", ""}, "c10::BFloat16", 2, true},
-    {"fp16", {"c10::Half", ""}, {"float16", ""}, "c10::Half", 2, true},
-    {"fp32", {"float", ""}, {"float32", ""}, "float", 4, true},
-    {"fp64", {"double", ""}, {"float64", ""}, "double", 8, true},
+    {"bf16", {"c10::BFloat16", ""}, {"bfloat16", ""}, "c10::BFloat16", 2, true, 3e-2},
+    {"fp16", {"c10::Half", ""}, {"float16", ""}, "c10::Half", 2, true, 1e-2},
+    {"fp32", {"float", ""}, {"float32", ""}, "float", 4, true, 1e-3},
+    {"fp64", {"double", ""}, {"float64", ""}, "double", 8, true, 1e-9},
     {"fp8_e4m3", {"c10::Float8_e4m3fn", "c10::Float8_e4m3fnuz"}, {"float8_e4m3fn", "float8_e4m3fnuz"},
-     "c10::Float8_e4m3fn", 1, true},
+     "c10::Float8_e4m3fn", 1, true, 0.15},
     {"fp8_e5m2", {"c10::Float8_e5m2", "c10::Float8_e5m2fnuz"}, {"float8_e5m2", "float8_e5m2fnuz"},
-     "c10::Float8_e5m2", 1, false},
+     "c10::Float8_e5m2", 1, false, 0.3},
 }};
 
 // The row of a Report dtype spelling; nullptr when unknown.
@@ -387,6 +392,48 @@ inline constexpr const char* kRecompute = "calls.recompute";
 inline constexpr const char* kTensorParallel = "steps.tensor_parallel";
 inline constexpr const char* kAttentionCandidates = "attention.candidates";
 }  // namespace finding
+
+// Fixes attnprof.verify applies in the user's process (python/attnprof/verify.py), each mapped
+// from a finding's rule id (verify stage, plan_fixes), never from its text.
+namespace fix {
+inline constexpr const char* kUseSdpa = "use_sdpa";
+inline constexpr const char* kUnforceBackend = "unforce_backend";
+inline constexpr const char* kIsCausal = "is_causal";
+inline constexpr const char* kFlexAttention = "flex_attention";
+inline constexpr const char* kAutocastBf16 = "autocast_bf16";
+inline constexpr const char* kManual = "manual";
+}  // namespace fix
+
+struct FixWord {
+  std::string_view id;
+  std::string_view change;  // what verify changes, for every output
+  // Whether the fix exists to change the backend: when the same backends run after it, it
+  // did not take effect (the change was undone inside the model's code).
+  bool changes_backend;
+};
+
+inline constexpr std::array<FixWord, 6> kFixWords = {{
+    {fix::kUseSdpa, "attention through torch.nn.functional.scaled_dot_product_attention (attn_implementation=\"sdpa\")", true},
+    {fix::kUnforceBackend, "every SDPA backend enabled (sdpa_kernel of all backends) so SDPA picks its own", true},
+    {fix::kIsCausal, "a materialised causal mask passed as is_causal=True instead", false},
+    {fix::kFlexAttention, "attn_implementation=\"flex_attention\": the mask as a FlexAttention block mask", true},
+    {fix::kAutocastBf16, "the forward under torch.autocast(dtype=torch.bfloat16)", false},
+    {fix::kManual, "nothing: the finding's fix needs a change to the code or the inputs", false},
+}};
+
+constexpr const FixWord* fix_word(std::string_view id) {
+  for (const FixWord& w : kFixWords)
+    if (w.id == id) return &w;
+  return nullptr;
+}
+
+// The verdict of one verified fix (sections/verification.h; docs/verify.md).
+namespace verdict {
+inline constexpr const char* kConfirmed = "confirmed";
+inline constexpr const char* kNoGain = "no_gain";
+inline constexpr const char* kChangesResults = "changes_results";
+inline constexpr const char* kNotApplicable = "not_applicable";
+}  // namespace verdict
 
 struct FindingWord {
   std::string_view id;     // finding::k*

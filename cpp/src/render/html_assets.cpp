@@ -47,6 +47,9 @@ table.grid th { background: #f2f4f7; }
 .tab { border: 1px solid var(--line); background: #fff; border-radius: 6px; padding: 4px 10px; cursor: pointer; }
 .tab.active { background: #1d2330; color: #fff; }
 ol.findings { padding-left: 20px; }
+p.verified { font-weight: 600; }
+p.verdict-confirmed { color: #1a7f37; }
+p.verdict-changes_results { color: #b42318; }
 .finding p { margin: 2px 0 6px; }
 .sev { display: inline-block; min-width: 56px; margin-right: 8px; padding: 0 6px; border-radius: 4px; background: #e9ecef; font-size: 12px; text-align: center; }
 .sev-high .sev { background: #d64541; color: #fff; }
@@ -325,6 +328,13 @@ const char* const kDashboardJs = R"attnprof_js(
     return s;
   };
 
+  const verificationSection = (run) => {
+    const v = run.verification;
+    const s = section('verification', 'Verified fixes', v.line);
+    s.appendChild(table(v.columns, v.rows));
+    return s;
+  };
+
   const ranksSection = (run) => {
     const s = section('ranks', 'Ranks', 'Attention time per rank; slowest/median = ' + run.ranks.slowest_over_median.toFixed(2) + '.');
     s.appendChild(barChart(run.ranks.rows.map((r) => ({ label: 'rank ' + r.rank, value: r.us, color: r.rank === run.ranks.slowest ? COLORS.eager : SERIES[0],
@@ -341,6 +351,7 @@ const char* const kDashboardJs = R"attnprof_js(
       li.appendChild(el('strong', null, f.title));
       if (f.gain > 0) li.appendChild(el('span', { class: 'gain' }, '~' + f.gain.toFixed(1) + '\u00d7'));
       li.appendChild(el('p', null, f.detail));
+      if (f.verified) li.appendChild(el('p', { class: 'verified verdict-' + f.verdict.replace(/[^a-z_]/g, '') }, f.verified));
       const meta = [f.rule ? 'rule ' + f.rule : '', f.layers.length ? 'layers ' + f.layers.join(', ') : ''].filter((x) => x).join(' \u00b7 ');
       if (meta) li.appendChild(el('p', { class: 'note' }, meta));
     }

@@ -55,7 +55,8 @@ std::string default_label(const Report& r, size_t index) {
 }
 
 constexpr const char* kSections[] = {"summary", "steps", "activation-map", "model-graph", "roofline", "spread", "memory",
-                                     "scaling", "heads", "advice", "ranks", "whatif", "diff", "findings"};
+                                     "scaling", "heads", "advice", "ranks", "whatif", "verification", "diff",
+                                     "findings"};
 
 // The diff verdict as the page shows it; a text that is not JSON cannot come from diff_to_json.
 nlohmann::json diff_data(const std::string& diff_json) {

@@ -271,6 +271,9 @@ json why_lines(const Report& report, const json& run) {
                    "attnprof heads TRACE gives sliding-window verdicts.";
   if (run["advice"].is_null())
     why["advice"] = "Backend advice needs forced-backend traces (*_force_<backend>*) given to attnprof scale.";
+  if (run["verification"].is_null())
+    why["verification"] = "No fix was verified: attnprof.verify(model, inputs) applies each suggested fix to the model "
+                          "and times it against the unchanged model (docs/verify.md).";
   if (run["ranks"].is_null()) why["ranks"] = "One trace: analyze a directory of per-rank traces to compare ranks.";
   if (run["whatif"].is_null())
     why["whatif"] = "attnprof whatif --lengths FILE --model NAME --window W compares full and sliding-window "
@@ -306,6 +309,17 @@ json fit_curve(const FitTerm& fit, double from, double to) {
   return points;
 }
 
+namespace {
+
+// The verification table as the text and Markdown reports print it (verification_rows).
+json verification_view(const Report& report) {
+  if (!report.verification) return nullptr;
+  return {{"line", verification_line(report)}, {"columns", verification_columns()},
+          {"rows", verification_rows(report)}};
+}
+
+}  // namespace
+
 void add_section_views(json& run, const Report& report) {
   run["roofline_calls"] = roofline_calls(report);
   run["spread"] = spread_view(report);
@@ -315,6 +329,7 @@ void add_section_views(json& run, const Report& report) {
   run["heads"] = heads ? heads_view(*report.heads) : json(nullptr);
   run["whatif"] = report.whatif ? whatif_view(*report.whatif) : json(nullptr);
   run["steps"] = steps_view(report);
+  run["verification"] = verification_view(report);
   run["why"] = why_lines(report, run);
 }
 

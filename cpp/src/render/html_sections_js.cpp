@@ -444,6 +444,7 @@ const char* const kDashboardPageJs = R"attnprof_js(
     'advice': drawnOrWhy('advice', adviceSection, 'Backend advice'),
     'ranks': drawnOrWhy('ranks', ranksSection, 'Ranks'),
     'whatif': whatifSection,
+    'verification': drawnOrWhy('verification', verificationSection, 'Verified fixes'),
     'findings': findingsSection,
   };
   const app = document.getElementById('app');

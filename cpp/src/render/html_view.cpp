@@ -213,9 +213,12 @@ const LayerDelta* layer_delta(const DiffVerdict& verdict, int64_t layer) {
 
 json findings_view(const Report& report) {
   json rows = json::array();
-  for (const Finding& f : report.findings)
+  for (const Finding& f : report.findings) {
+    const FixVerification* v = verification_of(report, f);
     rows.push_back({{"severity", f.severity}, {"title", f.title}, {"detail", f.detail},
-                    {"rule", f.rule}, {"layers", f.layers}, {"gain", f.expected_gain}});
+                    {"rule", f.rule}, {"layers", f.layers}, {"gain", f.expected_gain},
+                    {"verified", v ? verification_mark(*v) : ""}, {"verdict", v ? v->verdict : ""}});
+  }
   return rows;
 }
 

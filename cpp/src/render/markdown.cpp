@@ -197,8 +197,15 @@ std::string render_markdown(const ReportView& v) {
 
   if (!r.findings.empty()) {
     out += "\n## Findings\n\n";
-    for (const Finding& f : r.findings)
-      out += fmt::format("- **{}** {}: {}\n", md_escape(f.severity), md_escape(f.title), md_escape(f.detail));
+    for (const Finding& f : r.findings) {
+      const FixVerification* verified = verification_of(r, f);
+      out += fmt::format("- **{}** {}: {}{}\n", md_escape(f.severity), md_escape(f.title), md_escape(f.detail),
+                         verified ? " **" + md_escape(verification_mark(*verified)) + "**" : "");
+    }
+  }
+  if (r.verification) {
+    out += "\n## Verified fixes\n\n" + md_escape(verification_line(r)) + "\n\n" + header_row(verification_columns());
+    for (const auto& cells : verification_rows(r)) out += escaped_row(cells);
   }
   if (!cost.empty()) out += "\n## Cost\n\n" + cost;
   out += heads_markdown(r);

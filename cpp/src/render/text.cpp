@@ -145,8 +145,25 @@ std::string no_calls_text(const Report& r) {
 std::string findings(const Report& r) {
   if (r.findings.empty()) return "";
   std::string out = "\nFindings:\n";
-  for (const Finding& f : r.findings) out += fmt::format("  [{}] {}\n      {}\n", f.severity, f.title, f.detail);
+  for (const Finding& f : r.findings) {
+    out += fmt::format("  [{}] {}\n      {}\n", f.severity, f.title, f.detail);
+    if (const FixVerification* v = verification_of(r, f)) out += "      " + verification_mark(*v) + "\n";
+  }
   return out;
+}
+
+// attnprof.verify's measured fixes: the table, then why each got its verdict.
+std::string verification_text(const Report& r) {
+  if (!r.verification) return "";
+  std::vector<std::vector<std::string>> rows = verification_rows(r);
+  std::vector<std::string> columns = verification_columns();
+  std::string why;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    why += fmt::format("  {}: {}\n", rows[i].front(), rows[i].back());
+    rows[i].pop_back();
+  }
+  columns.pop_back();
+  return "\nVerified fixes (" + verification_line(r) + "):\n" + table(columns, rows) + why;
 }
 
 // Head utilisation and sparsity (cpp/src/heads; formulas in docs/heads.md).
@@ -226,6 +243,7 @@ std::string render_text(const ReportView& view, const TextOptions& options) {
   out += cost.empty() ? "" : "\n" + cost;
   out += explanations(view);
   out += findings(report);
+  out += verification_text(report);
   out += source_notes(report);
   return out;
 }

@@ -158,10 +158,16 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SourceInfo, files, device_name, 
                                                 device_identified_by, device_memory_bytes, versions, assumptions, missing,
                                                 code, tensor_parallel, tensor_parallel_evidence, event_count,
                                                 measured_peaks)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FixVerification, fix, change, finding_rule, layers, applied, verdict,
+                                                reason, manual, pairs, baseline_ms, fixed_ms, speedup, speedup_ci,
+                                                peak_bytes_before, peak_bytes_after, max_abs_diff, max_rel_diff,
+                                                tolerance, dtype, predicted_speedup, backends_before, backends_after)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VerificationSection, device, timer, load_average, warmup, model, fixes)
 // The calls are most of a Report (18 MiB of its 19 at 1 GB): report_to_json writes them one
 // at a time and the other fields as one tree, so they are named apart here.
 #define ATTNPROF_REPORT_FIELDS_BUT_CALLS \
-  schema_version, tool_version, source, steps, layers, summary, findings, scaling, advice, heads, ranks, whatif, unrecognised
+  schema_version, tool_version, source, steps, layers, summary, findings, scaling, advice, heads, ranks, whatif, unrecognised, \
+  verification
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Report, calls, ATTNPROF_REPORT_FIELDS_BUT_CALLS)
 
 namespace {
@@ -274,6 +280,31 @@ Result<Report> report_from_json(std::string_view text) {
     return make_error(ErrorCode::kMalformedJson, "report has a bad " + json_error_text(e));
   }
 }
+
+namespace {
+
+template <typename T>
+Result<T> section_from_json(std::string_view text, const char* what) {
+  auto parsed = parse_json_input(text, "", what);
+  if (!parsed) return parsed.error();
+  if (!parsed->is_object()) return make_error(ErrorCode::kMalformedJson, std::string(what) + " is not a JSON object");
+  try {
+    return parsed->template get<T>();
+  } catch (const nlohmann::json::exception& e) {
+    return make_error(ErrorCode::kMalformedJson, std::string(what) + " has a bad " + json_error_text(e));
+  }
+}
+
+}  // namespace
+
+Result<VerificationSection> verification_from_json(std::string_view text) {
+  return section_from_json<VerificationSection>(text, "verification section");
+}
+std::string verification_to_json(const VerificationSection& section) { return Json(section).dump(); }
+Result<FixVerification> fix_verification_from_json(std::string_view text) {
+  return section_from_json<FixVerification>(text, "fix verification");
+}
+std::string fix_verification_to_json(const FixVerification& fix) { return Json(fix).dump(); }
 
 bool looks_like_report(std::string_view text) {
   // Keys are written sorted, so "schema_version" is not at the start; a Kineto trace spells
