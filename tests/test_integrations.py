@@ -200,3 +200,23 @@ def test_pipeline_under_attnprof_profile_names_its_model_modules():
     assert len(report.calls) == layers
     # BertModel's own attribute names: encoder.layer.<i>.attention.self
     assert modules_of(report) == {f"encoder.layer.{i}.attention.self" for i in range(layers)}
+
+
+def test_trainer_callback_with_verify_measures_the_suggested_fix_once_at_the_end(tmp_path):
+    model = tiny_llama()
+    model.set_attn_implementation("eager")
+    data = [{"input_ids": row, "labels": row} for row in token_batches(1, batch=4)[0]]
+    args = tf.TrainingArguments(output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=2,
+                                report_to=[], use_cpu=True, save_strategy="no", seed=0, disable_tqdm=True,
+                                dataloader_num_workers=0)
+    trainer = tf.Trainer(model=model, args=args, train_dataset=data)
+    callback = AttentionProfilerCallback(trainer, wait=0, warmup=1, active=1, activities=CPU, verify=True,
+                                         verify_options={"fixes": ["use_sdpa"], "repeats": 3})
+    trainer.add_callback(callback)
+    trainer.train()
+    fix = callback.verification.data["verification"]["fixes"][0]
+    assert fix["fix"] == "use_sdpa" and fix["applied"] and fix["backends_before"] == ["eager"]
+    assert fix["finding_rule"] == "rules.eager_attention"  # it answers the profiled step's finding
+    saved = json.loads((tmp_path / "attnprof" / "verified.report.json").read_text())
+    assert saved["verification"]["fixes"][0]["verdict"] == fix["verdict"]
+    assert model.config._attn_implementation == "eager" and model.training

@@ -3,6 +3,8 @@
 // argument conversion here; the planning and judging live in cpp/src/verify.
 #include <nanobind/stl/string.h>
 
+#include "attnprof/cost.h"
+#include "attnprof/ingest.h"
 #include "attnprof/report_json.h"
 #include "attnprof/verify.h"
 #include "binding.h"
@@ -36,7 +38,25 @@ std::string with_verification(const std::string& report_json, const std::string&
   return report_to_json(report, /*pretty=*/false);
 }
 
+// The allocator's view of one profiled forward (profile_memory=True): what it held before, its
+// peak, and the peak above what it held before (the forward's own), -1 each when unrecorded.
+nb::dict pass_memory_of(const std::string& trace_path) {
+  Result<Trace> trace = [&] {
+    nb::gil_scoped_release release;
+    return load_trace(trace_path);
+  }();
+  if (!trace) throw nb::value_error(trace.error().message.c_str());
+  const PassMemory p = pass_memory(*trace);
+  nb::dict out;
+  out["baseline_bytes"] = p.baseline_bytes;
+  out["peak_allocated_bytes"] = p.peak_allocated_bytes;
+  out["peak_activation_bytes"] = p.peak_activation_bytes;
+  return out;
+}
+
 void bind_verify(nb::module_& m) {
+  m.def("pass_memory", &pass_memory_of, nb::arg("trace_path"),
+        "Allocated bytes before, at the peak and above the start of a trace profiled with profile_memory=True");
   m.def("plan_fixes", &plan_fixes_json, nb::arg("report_json"),
         "The fixes a Report's findings call for (attnprof.verify), as a JSON list");
   m.def("judge_fix", &judge_fix_json, nb::arg("measurement_json"),

@@ -17,3 +17,4 @@ from .sweep import sweep
 from . import heads  # noqa: E402,F401  (attnprof.heads: Q/K/V capture -> per-head statistics)
 from .compare import compare, DiffVerdict  # noqa: E402  (attnprof.compare: `attnprof diff` in Python)
 from . import testing  # noqa: E402,F401  (attnprof.testing.assert_no_attention_regression)
+from .verify import verify  # noqa: E402  (attnprof.verify: each suggested fix measured on the model)

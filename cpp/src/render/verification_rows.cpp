@@ -42,12 +42,12 @@ std::vector<std::vector<std::string>> verification_rows(const Report& report) {
   for (const FixVerification& f : report.verification->fixes) {
     const bool measured = f.pairs > 0;
     rows.push_back({f.fix, f.layers.empty() ? "-" : format_layer_ranges(f.layers), f.verdict, measured_text(f),
-                    f.predicted_speedup > 0 ? fmt::format("~{:.1f}x", f.predicted_speedup) : "-",
+                    f.predicted_speedup > 0 ? fmt::format("~{:.1f}x", f.predicted_speedup) : "not estimated",
                     measured ? fmt::format("{:.2f}", f.baseline_ms) : "-",
                     measured ? fmt::format("{:.2f}", f.fixed_ms) : "-",
                     measured ? fmt::format("{:.2g} (tol {:.0g})", f.max_rel_diff, f.tolerance) : "-",
                     measured ? backends_text(f.backends_before) + " -> " + backends_text(f.backends_after) : "-",
-                    f.peak_bytes_before > 0 || f.peak_bytes_after > 0
+                    measured && (f.peak_bytes_before > 0 || f.peak_bytes_after > 0)
                         ? format_bytes(static_cast<double>(f.peak_bytes_before)) + " -> " +
                               format_bytes(static_cast<double>(f.peak_bytes_after))
                         : "-",

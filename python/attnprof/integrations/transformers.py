@@ -57,11 +57,19 @@ class AttentionProfilerCallback(TrainerCallback):
     warm-up step of a window to its last active step: the other steps run exactly as without
     the callback. ``profiler_kwargs`` go to ``attnprof.profile`` (``activities``,
     ``record_shapes``, ``profile_memory``, ``with_stack``, ``heads`` ...).
+
+    With ``verify=True``, once training ends, ``attnprof.verify`` applies each fix the last
+    profiled step's findings suggest to the model, timed on the first training batch
+    (``verify_options`` go to it: ``fixes``, ``repeats``, ``warmup``), and writes
+    ``verified.report.json`` and ``verified.html`` beside the steps' files (``self.verification``).
     """
 
     def __init__(self, trainer: Any, *, wait: int = 1, warmup: int = 1, active: int = 2, repeat: int = 1,
-                 skip_first: int = 0, output_dir: str | os.PathLike | None = None, **profiler_kwargs: Any) -> None:
+                 skip_first: int = 0, output_dir: str | os.PathLike | None = None, verify: bool = False,
+                 verify_options: dict | None = None, **profiler_kwargs: Any) -> None:
         self.trainer = trainer
+        self.verify, self.verify_options = verify, dict(verify_options or {})
+        self.verification: AttentionReport | None = None
         self.output_dir = None if output_dir is None else os.fspath(output_dir)
         self.profiler_kwargs = {"record_shapes": True, "profile_memory": True, **profiler_kwargs}
         self._action = per_step_schedule(wait, warmup, active, repeat, skip_first)
@@ -96,6 +104,28 @@ class AttentionProfilerCallback(TrainerCallback):
         if self._prof is not None:  # training ended inside a window: save what was recorded
             self._close()
             self._log_pending(control)
+        if self.verify:
+            self._verify_fixes()
+
+    # ---- verification at the end ---------------------------------------------------------------
+
+    def _verify_fixes(self) -> None:
+        from ..verify import verify
+        model = self.trainer.model
+        device = next(model.parameters()).device
+        batch = next(iter(self.trainer.get_train_dataloader()))
+        inputs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+        latest = self.reports[max(self.reports)] if self.reports else None
+        try:
+            report = verify(model, inputs, report=latest, **self.verify_options)
+        except (ValueError, TypeError, RuntimeError) as e:  # training is done; its Reports stand
+            warnings.warn(f"attnprof: verifying the fixes failed ({type(e).__name__}: {e})", RuntimeWarning,
+                          stacklevel=2)
+            return
+        base = os.path.join(os.path.dirname(self._paths()), "verified" + self._rank_suffix())
+        report.save_json(base + ".report.json")
+        report.save_html(base + ".html")
+        self.verification = report
 
     # ---- one profiled step --------------------------------------------------------------------
 
@@ -106,9 +136,12 @@ class AttentionProfilerCallback(TrainerCallback):
     def _paths(self) -> str:
         args = self.trainer.args
         root = self.output_dir or os.path.join(args.output_dir, "attnprof")
-        rank = f"-rank-{args.process_index}" if args.world_size > 1 else ""
         os.makedirs(root, exist_ok=True)
-        return os.path.join(root, f"step-{self._step}{rank}")
+        return os.path.join(root, f"step-{self._step}{self._rank_suffix()}")
+
+    def _rank_suffix(self) -> str:
+        args = self.trainer.args
+        return f"-rank-{args.process_index}" if args.world_size > 1 else ""
 
     def _trace_ready(self, prof: profile) -> None:
         base = self._paths()
