@@ -3,6 +3,7 @@ verdict kind, the output check, and the model left as it was."""
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 
 import pytest
@@ -153,3 +154,27 @@ def test_causal_mask_accepts_bool_and_additive_causal_masks_only():
     assert not causal_mask(tril, 4, 5)                       # not square: is_causal aligns differently
     assert not causal_mask(torch.ones(4, 4, dtype=torch.bool), 4, 4)  # keeps everything
     assert not causal_mask(additive + 0.5 * tril, 4, 4)      # a bias on the kept scores
+
+
+def test_saved_gains_become_the_expected_gain_of_the_same_finding_in_later_reports(tmp_path, run_cli):
+    gains = tmp_path / "gains.json"
+    model, inputs = llama("eager"), {"input_ids": ids(512)}
+    verified = fixes(attnprof.verify(model, inputs, fixes=["use_sdpa"], repeats=6, gains=gains))["use_sdpa"]
+    saved = json.loads(gains.read_text())["gains"]
+    assert [(g["fix"], g["from_backend"], g["dtype"], g["device"], g["seq_len"]) for g in saved] == \
+        [("use_sdpa", "eager", "fp32", "cpu", 512)]
+    assert saved[0]["speedup"] == verified["speedup"]
+    with attnprof.profile(activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True) as prof, \
+            torch.no_grad():
+        model(**inputs)
+    trace = tmp_path / "trace.json"
+    prof.export_chrome_trace(str(trace))
+    finding = next(f for f in prof.attention_report(gains=gains).findings if f["rule"] == "rules.eager_attention")
+    assert finding["expected_gain"] == pytest.approx(verified["speedup"])
+    assert "measured on this model by attnprof.verify (LlamaForCausalLM on cpu, S=512" in finding["detail"]
+    out = run_cli("analyze", str(trace), "--gains", str(gains), "--format", "markdown", check_code=0)
+    assert "measured on this model by attnprof.verify" in out.stdout
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"gains": [{"fix": "faster", "speedup": 2, "seq_len": 8}]}')
+    failed = run_cli("analyze", str(trace), "--gains", str(bad))
+    assert failed.returncode != 0 and 'unknown fix "faster"' in failed.stderr

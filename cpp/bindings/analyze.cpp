@@ -25,9 +25,14 @@ Report report_of(const std::string& text) {
 }
 
 std::string analyze_to_json(const std::string& trace_path, const std::string& sidecar_path,
-                            const std::string& torch_version, const std::string& arch) {
+                            const std::string& torch_version, const std::string& arch, const std::string& gains_path) {
   AnalyzeOptions options;
   options.sidecar_path = sidecar_path;
+  if (!gains_path.empty()) {
+    Result<std::vector<rules::MeasuredGain>> gains = load_measured_gains(gains_path);
+    if (!gains) throw nb::value_error(gains.error().message.c_str());
+    options.measured_gains = std::move(*gains);
+  }
   if (!torch_version.empty()) options.torch_version = torch_version;
   if (!arch.empty()) options.arch = arch;
   Result<Report> report = [&] {
@@ -66,8 +71,9 @@ void write_atomic(const std::string& path, const std::string& content) {
 
 void bind_analyze(nb::module_& m) {
   m.def("analyze", &analyze_to_json, nb::arg("trace_path"), nb::arg("sidecar_path") = "",
-        nb::arg("torch_version") = "", nb::arg("arch") = "",
-        "Analyses a trace file (merging the capture sidecar given, or the one beside the trace); "
+        nb::arg("torch_version") = "", nb::arg("arch") = "", nb::arg("gains_path") = "",
+        "Analyses a trace file (merging the capture sidecar given, or the one beside the trace; the expected "
+        "gains from the --gains file given); "
         "returns the Report as compact JSON.");
   m.def("render", &render_as, nb::arg("report_json"), nb::arg("format"),
         "Renders a Report (JSON text) in a format of the registry that is one text: 'json' (pretty), "

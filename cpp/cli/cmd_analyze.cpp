@@ -19,7 +19,7 @@ struct AnalyzeCommandOptions {
   std::vector<std::string> traces;
   OutputOptions outputs;
   std::string stdout_format = "text";
-  std::string torch_version, cudnn_version, arch, gpu_spec;
+  std::string torch_version, cudnn_version, arch, gpu_spec, gains;
   size_t threads = 0;
 };
 
@@ -51,6 +51,11 @@ int run_analyze(const AnalyzeCommandOptions& o) {
     Result<MeasuredPeaks> peaks = load_measured_peaks(o.gpu_spec);
     if (!peaks) fail("analyze", peaks.error());
     options.measured_peaks = std::move(*peaks);
+  }
+  if (!o.gains.empty()) {
+    Result<std::vector<rules::MeasuredGain>> gains = load_measured_gains(o.gains);
+    if (!gains) fail("analyze", gains.error());
+    options.measured_gains = std::move(*gains);
   }
   // Every trace is read before anything is written: bad input leaves no output file.
   std::vector<Report> reports;
@@ -109,6 +114,10 @@ void setup_analyze(CLI::App& app) {
                   "JSON file of ceilings you measured on your GPU, replacing the datasheet peaks of the roofline and "
                   "the compute/memory-bound verdicts: {\"bandwidth_gbs\": 4000, \"tflops\": {\"bf16\": 700}} "
                   "(fields: name, bandwidth_gbs, tflops.bf16/fp16/fp8/tf32/fp32; docs/cost.md)");
+  cmd->add_option("--gains", o->gains,
+                  "JSON file of gains attnprof.verify measured on your model (attnprof.verify(..., gains=FILE)): "
+                  "the findings' expected gains then come from your measurements where the fix, backend, dtype and "
+                  "device match and the sequence length is within 2x (docs/verify.md)");
   cmd->add_option("--threads", o->threads,
                   "threads parsing each trace file, the reading thread included: 0 = measured (default): after "
                   "0.1 s of parsing alone, one worker per core the machine left idle, at most 8, none when under "

@@ -65,10 +65,12 @@ def formats() -> list[tuple[str, str]]:
 
 
 def analyze_path(trace_path: str | os.PathLike, sidecar: str | os.PathLike | None = None,
-                 torch_version: str | None = None, arch: str | None = None) -> AttentionReport:
-    """Trace file (+ capture sidecar beside it, or the one given) -> AttentionReport."""
+                 torch_version: str | None = None, arch: str | None = None,
+                 gains: str | os.PathLike | None = None) -> AttentionReport:
+    """Trace file (+ capture sidecar beside it, or the one given) -> AttentionReport. ``gains``:
+    a file attnprof.verify(gains=...) wrote; the findings' expected gains then prefer it."""
     return AttentionReport(_core.analyze(str(trace_path), "" if sidecar is None else str(sidecar),
-                                         torch_version or "", arch or ""))
+                                         torch_version or "", arch or "", "" if gains is None else os.fspath(gains)))
 
 
 def export_once(prof: torch.profiler.profile) -> str:

@@ -347,6 +347,38 @@ def _plans(report: AttentionReport, wanted: list[str] | None) -> list[dict]:
     return [next((p for p in planned if p["fix"] == f), {"fix": f, "finding_rule": "", "layers": []}) for f in wanted]
 
 
+# ---- saved gains -----------------------------------------------------------------------------
+
+def _gain_entries(plans: list[dict], verified: list[dict], model: str) -> list[dict]:
+    """The fixes measured with equal results, keyed as the core planned them (FixPlan: backend,
+    dtype, length and device of the finding's calls); a finding without one key is not saved."""
+    entries = []
+    for plan, v in zip(plans, verified):
+        if v["verdict"] not in ("confirmed", "no_gain") or not (plan.get("from_backend") and plan.get("dtype")
+                                                                 and plan.get("seq_len") and plan.get("device")):
+            continue
+        before, after = v.get("peak_bytes_before", 0), v.get("peak_bytes_after", 0)
+        entries.append({"fix": v["fix"], "from_backend": plan["from_backend"], "dtype": plan["dtype"],
+                        "device": plan["device"], "seq_len": plan["seq_len"], "speedup": v["speedup"],
+                        "speedup_ci": v["speedup_ci"], "memory_ratio": before / after if before > 0 and after > 0 else 0.0,
+                        "model": model})
+    return entries
+
+
+def save_gains(path: str | os.PathLike, entries: list[dict]) -> None:
+    """Adds the entries to a gains file (created when absent), replacing an entry of the same
+    fix, backend, dtype, device, length and model; written atomically."""
+    path = os.fspath(path)
+    gains: list[dict] = []
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            gains = json.load(f).get("gains", [])
+    key = lambda g: (g["fix"], g["from_backend"], g["dtype"], g["device"], g["seq_len"], g.get("model", ""))  # noqa: E731
+    fresh = {key(e) for e in entries}
+    gains = [g for g in gains if key(g) not in fresh] + entries
+    _core.write_file_atomic(path, json.dumps({"gains": gains}, indent=2) + "\n")
+
+
 class _Restored:
     """The model's training flag, restored after verify (it runs the model in eval mode)."""
 
@@ -362,7 +394,7 @@ class _Restored:
 
 def verify(model: torch.nn.Module, inputs: Any, report: AttentionReport | None = None,
            fixes: str | Sequence[str] = "auto", repeats: int = 10, warmup: int = 2,
-           progress: bool = False) -> AttentionReport:
+           gains: str | os.PathLike | None = None, progress: bool = False) -> AttentionReport:
     """Applies each fix the findings call for (``fixes="auto"``) or the fixes named
     (ids of ``attnprof._core.FIXES``: use_sdpa, unforce_backend, is_causal, flex_attention,
     autocast_bf16), times the model with and without it in alternating pairs,
@@ -370,7 +402,9 @@ def verify(model: torch.nn.Module, inputs: Any, report: AttentionReport | None =
 
     ``report``: the model's Report from ``attnprof.profile`` (profiled here when None). The
     model runs in eval mode under ``torch.no_grad()``; it and its attention implementation are
-    left as they were."""
+    left as they were. ``gains``: a file the measured gains are added to; ``attnprof analyze
+    --gains FILE`` and ``attnprof.analyze(..., gains=FILE)`` then prefer them to the fixture
+    estimates for matching calls."""
     if repeats < 2:
         raise ValueError("attnprof.verify: repeats must be at least 2 (an interval needs pairs)")
     wanted = _wanted(fixes)
@@ -395,7 +429,9 @@ def verify(model: torch.nn.Module, inputs: Any, report: AttentionReport | None =
     section = {"device": str(device) if device.type != "cuda" else f"{device} ({torch.cuda.get_device_name(device)})",
                "timer": clock.name, "load_average": _load_average(), "warmup": warmup,
                "model": type(model).__name__, "fixes": measured}
+    if gains is not None:
+        save_gains(gains, _gain_entries(plans, measured, type(model).__name__))
     return AttentionReport(_core.with_verification(report.to_json(), json.dumps(section)))
 
 
-__all__ = ["verify", "FIX_IDS", "NotApplicable", "causal_mask"]
+__all__ = ["verify", "FIX_IDS", "NotApplicable", "causal_mask", "save_gains"]

@@ -14,6 +14,7 @@
 #include "attnprof/hw.h"
 #include "attnprof/ingest.h"
 #include "attnprof/report.h"
+#include "attnprof/rules.h"
 #include "attnprof/trace.h"
 
 namespace attnprof {
@@ -28,7 +29,14 @@ struct AnalyzeOptions {
   size_t ingest_threads = 0;  // threads parsing one trace file (IngestOptions::threads; 0 = one per core)
   size_t tail_threads = 1;    // threads of the stages after ingest (trace index); analyze_file sets it (FreeCoresProbe)
   std::optional<MeasuredPeaks> measured_peaks;  // --gpu-spec FILE: replaces the datasheet's ceilings
+  std::vector<rules::MeasuredGain> measured_gains;  // --gains FILE: the user's verified gains (docs/verify.md)
 };
+
+// A --gains document, as attnprof.verify(gains=FILE) writes it: {"gains": [{"fix", "from_backend",
+// "dtype", "device", "seq_len", "speedup", "speedup_ci", "memory_ratio", "model"}, ...]}; an error
+// names the first bad entry.
+Result<std::vector<rules::MeasuredGain>> parse_measured_gains(std::string_view json_text, const std::string& path);
+Result<std::vector<rules::MeasuredGain>> load_measured_gains(const std::string& path);
 
 // A --gpu-spec document: {"name": "...", "bandwidth_gbs": N, "tflops": {"bf16": N, "fp16": N,
 // "fp8": N, "tf32": N, "fp32": N}}, every number positive; an error names the first bad field.

@@ -19,6 +19,10 @@ std::string shape_text(const Shape& shape);
 // assumptions. Empty for a call without one.
 std::vector<std::string> explanation_lines(const Call& call);
 
+// "~2.8x faster, ~2.2x less activation memory (basis)" (the memory part only where estimated);
+// "" when no gain is estimated.
+std::string expected_gain_text(const Explanation& e);
+
 // The lines of explanation_lines that say why the call did not run one of `backends`: each
 // failed rule of those backends; when the rules rejected none of them, the consistency note
 // and the fix. Empty for a call without an explanation.

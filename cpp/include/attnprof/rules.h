@@ -147,10 +147,30 @@ struct Gain {
 Gain expected_gain(std::string_view from_backend, std::string_view to_backend, int64_t seq_len,
                    std::string_view dtype);
 
+// A gain attnprof.verify measured on the user's own model (a --gains FILE entry, docs/verify.md):
+// the fix, the backend and dtype it started from, the device and the sequence length.
+struct MeasuredGain {
+  std::string fix;           // fix::k*
+  std::string from_backend;  // the calls' backend before the fix ("eager", "math")
+  std::string dtype;
+  std::string device;        // the Report's device: SourceInfo::device_name, else its arch ("cpu")
+  int64_t seq_len = 0;
+  double speedup = 0;
+  std::vector<double> speedup_ci;
+  double memory_ratio = 0;   // peak memory before / after; 0 = not measured
+  std::string model;         // the model's class, for the basis text
+};
+
+// The user's measurement for a call: same fix, starting backend, dtype and device, at the
+// nearest measured sequence length within a factor of 2; nullopt when none matches.
+std::optional<Gain> user_gain(std::span<const MeasuredGain> gains, std::string_view fix, std::string_view from_backend,
+                              int64_t seq_len, std::string_view dtype, std::string_view device);
+
 struct ExplainOptions {
   std::string torch_version;  // "" = unknown
   std::string cudnn_version;
   std::string arch;
+  std::vector<MeasuredGain> gains;  // preferred over the fixture table where they match
 };
 
 // What the rules say about a run's calls: the Explanation of each SDPA / eager call (parallel

@@ -20,6 +20,12 @@ struct FixPlan {
   double predicted_speedup = 0;  // the finding's expected gain
   std::string backend;        // unforce_backend: the forced SDPBackend member ("MATH"); "" otherwise
   std::string manual;         // fix::kManual: what to do by hand (the finding's own advice)
+  // What a saved gain of this fix is matched on (rules::MeasuredGain): the backend and dtype of
+  // the finding's forward calls ("" when they differ), their longest query, the Report's device.
+  std::string from_backend;
+  std::string dtype;
+  int64_t seq_len = 0;
+  std::string device;
 };
 
 // The fixes a Report's findings call for, one per finding that names something to change, in

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <utility>
 #include <span>
 #include <string_view>
 
@@ -425,6 +426,31 @@ constexpr const FixWord* fix_word(std::string_view id) {
   for (const FixWord& w : kFixWords)
     if (w.id == id) return &w;
   return nullptr;
+}
+
+// The fix that answers a finding, by its rule id; "" for findings that report without asking for
+// a change (roofline, memory share, steps, ...). A rules finding whose first rejection is the
+// dtype ("flash.dtype") asks for half precision; the changes verify cannot make in the
+// process (the inputs: padding, documents; or the code) are fix::kManual.
+constexpr std::string_view fix_for_finding(std::string_view rule) {
+  constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kFixOfFinding = {{
+      {finding::kEagerAttention, fix::kUseSdpa},
+      {finding::kForcedBackend, fix::kUnforceBackend},
+      {finding::kCausalMask, fix::kIsCausal},
+      {finding::kSlidingWindow, fix::kFlexAttention},
+      {finding::kPaddingMask, fix::kManual},
+      {finding::kBlockMask, fix::kManual},
+      {finding::kArbitraryMask, fix::kManual},
+      {finding::kBiasMask, fix::kManual},
+      {finding::kNonKernelTime, fix::kManual},
+      {finding::kRecompute, fix::kManual},
+  }};
+  for (const auto& [finding_id, fix_id] : kFixOfFinding)
+    if (finding_id == rule) return fix_id;
+  constexpr std::string_view kDtypeRule = ".dtype";
+  if (rule.size() > kDtypeRule.size() && rule.substr(rule.size() - kDtypeRule.size()) == kDtypeRule)
+    return fix::kAutocastBf16;
+  return "";
 }
 
 // The verdict of one verified fix (sections/verification.h; docs/verify.md).

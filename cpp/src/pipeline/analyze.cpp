@@ -229,7 +229,7 @@ Report analyze_trace(const Trace& trace, const AnalyzeOptions& options, const Pr
         return std::pair{rules::explain_calls(  // backend eligibility (cpp/src/rules)
                              report.calls, report.source, report.summary.has_gpu,
                              {options.torch_version.value_or(""), options.cudnn_version.value_or(""),
-                              options.arch.value_or("")}),
+                              options.arch.value_or(""), options.measured_gains}),
                          window_verdicts(report, trace)};  // sliding-window effectiveness (cpp/src/heads)
       });
   CostSection cost =  // roofline, memory during each call (cpp/src/analysis)

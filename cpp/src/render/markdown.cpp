@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "attnprof/call_facts.h"
 #include "attnprof/cost_render.h"
 #include "attnprof/output_format.h"
 #include "attnprof/render.h"
@@ -190,9 +191,7 @@ std::string render_markdown(const ReportView& v) {
     if (!e.consistency_note.empty()) fix = e.consistency_note + (fix.empty() ? "" : ". " + fix);
     out += row({std::to_string(c.layer), md_escape(c.backend), md_escape(e.predicted_backend), md_escape(rejected),
                 md_escape(fix),
-                e.expected_speedup > 0 ? md_escape(fmt::format("~{:.1f}x faster, ~{:.1f}x less memory ({})", e.expected_speedup,
-                                                               e.expected_memory_ratio, e.gain_basis))
-                                       : "-"});
+                e.expected_speedup > 0 ? md_escape(expected_gain_text(e)) : "-"});
   }
 
   if (!r.findings.empty()) {

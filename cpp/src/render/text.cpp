@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "attnprof/call_facts.h"
 #include "attnprof/cost_render.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/output_format.h"
@@ -203,8 +204,7 @@ std::string explanation_text(const ExplanationRow& row) {
   if (!e.consistency_note.empty()) text += "\n      " + e.consistency_note;
   if (!e.fix.empty()) text += "\n      fix: " + e.fix;
   if (e.expected_speedup > 0)
-    text += fmt::format("\n      expected: ~{:.1f}x faster, ~{:.1f}x less activation memory ({})", e.expected_speedup,
-                        e.expected_memory_ratio, e.gain_basis);
+    text += "\n      expected: " + expected_gain_text(e);
   return text;
 }
 

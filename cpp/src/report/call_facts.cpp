@@ -7,6 +7,14 @@
 #include <string_view>
 
 namespace attnprof {
+
+std::string expected_gain_text(const Explanation& e) {
+  if (e.expected_speedup <= 0) return "";
+  return fmt::format("~{:.1f}x faster{} ({})", e.expected_speedup,
+                     e.expected_memory_ratio > 0 ? fmt::format(", ~{:.1f}x less activation memory", e.expected_memory_ratio)
+                                                 : "",
+                     e.gain_basis);
+}
 namespace {
 
 bool names_one_of(const std::string& backend, std::span<const std::string> backends) {

@@ -12,6 +12,12 @@ const FixVerification* verification_of(const Report& report, const Finding& find
   return nullptr;
 }
 
+std::string gain_device(const SourceInfo& source, bool has_gpu) {
+  if (!source.device_name.empty()) return source.device_name;
+  if (!source.arch.empty()) return source.arch;
+  return has_gpu ? "" : "cpu";
+}
+
 std::string verification_mark(const FixVerification& v) {
   const std::string ci = v.speedup_ci.size() == 2 ? fmt::format(" ({:.2f}-{:.2f}x)", v.speedup_ci[0], v.speedup_ci[1]) : "";
   if (v.verdict == verdict::kConfirmed)

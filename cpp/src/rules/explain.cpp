@@ -8,6 +8,7 @@
 
 #include "attnprof/report.h"
 #include "attnprof/layer_ranges.h"
+#include "attnprof/call_facts.h"
 #include "attnprof/rules.h"
 
 namespace attnprof::rules {
@@ -255,6 +256,7 @@ Explanation unknown_shape_explanation(const Call& call) {
 
 }  // namespace
 
+
 ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceInfo& source, bool has_gpu,
                                   const ExplainOptions& options) {
   std::vector<std::string> env_assumptions;
@@ -395,6 +397,13 @@ ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceIn
       }
     }
     if (cause_key == "older-order") cause_key.clear();
+    // The user's own measurement of this fix, where one matches, replaces the fixture's.
+    if (const std::optional<Gain> measured = user_gain(options.gains, fix_for_finding(rule_id), call.backend, input.Sq,
+                                                       input.dtype, gain_device(source, has_gpu))) {
+      e.expected_speedup = measured->speedup;
+      e.expected_memory_ratio = measured->memory_ratio;
+      e.gain_basis = measured->basis;
+    }
     if (!cause_key.empty() && call.direction != "backward") {
       auto [it, inserted] = groups.try_emplace(cause_key);
       Group& g = it->second;
@@ -402,9 +411,7 @@ ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceIn
         group_order.push_back(cause_key);
         g = {title_core, severity,
              fmt::format("{}{}{}", e.fix.empty() ? e.consistency_note : e.fix,
-                         e.expected_speedup > 0 ? fmt::format(". Expected ~{:.1f}x faster, ~{:.1f}x less activation memory ({})",
-                                                              e.expected_speedup, e.expected_memory_ratio, e.gain_basis)
-                                                : "",
+                         e.expected_speedup > 0 ? ". Expected " + expected_gain_text(e) : "",
                          e.fix.empty() || e.consistency_note.empty() ? "" : ". " + e.consistency_note),
              rule_id, e.expected_speedup, {}, call.fused ? "" : "unfused:" + call.backend};
       }

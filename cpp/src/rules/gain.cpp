@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "attnprof/rules.h"
 
@@ -69,6 +70,33 @@ Gain expected_gain(std::string_view from_backend, std::string_view to_backend, i
       static_cast<double>(best->from_peak_activation) / 1e6, static_cast<double>(best->to_peak_activation) / 1e6,
       best->seq_len, seq_len);
   return g;
+}
+
+std::optional<Gain> user_gain(std::span<const MeasuredGain> gains, std::string_view fix, std::string_view from_backend,
+                              int64_t seq_len, std::string_view dtype, std::string_view device) {
+  const MeasuredGain* best = nullptr;
+  double best_distance = 1.0;  // log2 units: at most a factor of 2 away
+  for (const MeasuredGain& g : gains) {
+    if (g.fix != fix || g.from_backend != from_backend || g.dtype != dtype || g.device != device || g.seq_len <= 0)
+      continue;
+    const double distance = std::abs(std::log2(static_cast<double>(std::max<int64_t>(seq_len, 1))) -
+                                     std::log2(static_cast<double>(g.seq_len)));
+    if (distance <= best_distance) {
+      best_distance = distance;
+      best = &g;
+    }
+  }
+  if (!best) return std::nullopt;
+  Gain out;
+  out.speedup = best->speedup;
+  out.memory_ratio = best->memory_ratio;
+  out.basis = fmt::format("measured on this model by attnprof.verify ({} on {}, S={}{}; this call S={})",
+                          best->model.empty() ? "the model" : best->model, best->device, best->seq_len,
+                          best->speedup_ci.size() == 2
+                              ? fmt::format(", 95% interval {:.2f}-{:.2f}x", best->speedup_ci[0], best->speedup_ci[1])
+                              : "",
+                          seq_len);
+  return out;
 }
 
 }  // namespace attnprof::rules

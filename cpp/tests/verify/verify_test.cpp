@@ -42,6 +42,8 @@ TEST(PlanFixes, MapsFindingRulesToFixesInFindingOrderAndSkipsReportOnlyFindings)
   Call c;
   c.layer = 3;
   c.backend = "math";
+  c.shape.Sq = 2048;
+  c.shape.dtype = "bf16";
   r.calls.push_back(c);
   r.findings = {finding_of(finding::kEagerAttention, {0, 1}, 2.8), finding_of(finding::kRoofline, {}),
                 finding_of(finding::kForcedBackend, {3}, 2.1), finding_of(finding::kCausalMask, {0}),
@@ -53,6 +55,12 @@ TEST(PlanFixes, MapsFindingRulesToFixesInFindingOrderAndSkipsReportOnlyFindings)
   EXPECT_EQ(plans[0].layers, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(plans[1].fix, fix::kUnforceBackend);
   EXPECT_EQ(plans[1].backend, "MATH");
+  // What a saved gain of it is matched on: the finding's calls and the Report's device.
+  EXPECT_EQ(plans[1].from_backend, "math");
+  EXPECT_EQ(plans[1].dtype, "bf16");
+  EXPECT_EQ(plans[1].seq_len, 2048);
+  EXPECT_EQ(plans[1].device, "cpu");
+  EXPECT_EQ(plans[0].from_backend, "");  // no call of layers 0-1 in this Report
   EXPECT_EQ(plans[2].fix, fix::kIsCausal);
   EXPECT_EQ(plans[3].fix, fix::kAutocastBf16);
   EXPECT_EQ(plans[4].fix, fix::kManual);

@@ -11,6 +11,7 @@ namespace attnprof {
 
 struct Finding;
 struct Report;
+struct SourceInfo;
 
 struct FixVerification {
   std::string fix;            // fix::k* (vocabulary.h)
@@ -49,6 +50,11 @@ struct VerificationSection {
 // The verification of the fix that answers `finding` (same rule and layers); nullptr when the
 // Report has none.
 const FixVerification* verification_of(const Report& report, const Finding& finding);
+
+// The device a measured gain belongs to: the GPU's name, else the arch, else "cpu" for a run
+// without GPU activity ("" when none is known). attnprof.verify saves gains under it and the
+// rules match them by it.
+std::string gain_device(const SourceInfo& source, bool has_gpu);
 
 // "verified: 6.3x faster (5.9-6.8x), same results" / "verified: changes results (...)": the
 // mark the advice of every output carries, "" for an unverified finding.
