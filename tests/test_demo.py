@@ -30,8 +30,13 @@ def test_demo_writes_trace_sidecar_reports_and_dashboard_for_each_run(tmp_path, 
     assert sorted(s["backend"] for s in sweep["scaling"]["series"]) == ["cpu_flash", "eager"]
     assert all(s["lengths"] == list(demo.SWEEP_LENGTHS) for s in sweep["scaling"]["series"])
     assert sweep["heads"]["layers"] == 2 and sweep["heads"]["heads"] == 4  # the tiny LLaMA's 2 x 4 heads
+    # The verified eager LLaMA: its SDPA fix measured against it, shown in the dashboard.
+    verified = next(r for r in runs if r["label"] == "llama-eager-verified")
+    assert verified["verification"]["rows"][0][:3] == ["use_sdpa", "layers 0-1", "confirmed"]
+    assert json.loads((tmp_path / "verify" / "report.json").read_text())["verification"]["model"] == "LlamaForCausalLM"
     printed = capsys.readouterr()
     assert "=== gpt2-sdpa" in printed.out and "=== llama-sdpa" in printed.out
+    assert "Verified on llama-eager (S=512): use_sdpa: confirmed" in printed.out
     # One progress display: a line per run (stderr is not a terminal here), no other bar.
     progress = [line for line in printed.err.splitlines() if line.startswith("attnprof demo [")]
     assert progress == ["attnprof demo [1/2] gpt2-sdpa", "attnprof demo [2/2] llama-sdpa"]
@@ -42,7 +47,7 @@ def test_demo_output_holds_attnprofs_answers_without_the_profiler_librarys_log_o
     # Kineto writes "USDT:... profiler_start/stop" to file descriptor 2 at every trace; a
     # subprocess sees what a user of `make demo` sees.
     done = subprocess.run([sys.executable, "-m", "attnprof.demo", "--out", str(tmp_path), "--models", "gpt2",
-                           "--attn", "sdpa", "--no-sweep", "--no-trainer", "--device", "cpu"],
+                           "--attn", "sdpa", "--no-sweep", "--no-trainer", "--no-verify", "--device", "cpu"],
                           capture_output=True, text=True, timeout=300, check=True)
     printed = done.stdout + done.stderr
     assert "=== gpt2-sdpa" in done.stdout

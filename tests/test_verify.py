@@ -178,3 +178,14 @@ def test_saved_gains_become_the_expected_gain_of_the_same_finding_in_later_repor
     bad.write_text('{"gains": [{"fix": "faster", "speedup": 2, "seq_len": 8}]}')
     failed = run_cli("analyze", str(trace), "--gains", str(bad))
     assert failed.returncode != 0 and 'unknown fix "faster"' in failed.stderr
+
+
+def test_a_sliding_window_computed_in_full_is_verified_as_flex_attention_with_equal_results():
+    torch.manual_seed(0)
+    model = tf.MistralForCausalLM(tf.MistralConfig(attn_implementation="sdpa", sliding_window=64, **SMALL))
+    report = attnprof.verify(model, {"input_ids": ids(512)}, repeats=4)
+    fix = fixes(report)["flex_attention"]
+    assert fix["finding_rule"] == "heads.sliding_window" and fix["applied"], fix["reason"]
+    assert fix["backends_before"] == ["cpu_flash"] and "flex" in fix["backends_after"]
+    assert fix["max_rel_diff"] < 1e-3 and fix["verdict"] in ("confirmed", "no_gain")
+    assert implementations(model) == ["sdpa"] * len(implementations(model))

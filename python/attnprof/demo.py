@@ -223,6 +223,27 @@ def trainer_demo(out_dir: str) -> dict[int, dict]:
 _KINETO_LOG_PREFIXES = (b"USDT:", b"STAGE:")
 
 
+VERIFY_LENGTH = 512
+
+
+def verify_demo(device: torch.device, out_dir: str) -> str:
+    """attnprof.verify on the eager LLaMA: each suggested fix applied and timed against it
+    (OUT/verify/report.json, report.md); returns the Report JSON for the dashboard."""
+    from .verify import verify
+    llama = next(m for m in _models() if m.name == "llama")
+    model = llama.build("eager").to(device)
+    ids = torch.randint(0, 1000, (BATCH, VERIFY_LENGTH), generator=torch.Generator().manual_seed(0)).to(device)
+    report = verify(model, {"input_ids": ids}, repeats=10)
+    os.makedirs(out_dir, exist_ok=True)
+    report.save_json(os.path.join(out_dir, "report.json"))
+    report.save_markdown(os.path.join(out_dir, "report.md"))
+    for f in report.data["verification"]["fixes"]:
+        measured = f" {f['speedup']:.2f}x (95% CI {f['speedup_ci'][0]:.2f}-{f['speedup_ci'][1]:.2f})" \
+            if f["speedup_ci"] else ""
+        print(f"Verified on llama-eager (S={VERIFY_LENGTH}): {f['fix']}: {f['verdict']}{measured}: {f['reason']}")
+    return report.to_json()
+
+
 @contextlib.contextmanager
 def _without_kineto_log():
     """The demo's stderr with Kineto's own log lines left out; everything else passes through.
@@ -270,6 +291,10 @@ def _run(argv: list[str] | None) -> int:
     parser.add_argument("--sweep", action=argparse.BooleanOptionalAction, default=True,
                         help="also sweep the tiny LLaMA over S (eager, sdpa) and capture its heads: the "
                              "dashboard's scaling and heads sections (writes OUT/sweep/)")
+    parser.add_argument("--verify", action=argparse.BooleanOptionalAction, default=True,
+                        help="also verify the eager LLaMA's suggested fixes with attnprof.verify: each applied and "
+                             "timed against the unchanged model (the dashboard's verification section; writes "
+                             "OUT/verify/)")
     parser.add_argument("--trainer", action=argparse.BooleanOptionalAction, default=True,
                         help="also train a tiny LLaMA under transformers.Trainer with AttentionProfilerCallback: "
                              "a warm-up step and two profiled steps (CPU; writes OUT/trainer/attnprof/)")
@@ -305,6 +330,10 @@ def _run(argv: list[str] | None) -> int:
         sys.stderr.write(f"attnprof demo: scaling sweep (S = {', '.join(map(str, SWEEP_LENGTHS))}) and heads of llama\n")
         reports.append(sweep_demo(device, os.path.join(args.out, "sweep")))
         labels.append("llama-sweep")
+    if args.verify:
+        sys.stderr.write(f"attnprof demo: verifying the eager llama's fixes (S = {VERIFY_LENGTH})\n")
+        reports.append(verify_demo(device, os.path.join(args.out, "verify")))
+        labels.append("llama-eager-verified")
     if hasattr(_core, "render_html"):
         _core.write_file_atomic(os.path.join(args.out, "dashboard.html"), _core.render_html(reports, labels))
         _screenshot(os.path.join(args.out, "dashboard.html"))

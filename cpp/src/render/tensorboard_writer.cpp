@@ -9,6 +9,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fmt/format.h>
+
+#include <map>
 #include <system_error>
 
 #include "attnprof/io.h"
@@ -159,6 +161,20 @@ std::vector<std::pair<std::string, double>> tensorboard_scalars(const Report& re
     }
     if (l.cost && l.cost->peak_bytes >= 0)
       out.push_back({layer_tag(l.index, width, "peak_bytes"), static_cast<double>(l.cost->peak_bytes)});
+  }
+  // attnprof.verify's measured speed-ups (a fix verified twice, for two findings, gets _2, ...).
+  if (report.verification) {
+    std::map<std::string, int> seen;
+    for (const FixVerification& f : report.verification->fixes) {
+      if (f.pairs == 0) continue;
+      const int n = ++seen[f.fix];
+      const std::string tag = "verify/" + f.fix + (n > 1 ? fmt::format("_{}", n) : "");
+      out.push_back({tag + "/speedup", f.speedup});
+      if (f.speedup_ci.size() == 2) {
+        out.push_back({tag + "/speedup_ci_low", f.speedup_ci[0]});
+        out.push_back({tag + "/speedup_ci_high", f.speedup_ci[1]});
+      }
+    }
   }
   return out;
 }

@@ -1,7 +1,10 @@
 // The verify stage: which fixes a Report's findings call for, and what measurements say.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "attnprof/dashboard.h"
+#include "attnprof/tensorboard.h"
 #include "attnprof/render.h"
 #include "attnprof/report_json.h"
 #include "attnprof/verify.h"
@@ -154,6 +157,10 @@ TEST(VerificationRender, EveryFormatShowsTheSectionAndMarksTheVerifiedFinding) {
   EXPECT_NE(text.find("Verified fixes (fixes applied to LlamaForCausalLM on cpu"), std::string::npos) << text;
   EXPECT_NE(text.find("load average 0.50 0.40 0.30"), std::string::npos);
   EXPECT_NE(text.find("eager -> cpu_flash"), std::string::npos);
+  const auto scalars = tensorboard_scalars(r);
+  EXPECT_NE(std::find(scalars.begin(), scalars.end(), std::pair<std::string, double>{"verify/use_sdpa/speedup",
+                                                                                     r.verification->fixes[0].speedup}),
+            scalars.end());
   const std::string html = render_html({r}, std::vector<std::string>{});
   EXPECT_NE(html.find("\"verification\":{\"columns\""), std::string::npos);
   EXPECT_NE(html.find("\"verdict\":\"confirmed\""), std::string::npos);
