@@ -117,13 +117,13 @@ def test_dashboard_draws_every_optional_section_present_in_the_report(browser, t
 
 
 ALL_SECTIONS = ["summary", "steps", "activation-map", "model-graph", "roofline", "spread", "memory", "scaling", "heads", "advice",
-                "ranks", "whatif", "diff", "findings"]
+                "ranks", "whatif", "verification", "diff", "findings"]
 
 
 def test_dashboard_without_optional_data_says_in_one_line_why_each_section_is_empty(browser, tmp_path):
     facts = open_page(browser, render(tmp_path, [cudnn_report()]))
     assert facts["sections"] == ALL_SECTIONS
-    for empty in ("steps", "roofline", "spread", "memory", "scaling", "heads", "advice", "ranks", "whatif", "diff"):
+    for empty in ("steps", "roofline", "spread", "memory", "scaling", "heads", "advice", "ranks", "whatif", "verification", "diff"):
         assert facts["why"][empty] and "\n" not in facts["why"][empty], empty
     for drawn in ("summary", "activation-map", "model-graph"):
         assert facts["why"][drawn] is None, drawn
@@ -216,3 +216,24 @@ def test_hostile_strings_stay_inert_in_every_section_view(browser, tmp_path):
     assert facts["bodyText"].count("<img src=x onerror=") >= 6  # shown as text: heads, advice, whatif, ...
     assert browser.evaluate("window.pwned === true") is False
     assert browser.errors() == []
+
+
+def test_a_verified_report_draws_the_fixes_table_and_marks_the_finding_it_answers(browser, tmp_path):
+    report = eager_report()
+    report["findings"] = [{"severity": "high", "title": "layers 0-3: eager attention", "detail": "use SDPA",
+                           "rule": "rules.eager_attention", "layers": [0, 1, 2, 3], "expected_gain": 1.5, "cause": ""}]
+    measured = {"plan": {"fix": "use_sdpa", "finding_rule": "rules.eager_attention", "layers": [0, 1, 2, 3],
+                         "predicted_speedup": 1.5},
+                "applied": True, "baseline_ms": [10, 11, 10.5, 10.2], "fixed_ms": [4, 4.2, 4.1, 4.3], "dtype": "bf16",
+                "backends_before": ["eager"], "backends_after": ["cudnn"], "max_rel_diff": 2e-3}
+    report["verification"] = {"device": "cuda:0 (NVIDIA H200)", "timer": "cuda_events", "load_average": [0.5, 0.4, 0.3],
+                              "warmup": 2, "model": "LlamaForCausalLM",
+                              "fixes": [json.loads(_core.judge_fix(json.dumps(measured)))]}
+    facts = open_page(browser, render(tmp_path, [report]))
+    assert facts["why"]["verification"] is None
+    cells = json.loads(browser.evaluate(
+        "JSON.stringify([...document.querySelectorAll('#verification tbody td')].map(td => td.textContent))"))
+    assert cells[:5] == ["use_sdpa", "layers 0-3", "confirmed", "2.49x (2.37-2.62)", "~1.5x"]
+    marks = json.loads(browser.evaluate(
+        "JSON.stringify([...document.querySelectorAll('#findings p.verified')].map(p => p.className + ': ' + p.textContent))"))
+    assert marks == ["verified verdict-confirmed: verified on this model: 2.49x faster (2.37-2.62x), same results"]

@@ -86,7 +86,7 @@ def close(a: float, b: float, rel: float = 1e-9) -> bool:
 
 STACK = H200 / "llama7b4l_sdpa_bf16_b4_s1024_stack.pt.trace.json.gz"
 ALL_SECTIONS = ["summary", "steps", "activation-map", "model-graph", "roofline", "spread", "memory", "scaling", "heads", "advice",
-                "ranks", "whatif", "diff", "findings"]
+                "ranks", "whatif", "verification", "diff", "findings"]
 
 
 def test_analyze_page_draws_every_section_and_says_why_the_empty_ones_are_empty(browser, tmp_path, run_cli):
@@ -94,7 +94,7 @@ def test_analyze_page_draws_every_section_and_says_why_the_empty_ones_are_empty(
     facts, charts = draw(browser, page, "dashboard_analyze.png")
     assert facts["sections"] == ALL_SECTIONS
     # One trace at one length, no Q/K, no forced backends, no ranks: each says why in one line.
-    for empty in ("steps", "scaling", "heads", "advice", "ranks", "whatif", "diff"):
+    for empty in ("steps", "scaling", "heads", "advice", "ranks", "whatif", "verification", "diff"):
         assert facts["why"][empty] and "\n" not in facts["why"][empty], empty
     assert facts["why"]["roofline"] is None  # an H200 run with shapes: drawn
     assert facts["why"]["spread"] is None  # 4 timed cuDNN calls of one shape: one group

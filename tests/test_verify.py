@@ -96,12 +96,6 @@ def test_a_materialised_causal_mask_passed_as_is_causal_is_confirmed_at_1024_tok
     assert fix["max_abs_diff"] < 1e-4 and fix["predicted_speedup"] > 1.5
 
 
-def test_the_same_fix_on_16_tokens_has_no_gain_it_is_a_sliver_of_the_forward():
-    fix = fixes(attnprof.verify(llama("sdpa"), causal_inputs(16), repeats=8))["is_causal"]
-    assert fix["applied"] and fix["verdict"] == "no_gain", fix["reason"]
-    assert fix["speedup_ci"][0] <= 1.0
-
-
 def test_bf16_autocast_on_an_fp32_model_changes_results_and_is_not_recommended():
     report = attnprof.verify(llama("sdpa"), {"input_ids": ids(256)}, fixes=["autocast_bf16"], repeats=4)
     fix = fixes(report)["autocast_bf16"]
@@ -180,12 +174,16 @@ def test_saved_gains_become_the_expected_gain_of_the_same_finding_in_later_repor
     assert failed.returncode != 0 and 'unknown fix "faster"' in failed.stderr
 
 
-def test_a_sliding_window_computed_in_full_is_verified_as_flex_attention_with_equal_results():
+def test_flex_attention_for_a_short_sliding_window_on_cpu_is_applied_but_has_no_gain():
+    # At 128 tokens, window 32, the compiled FlexAttention kernel costs more on CPU than the
+    # masked scores it skips (measured ~0.72x, interval ~0.72-0.77): the fix runs, gives the
+    # same results, and is not worth it here.
     torch.manual_seed(0)
-    model = tf.MistralForCausalLM(tf.MistralConfig(attn_implementation="sdpa", sliding_window=64, **SMALL))
-    report = attnprof.verify(model, {"input_ids": ids(512)}, repeats=4)
+    model = tf.MistralForCausalLM(tf.MistralConfig(attn_implementation="sdpa", sliding_window=32, **SMALL))
+    report = attnprof.verify(model, {"input_ids": ids(128)}, repeats=8)
     fix = fixes(report)["flex_attention"]
     assert fix["finding_rule"] == "heads.sliding_window" and fix["applied"], fix["reason"]
     assert fix["backends_before"] == ["cpu_flash"] and "flex" in fix["backends_after"]
-    assert fix["max_rel_diff"] < 1e-3 and fix["verdict"] in ("confirmed", "no_gain")
+    assert fix["max_rel_diff"] < 1e-3
+    assert fix["verdict"] == "no_gain" and fix["speedup_ci"][1] < 1.0, fix["reason"]
     assert implementations(model) == ["sdpa"] * len(implementations(model))
