@@ -294,6 +294,15 @@ def _backends(report: AttentionReport) -> list[str]:
     return sorted({c["backend"] for c in report.calls if c.get("direction") != "backward" and c["backend"]})
 
 
+def _kernels(report: AttentionReport) -> list[str]:
+    """The attention kernels of the forward calls; a call without device kernels (CPU) by its op."""
+    names = set()
+    for c in report.calls:
+        if c.get("direction") != "backward":
+            names.update([k["name"] for k in c.get("kernels", [])] or ([c["op"]] if c.get("op") else []))
+    return sorted(names)
+
+
 def _load_average() -> list[float]:
     try:
         return list(os.getloadavg())
@@ -324,7 +333,8 @@ def _measure(fix: _Fix, run: Callable[[], Any], clock: _Clock, baseline_outputs:
         fixed_outputs = _tensors(run())
         report, peak = _profiled(run, device, folder, fix.plan["fix"])
     measurement["max_abs_diff"], measurement["max_rel_diff"] = _difference(baseline_outputs, fixed_outputs)
-    measurement.update(applied=True, peak_bytes_after=peak, backends_after=_backends(report))
+    measurement.update(applied=True, peak_bytes_after=peak, backends_after=_backends(report),
+                       kernels_after=_kernels(report))
     return measurement
 
 
@@ -424,7 +434,7 @@ def verify(model: torch.nn.Module, inputs: Any, report: AttentionReport | None =
             m = _measure(_FIXES[plan["fix"]](model, plan), run, clock, baseline_outputs, repeats, warmup, device,
                          folder)
             m.update(dtype=_dtype_name(baseline_outputs), backends_before=_backends(before),
-                     peak_bytes_before=peak_before)
+                     kernels_before=_kernels(before), peak_bytes_before=peak_before)
             measured.append(json.loads(_core.judge_fix(json.dumps(m))))
     section = {"device": str(device) if device.type != "cuda" else f"{device} ({torch.cuda.get_device_name(device)})",
                "timer": clock.name, "load_average": _load_average(), "warmup": warmup,

@@ -46,6 +46,8 @@ struct FixMeasurement {
   std::string dtype;                // the outputs' dtype (Report spelling, "fp32")
   std::vector<std::string> backends_before;
   std::vector<std::string> backends_after;
+  std::vector<std::string> kernels_before;
+  std::vector<std::string> kernels_after;
 };
 
 // The verdict of one measurement (verdict::k*): not_applicable when not applied, or applied to

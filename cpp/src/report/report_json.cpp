@@ -161,7 +161,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SourceInfo, files, device_name, 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FixVerification, fix, change, finding_rule, layers, applied, verdict,
                                                 reason, manual, pairs, baseline_ms, fixed_ms, speedup, speedup_ci,
                                                 peak_bytes_before, peak_bytes_after, max_abs_diff, max_rel_diff,
-                                                tolerance, dtype, predicted_speedup, backends_before, backends_after)
+                                                tolerance, dtype, predicted_speedup, backends_before, backends_after,
+                                                kernels_before, kernels_after)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VerificationSection, device, timer, load_average, warmup, model, fixes)
 // The calls are most of a Report (18 MiB of its 19 at 1 GB): report_to_json writes them one
 // at a time and the other fields as one tree, so they are named apart here.

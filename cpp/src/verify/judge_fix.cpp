@@ -67,6 +67,8 @@ FixVerification judge_fix(const FixMeasurement& m) {
   v.tolerance = dtype ? dtype->verify_tolerance : dtype_word("fp32")->verify_tolerance;
   v.backends_before = m.backends_before;
   v.backends_after = m.backends_after;
+  v.kernels_before = m.kernels_before;
+  v.kernels_after = m.kernels_after;
   v.peak_bytes_before = m.peak_bytes_before;
   v.peak_bytes_after = m.peak_bytes_after;
   v.max_abs_diff = m.max_abs_diff;

@@ -9,7 +9,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FixPlan, fix, finding_rule, laye
                                                 from_backend, dtype, seq_len, device)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FixMeasurement, plan, applied, not_applied_reason, baseline_ms,
                                                 fixed_ms, peak_bytes_before, peak_bytes_after, max_abs_diff,
-                                                max_rel_diff, dtype, backends_before, backends_after)
+                                                max_rel_diff, dtype, backends_before, backends_after,
+                                                kernels_before, kernels_after)
 
 std::string plans_to_json(const std::vector<FixPlan>& plans) { return nlohmann::json(plans).dump(); }
 

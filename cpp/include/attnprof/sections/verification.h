@@ -36,6 +36,9 @@ struct FixVerification {
   double predicted_speedup = 0;  // the finding's expected gain (0 = not estimated)
   std::vector<std::string> backends_before;  // attention backends that ran, before and after
   std::vector<std::string> backends_after;
+  // The attention kernels (CPU: ops) that ran, from a short profile of each side.
+  std::vector<std::string> kernels_before;
+  std::vector<std::string> kernels_after;
 };
 
 struct VerificationSection {
