@@ -3,6 +3,7 @@
 // argument conversion here; the planning and judging live in cpp/src/verify.
 #include <nanobind/stl/string.h>
 
+#include "attnprof/analyze.h"
 #include "attnprof/cost.h"
 #include "attnprof/ingest.h"
 #include "attnprof/report_json.h"
@@ -38,25 +39,33 @@ std::string with_verification(const std::string& report_json, const std::string&
   return report_to_json(report, /*pretty=*/false);
 }
 
-// The allocator's view of one profiled forward (profile_memory=True): what it held before, its
-// peak, and the peak above what it held before (the forward's own), -1 each when unrecorded.
-nb::dict pass_memory_of(const std::string& trace_path) {
+// One profiled forward's Report (analyze_loaded_trace: the capture sidecar beside the trace
+// merged) and the allocator's view of it from the same loaded trace (profile_memory=True): what
+// it held before, its peak, and the peak above what it held before, -1 each when unrecorded.
+nb::tuple analyze_with_memory(const std::string& trace_path) {
   Result<Trace> trace = [&] {
     nb::gil_scoped_release release;
     return load_trace(trace_path);
   }();
   if (!trace) throw nb::value_error(trace.error().message.c_str());
-  const PassMemory p = pass_memory(*trace);
+  Report report;
+  PassMemory memory;
+  {
+    nb::gil_scoped_release release;  // the analyses never touch Python objects
+    report = analyze_loaded_trace(*trace);
+    memory = pass_memory(*trace);
+  }
   nb::dict out;
-  out["baseline_bytes"] = p.baseline_bytes;
-  out["peak_allocated_bytes"] = p.peak_allocated_bytes;
-  out["peak_activation_bytes"] = p.peak_activation_bytes;
-  return out;
+  out["baseline_bytes"] = memory.baseline_bytes;
+  out["peak_allocated_bytes"] = memory.peak_allocated_bytes;
+  out["peak_activation_bytes"] = memory.peak_activation_bytes;
+  return nb::make_tuple(report_to_json(report, /*pretty=*/false), out);
 }
 
 void bind_verify(nb::module_& m) {
-  m.def("pass_memory", &pass_memory_of, nb::arg("trace_path"),
-        "Allocated bytes before, at the peak and above the start of a trace profiled with profile_memory=True");
+  m.def("analyze_with_memory", &analyze_with_memory, nb::arg("trace_path"),
+        "(Report JSON, {baseline_bytes, peak_allocated_bytes, peak_activation_bytes}) of a trace profiled with "
+        "profile_memory=True, read once");
   m.def("plan_fixes", &plan_fixes_json, nb::arg("report_json"),
         "The fixes a Report's findings call for (attnprof.verify), as a JSON list");
   m.def("judge_fix", &judge_fix_json, nb::arg("measurement_json"),

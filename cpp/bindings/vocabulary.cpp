@@ -49,7 +49,6 @@ nb::tuple dtypes() {
     row["torch"] = spellings(w.torch);
     row["bytes"] = w.bytes;
     row["rules"] = w.rules;
-    row["verify_tolerance"] = w.verify_tolerance;
     out.append(row);
   }
   return nb::tuple(out);

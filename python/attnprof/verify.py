@@ -18,9 +18,9 @@ import weakref
 from typing import Any, Callable, Iterator, Sequence
 
 import torch
-import torch.nn.functional as F
 
 from . import _core
+from ._capture import _dtype_name, _lengths, _sdpa_arguments, patch_sdpa, tensor_mask_pattern, visible_keys
 from .profile import profile
 from .report import AttentionReport
 
@@ -73,11 +73,9 @@ def _difference(baseline: list[torch.Tensor], fixed: list[torch.Tensor]) -> tupl
 _DIFFERENT = 1e300  # outputs of other shapes, or a change where every baseline value is 0 (JSON has no inf)
 
 
-def _dtype_name(tensors: list[torch.Tensor]) -> str:
-    if not tensors:
-        return ""
-    spelling = str(tensors[0].dtype).removeprefix("torch.")
-    return next((w["name"] for w in _core.DTYPES if spelling in w["torch"]), "")
+def _dtype_of(tensors: list[torch.Tensor]) -> str:
+    """torch's spelling of the outputs' dtype; the core reads it as the Report's (dtype_of_spelling)."""
+    return _dtype_name(tensors[0].dtype) if tensors else ""
 
 
 # ---- the fixes -------------------------------------------------------------------------------
@@ -151,17 +149,14 @@ class _UnforceBackend(_Fix):
 
 
 class _CausalMaskAsFlag:
-    """While entered, torch.nn.functional.scaled_dot_product_attention is a wrapper: a call whose
-    mask is exactly causal (keep j <= i, Sq == Skv) runs with is_causal=True and no mask. Only
-    that function is wrapped (a TorchFunctionMode would tax every op of the model and bias the
-    timing); each distinct mask tensor is checked once."""
-
-    _NAMES = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+    """While entered, scaled_dot_product_attention runs through the capture's patch_sdpa (every
+    module that holds the function, no tax on other ops): a call whose mask is exactly causal
+    runs with is_causal=True and no mask. Each distinct mask tensor is checked once."""
 
     def __init__(self) -> None:
         self.replaced = 0
         self._checked: dict[int, tuple[Any, int, bool]] = {}
-        self._original: Callable[..., Any] | None = None
+        self._undo: Callable[[], None] | None = None
 
     def _is_causal(self, mask: torch.Tensor, sq: int, skv: int) -> bool:
         seen = self._checked.get(id(mask))
@@ -171,39 +166,33 @@ class _CausalMaskAsFlag:
         self._checked[id(mask)] = (weakref.ref(mask), mask._version, result)
         return result
 
-    def _call(self, *args: Any, **kwargs: Any) -> Any:
-        bound = dict(zip(self._NAMES, args), **kwargs)
-        mask = bound.get("attn_mask")
-        if isinstance(mask, torch.Tensor) and not bound.get("is_causal") and \
-                self._is_causal(mask, bound["query"].shape[-2], bound["key"].shape[-2]):
+    def _call(self, original: Callable, args: tuple, kwargs: dict) -> Any:
+        bound = _sdpa_arguments(args, kwargs)
+        mask = bound["attn_mask"]
+        if isinstance(mask, torch.Tensor) and not bound["is_causal"] and \
+                self._is_causal(mask, *_lengths(bound["query"], bound["key"])):
             bound.update(attn_mask=None, is_causal=True)
             self.replaced += 1
-            return self._original(**bound)
-        return self._original(*args, **kwargs)
+            return original(**bound)
+        return original(*args, **kwargs)
 
     def __enter__(self) -> None:
-        self._original = F.scaled_dot_product_attention
-        F.scaled_dot_product_attention = self._call
+        self._undo = patch_sdpa(self._call)
 
     def __exit__(self, *exc: Any) -> None:
-        F.scaled_dot_product_attention = self._original
+        self._undo()
 
 
 def causal_mask(mask: torch.Tensor, sq: int, skv: int) -> bool:
-    """Whether an SDPA mask (bool: True keeps; float: 0 keeps, <= -1e4 drops) keeps exactly the
-    causal pairs j <= i of a square call, the same for every batch and head."""
-    if sq != skv or mask.dim() < 2 or tuple(mask.shape[-2:]) != (sq, skv):
+    """Whether an SDPA mask keeps exactly the causal pairs j <= i of a square call, the same for
+    every batch and head: is_causal=True aligns at the top left, tensor_mask_pattern's "causal"
+    at the bottom right (the same when square), and that reads head 0, so every head must agree;
+    a float mask adds nothing to the scores it keeps."""
+    if sq != skv or tensor_mask_pattern(mask, sq, skv) != "causal":
         return False
-    if mask.dtype == torch.bool:
-        keep = mask
-    elif mask.is_floating_point():
-        keep = mask == 0
-        if not bool((mask[~keep] <= -1e4).all()):
-            return False  # a bias, not a mask
-    else:
-        return False
-    tril = torch.ones(sq, skv, dtype=torch.bool, device=mask.device).tril()
-    return torch.equal(keep, tril.expand_as(keep))
+    if mask.is_floating_point() and bool((mask[visible_keys(mask)] != 0).any()):
+        return False  # it also adds to the scores it keeps: is_causal would drop that
+    return mask.dim() < 3 or mask.shape[-3] == 1 or bool((mask == mask[..., :1, :, :]).all())
 
 
 class _IsCausal(_Fix):
@@ -283,11 +272,10 @@ def _profiled(run: Callable[[], Any], device: torch.device, folder: str, name: s
     with profile(activities=activities, record_shapes=True, profile_memory=True) as prof:
         run()
     prof.export_chrome_trace(path)
-    report = prof.attention_report()
+    report_json, memory = _core.analyze_with_memory(path)  # the trace is read once for both
     if device.type == "cuda":
-        return report, int(torch.cuda.max_memory_allocated(device) - held)
-    peak = _core.pass_memory(path)["peak_activation_bytes"]
-    return report, max(0, int(peak))
+        return AttentionReport(report_json), int(torch.cuda.max_memory_allocated(device) - held)
+    return AttentionReport(report_json), max(0, int(memory["peak_activation_bytes"]))
 
 
 def _backends(report: AttentionReport) -> list[str]:
@@ -433,7 +421,7 @@ def verify(model: torch.nn.Module, inputs: Any, report: AttentionReport | None =
                 print(f"attnprof verify [{i + 1}/{len(plans)}] {plan['fix']}", flush=True)
             m = _measure(_FIXES[plan["fix"]](model, plan), run, clock, baseline_outputs, repeats, warmup, device,
                          folder)
-            m.update(dtype=_dtype_name(baseline_outputs), backends_before=_backends(before),
+            m.update(dtype=_dtype_of(baseline_outputs), backends_before=_backends(before),
                      kernels_before=_kernels(before), peak_bytes_before=peak_before)
             measured.append(json.loads(_core.judge_fix(json.dumps(m))))
     section = {"device": str(device) if device.type != "cuda" else f"{device} ({torch.cuda.get_device_name(device)})",

@@ -18,7 +18,6 @@ struct FixPlan {
   std::string finding_rule;
   std::vector<int64_t> layers;
   double predicted_speedup = 0;  // the finding's expected gain
-  std::string backend;        // unforce_backend: the forced SDPBackend member ("MATH"); "" otherwise
   std::string manual;         // fix::kManual: what to do by hand (the finding's own advice)
   // What a saved gain of this fix is matched on (rules::MeasuredGain): the backend and dtype of
   // the finding's forward calls ("" when they differ), their longest query, the Report's device.

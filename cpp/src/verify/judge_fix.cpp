@@ -62,8 +62,10 @@ FixVerification judge_fix(const FixMeasurement& m) {
   v.layers = m.plan.layers;
   v.predicted_speedup = m.plan.predicted_speedup;
   v.applied = m.applied;
-  v.dtype = m.dtype;
-  const DtypeWord* dtype = dtype_word(m.dtype);
+  // The Report's spelling ("fp32") of the outputs' dtype, as verify.py or a Report spells it.
+  const std::string_view spelled = dtype_of_spelling(m.dtype);
+  v.dtype = spelled.empty() ? m.dtype : std::string(spelled);
+  const DtypeWord* dtype = dtype_word(v.dtype);
   v.tolerance = dtype ? dtype->verify_tolerance : dtype_word("fp32")->verify_tolerance;
   v.backends_before = m.backends_before;
   v.backends_after = m.backends_after;
@@ -98,7 +100,7 @@ FixVerification judge_fix(const FixMeasurement& m) {
   if (v.max_rel_diff > v.tolerance) {
     v.verdict = verdict::kChangesResults;
     v.reason = fmt::format("outputs differ by {:.3g} relative (max abs {:.3g}), above the {} tolerance {:.3g}",
-                           v.max_rel_diff, v.max_abs_diff, dtype ? m.dtype : std::string("fp32"), v.tolerance);
+                           v.max_rel_diff, v.max_abs_diff, dtype ? v.dtype : std::string("fp32"), v.tolerance);
     return v;
   }
   if (v.speedup_ci.size() == 2 && v.speedup_ci[0] > 1.0) {

@@ -7,15 +7,6 @@
 namespace attnprof::verify {
 namespace {
 
-// The SDPBackend member of the backend the finding's layers ran ("MATH"), "" when unknown.
-std::string forced_member(const Report& report, const Finding& f) {
-  for (const Call& c : report.calls) {
-    if (f.layers.empty() || c.layer != f.layers.front() || c.direction == "backward") continue;
-    if (const BackendWord* w = backend_word(c.backend)) return std::string(w->sdp_backend);
-  }
-  return "";
-}
-
 // The finding's forward calls as a saved gain keys them: one backend and one dtype, or "".
 void set_gain_key(const Report& report, const Finding& f, FixPlan& p) {
   std::set<std::string> backends, dtypes;
@@ -42,7 +33,6 @@ std::vector<FixPlan> plan_fixes(const Report& report) {
     p.finding_rule = f.rule;
     p.layers = f.layers;
     p.predicted_speedup = f.expected_gain;
-    if (id == fix::kUnforceBackend) p.backend = forced_member(report, f);
     if (id == fix::kManual) p.manual = f.detail;
     set_gain_key(report, f, p);
     plans.push_back(std::move(p));

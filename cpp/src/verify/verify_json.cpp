@@ -5,7 +5,7 @@
 
 namespace attnprof::verify {
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FixPlan, fix, finding_rule, layers, predicted_speedup, backend, manual,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FixPlan, fix, finding_rule, layers, predicted_speedup, manual,
                                                 from_backend, dtype, seq_len, device)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FixMeasurement, plan, applied, not_applied_reason, baseline_ms,
                                                 fixed_ms, peak_bytes_before, peak_bytes_after, max_abs_diff,

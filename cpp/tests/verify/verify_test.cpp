@@ -57,7 +57,7 @@ TEST(PlanFixes, MapsFindingRulesToFixesInFindingOrderAndSkipsReportOnlyFindings)
   EXPECT_DOUBLE_EQ(plans[0].predicted_speedup, 2.8);
   EXPECT_EQ(plans[0].layers, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(plans[1].fix, fix::kUnforceBackend);
-  EXPECT_EQ(plans[1].backend, "MATH");
+  EXPECT_EQ(backend_word(plans[1].from_backend)->sdp_backend, "MATH");
   // What a saved gain of it is matched on: the finding's calls and the Report's device.
   EXPECT_EQ(plans[1].from_backend, "math");
   EXPECT_EQ(plans[1].dtype, "bf16");
