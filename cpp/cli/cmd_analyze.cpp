@@ -4,12 +4,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "attnprof/analyze.h"
 #include "attnprof/ingest.h"
 #include "attnprof/ranks.h"
 #include "attnprof/formats.h"
 #include "command.h"
+#include "fleet_inputs.h"
 #include "outputs.h"
 
 namespace attnprof::cli {
@@ -21,7 +23,34 @@ struct AnalyzeCommandOptions {
   std::string stdout_format = "text";
   std::string torch_version, cudnn_version, arch, gpu_spec, gains;
   size_t threads = 0;
+  std::optional<std::string> ray;  // --ray [ADDRESS]: "" = start a local Ray
+  std::string out_dir;
+  bool strict = false;
 };
+
+// CLI11 gives `--ray DIR` the DIR as its value: an input that is no Ray address goes back to
+// the inputs.
+void take_back_ray_value(AnalyzeCommandOptions& o) {
+  if (o.ray && !o.ray->empty() && !looks_like_ray_address(*o.ray)) {
+    o.traces.insert(o.traces.begin(), *o.ray);
+    o.ray = "";
+  }
+}
+
+[[noreturn]] void hand_to_ray(const AnalyzeCommandOptions& o) {
+  FleetRequest request{o.traces, *o.ray, o.out_dir, o.strict, o.outputs.paths, o.stdout_format, o.torch_version, o.arch};
+  fail("analyze", run_fleet_in_python(request));
+}
+
+// --strict: a rank that could not be analysed fails the command before anything is written.
+void check_strict(const AnalyzeCommandOptions& o, const std::vector<Report>& reports) {
+  if (!o.strict) return;
+  for (const Report& r : reports)
+    if (r.ranks && !r.ranks->failed.empty())
+      fail("analyze", {ErrorCode::kInvalidArgument,
+                       fmt::format("--strict: {} rank trace(s) failed; first: {}", r.ranks->failed.size(),
+                                   r.ranks->failed.front().error)});
+}
 
 // One bar for a whole directory of rank traces: the bar is the bytes read over all files, the
 // label counts files done and MiB read. Same helper as one file, so also silent when stderr is
@@ -41,7 +70,11 @@ DirectoryProgressFn directory_progress_bar(const std::string& dir) {
   };
 }
 
-int run_analyze(const AnalyzeCommandOptions& o) {
+int run_analyze(AnalyzeCommandOptions& o) {
+  take_back_ray_value(o);
+  if (o.ray) hand_to_ray(o);
+  if (!o.out_dir.empty())
+    fail("analyze", {ErrorCode::kInvalidArgument, "--out-dir is where the fleet's workers write each rank's Report: add --ray"});
   AnalyzeOptions options;
   if (!o.torch_version.empty()) options.torch_version = o.torch_version;
   if (!o.cudnn_version.empty()) options.cudnn_version = o.cudnn_version;
@@ -61,15 +94,20 @@ int run_analyze(const AnalyzeCommandOptions& o) {
   std::vector<Report> reports;
   const FreeCoresProbe cores;  // for the outputs' threads
   for (const std::string& path : o.traces) {
-    // A directory holds per-rank traces: one Report per profiling stage, each with a ranks
-    // section (cpp/src/pipeline/ranks.cpp).
-    if (std::filesystem::is_directory(path)) {
+    // A directory, glob or @list holds per-rank traces: one Report per profiling stage, each
+    // with a ranks section (cpp/src/pipeline/ranks.cpp, cpp/src/fleet).
+    Result<std::optional<std::vector<std::string>>> fleet = fleet_files(path);
+    if (!fleet) fail("analyze", fleet.error());
+    if (*fleet) {
       options.progress = nullptr;
-      Result<std::vector<Report>> stages = analyze_directory_stages(path, options, directory_progress_bar(path));
+      Result<std::vector<Report>> stages = analyze_files_stages(**fleet, path, options, directory_progress_bar(path));
       if (!stages) fail("analyze", stages.error());
       for (Report& r : *stages) reports.push_back(std::move(r));
       continue;
     }
+    if (path.find("://") != std::string::npos)
+      fail("analyze", {ErrorCode::kInvalidArgument,
+                       fmt::format("{}: a trace in remote storage is read by the fleet's workers: add --ray", path)});
     options.progress = progress_bar("reading " + path);
     // Each Trace is freed once analysed, before the next trace is read and the outputs are
     // built: several traces then hold one Trace at a time, and the Report's JSON (1.7 GB at
@@ -79,6 +117,7 @@ int run_analyze(const AnalyzeCommandOptions& o) {
     if (!report) fail("analyze", report.error());
     reports.push_back(std::move(*report));
   }
+  check_strict(o, reports);
   const std::vector<ReportView> views = views_of(reports);  // once, for every output
   const FormatInput input{reports, views, cores.threads_for(o.threads)};
   if (Status s = write_outputs(o.outputs, input); !s) fail("analyze", s.error());
@@ -126,10 +165,22 @@ void setup_analyze(CLI::App& app) {
                   "The index, analyses and JSON output after the parse use as many, by default the cores the "
                   "parse got plus those left idle")
       ->check(CLI::Range(0, 256));
+  cmd->add_option("--ray", o->ray,
+                  "analyse the rank traces on Ray, one task per trace (pip install 'attnprof[ray]'): no ADDRESS = "
+                  "a local Ray on this machine, else an existing cluster (auto, ray://head:10001, head:6379); "
+                  "inputs may then be fsspec URLs (s3://bucket/run/, gs://...) read by the workers (docs/fleet.md)")
+      ->expected(0, 1);
+  cmd->add_option("--out-dir", o->out_dir,
+                  "with --ray: each rank's full Report, <trace name>.report.json and .html, written by its worker "
+                  "(a local path or an fsspec URL every worker can reach)");
+  cmd->add_flag("--strict", o->strict,
+                "a rank trace that cannot be analysed fails the command (exit 2, nothing written); by default it "
+                "is listed as a failed rank and the other ranks are merged");
   cmd->footer(
       "Exit status: 0 = analysed (also when no attention is found), 2 = bad input or output error.\n"
       "Several traces: one Report each, printed in order; --json then writes a JSON array.\n"
-      "A directory of per-rank traces (*trace*.json[.gz]): one Report, the slowest rank's, with a ranks section;\n"
+      "A directory of per-rank traces (*trace*.json[.gz]), a quoted glob ('run/*.json.gz') or @FILE (a trace per line):\n"
+      "one fleet Report, the slowest rank's, with a ranks section (stragglers, disagreements, groups, failed ranks);\n"
       "one such Report per stage when SGLang wrote a file per stage (<id>-TP-<N>-prefill / -decode).");
   cmd->callback([o] { exit_with(run_analyze(*o)); });
 }

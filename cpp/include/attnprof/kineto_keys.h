@@ -86,6 +86,11 @@ inline constexpr std::string_view kBackend = "backend";
 inline constexpr std::string_view kRank = "rank";
 inline constexpr std::string_view kWorldSize = "world_size";
 inline constexpr std::string_view kNcclVersion = "nccl_version";
+inline constexpr std::string_view kPgConfig = "pg_config";  // [{pg_name, pg_desc, pg_size, ranks}]
+inline constexpr std::string_view kPgName = "pg_name";
+inline constexpr std::string_view kPgDesc = "pg_desc";
+inline constexpr std::string_view kPgSize = "pg_size";
+inline constexpr std::string_view kPgRanks = "ranks";
 
 // Every key above, for the docs check and for anyone listing what ingest reads.
 inline constexpr std::string_view kAllKeys[] = {
@@ -99,7 +104,7 @@ inline constexpr std::string_view kAllKeys[] = {
     kBaseTimeNanoseconds, kTraceName, kVersionSuffix, kRecordShapes, kProfileMemory, kWithStack,
     kWithModules, kWithFlops,
     kDeviceName, kDeviceIndex, kTotalGlobalMem, kComputeMajor, kComputeMinor, kNumSms, kWarpSize,
-    kBackend, kRank, kWorldSize, kNcclVersion,
+    kBackend, kRank, kWorldSize, kNcclVersion, kPgConfig, kPgName, kPgDesc, kPgSize, kPgRanks,
 };
 
 // `cat` spellings -> Category. The first spelling of a category is the one category_name()

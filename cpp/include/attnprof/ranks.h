@@ -10,6 +10,8 @@
 
 #include "attnprof/analyze.h"
 #include "attnprof/error.h"
+#include "attnprof/fleet.h"
+#include "attnprof/ingest.h"
 #include "attnprof/report.h"
 
 namespace attnprof {
@@ -20,22 +22,6 @@ namespace attnprof {
 // A name with ".json" inside it is a file derived from a trace (the capture sidecar
 // <trace>.attnprof-capture.json, attnprof.trace_handler's <trace>.report.json), not a trace.
 bool is_trace_file_name(std::string_view file_name);
-
-// The rank a per-rank trace's file name spells (docs/cli.md, "Directories"), -1 where absent:
-// `rank` from "rank3" / "rank_3" / "rank-3" (torch's tensorboard_trace_handler worker names,
-// vLLM's "<instance>-rank-<N>"), `tp` / `pp` from SGLang's "<id>-TP-<N>[-DP-..][-PP-<M>]".
-struct NameRank {
-  int64_t rank = -1;
-  int64_t tp = -1;
-  int64_t pp = 0;
-};
-NameRank rank_of_file_name(std::string_view file_name);
-
-// The profiling stage a file name ends with, "" when none: SGLang's profile_by_stage writes
-// one trace per stage and rank, "<id>-TP-<N>[-..]-<stage>.trace.json.gz" with <stage> "prefill"
-// / "decode" (profile_utils.py), "EXTEND" / "DECODE" or "ForwardMode.EXTEND" / "ForwardMode.DECODE"
-// (scheduler_profiler_mixin.py, by release). Returns "prefill" (also for EXTEND) or "decode".
-std::string stage_of_file_name(std::string_view file_name);
 
 // Trace files directly inside dir, sorted by name. Empty when dir holds none.
 std::vector<std::string> find_trace_files(const std::string& dir);
@@ -51,20 +37,32 @@ struct DirectoryProgress {
 // call has files_done == files_total and bytes_done == bytes_total.
 using DirectoryProgressFn = std::function<void(const DirectoryProgress&)>;
 
-// Analyses every trace file in dir in parallel (one worker per core, one trace in memory per
-// worker) and returns the slowest rank's Report with Report::ranks filled for all ranks and
-// a finding naming the slowest rank. Errors: kFileNotFound (no such directory), kEmptyInput
-// (no trace files), or the first trace's load error (names the file). options.progress is not
-// used (it is per file); `progress`, when set, follows all files together.
-// Errors also: kUnsupported when the directory holds several stages (analyze_directory_stages).
-Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options = {},
-                                 const DirectoryProgressFn& progress = {});
+// One rank's trace analysed for a fleet: its Report (a stage in the file name sets the phase of
+// its calls) and what the trace says of its rank. The worker of attnprof.fleet runs this.
+struct RankAnalysis {
+  Report report;
+  RankOrigin origin;
+};
+Result<RankAnalysis> analyze_rank_trace(const std::string& path, const AnalyzeOptions& options = {},
+                                        IngestOptions ingest = {});
 
-// The same, one Report per profiling stage (stage_of_file_name), each over that stage's files
-// with its own ranks section and Call::phase set to the stage where the analysis left it empty:
-// files without a stage first, then prefill, then decode. One Report for a directory without
-// stages. Two files of the same stage and rank remain an error that names both.
+// Analyses every file in parallel (one worker per core, one trace in memory per worker), merges
+// their summaries (plan_fleet, fleet_report) and returns one Report per profiling stage: the
+// slowest rank's Report with the ranks section of all ranks. A trace that fails to load is a
+// failed rank of the section, not an error; errors: those of plan_fleet (`label` names the
+// input in them). options.progress is not used (it is per file); `progress` follows all files.
+Result<std::vector<Report>> analyze_files_stages(const std::vector<std::string>& files, const std::string& label,
+                                                 const AnalyzeOptions& options = {},
+                                                 const DirectoryProgressFn& progress = {});
+
+// The same over the trace files in dir (find_trace_files): files without a stage in their
+// name first, then prefill, then decode (stage_of_file_name). Errors also: kFileNotFound (no such
+// directory), kEmptyInput (no trace files).
 Result<std::vector<Report>> analyze_directory_stages(const std::string& dir, const AnalyzeOptions& options = {},
                                                      const DirectoryProgressFn& progress = {});
+
+// analyze_directory_stages for a directory of one stage; kUnsupported when it holds several.
+Result<Report> analyze_directory(const std::string& dir, const AnalyzeOptions& options = {},
+                                 const DirectoryProgressFn& progress = {});
 
 }  // namespace attnprof

@@ -24,6 +24,9 @@ Result<VerificationSection> verification_from_json(std::string_view text);
 std::string verification_to_json(const VerificationSection& section);
 Result<FixVerification> fix_verification_from_json(std::string_view text);
 std::string fix_verification_to_json(const FixVerification& fix);
+// One rank's summary (cpp/src/fleet), compact: what a fleet task sends to the driver.
+Result<RankSummary> rank_summary_from_json(std::string_view text);
+std::string rank_summary_to_json(const RankSummary& summary);
 
 // True when the text looks like a Report rather than a trace: it names "schema_version"
 // (Kineto writes "schemaVersion") and has no "traceEvents". For commands that accept both.

@@ -407,10 +407,19 @@ struct DeviceProperties {  // one entry of top-level "deviceProperties"
   int warp_size = 0;             // 32 on NVIDIA, 64 on AMD CDNA (0 when not recorded)
 };
 
+// One entry of distributedInfo.pg_config: a process group torch.distributed created.
+struct ProcessGroupInfo {
+  std::string name;           // pg_name ("0", "3")
+  std::string desc;           // pg_desc ("default_pg", "tp", "dp", "undefined", ...)
+  int64_t size = 0;           // pg_size
+  std::vector<int64_t> ranks; // global ranks of its members
+};
+
 struct DistributedInfo {
   std::string backend;
   int rank = -1;
   int world_size = -1;
+  std::vector<ProcessGroupInfo> groups;
 };
 
 // Top-level keys other than traceEvents.

@@ -387,6 +387,9 @@ inline constexpr const char* kBiasMask = "heads.bias_mask";
 inline constexpr const char* kFullMask = "heads.full_mask";
 inline constexpr const char* kMaskedWork = "heads.masked_work";
 inline constexpr const char* kRanksSlowest = "ranks.slowest";
+inline constexpr const char* kRanksStragglers = "ranks.stragglers";
+inline constexpr const char* kRanksDisagree = "ranks.disagreement";
+inline constexpr const char* kRanksFailed = "ranks.failed";
 inline constexpr const char* kKeyLengthUnknown = "flops.key_length_unknown";
 inline constexpr const char* kUnevenSteps = "steps.uneven_calls";
 inline constexpr const char* kRecompute = "calls.recompute";
@@ -467,7 +470,7 @@ struct FindingWord {
   std::string_view what;   // what it reports (docs/report-schema.md, "Finding ids")
 };
 
-inline constexpr std::array<FindingWord, 20> kFindingWords = {{
+inline constexpr std::array<FindingWord, 23> kFindingWords = {{
     {finding::kEagerAttention, "rules", "eager attention (no SDPA call) and the backend SDPA would run"},
     {finding::kForcedBackend, "rules", "sdpa_kernel([X]) forced a backend the rules rank below another"},
     {finding::kConsistency, "rules", "the rules' prediction disagrees with the trace or the live capture"},
@@ -482,7 +485,10 @@ inline constexpr std::array<FindingWord, 20> kFindingWords = {{
     {finding::kBiasMask, "heads", "a bias mask (ALiBi, position bias) added to materialised scores"},
     {finding::kFullMask, "heads", "masked work of a FlexAttention call whose captured mask keeps every score (pattern full)"},
     {finding::kMaskedWork, "heads", "masked scores of a mask of unknown kind that the kernel computes"},
-    {finding::kRanksSlowest, "pipeline", "the rank whose attention takes longest against the fastest"},
+    {finding::kRanksSlowest, "fleet", "the rank whose attention takes longest against the median rank"},
+    {finding::kRanksStragglers, "fleet", "ranks beyond the robust straggler threshold over the median, overall and per layer"},
+    {finding::kRanksDisagree, "fleet", "ranks whose backend, kernel, shape, mask or dtype in a layer differs from most ranks, and why"},
+    {finding::kRanksFailed, "fleet", "rank traces that could not be analysed, each with its error; the rest is merged"},
     {finding::kKeyLengthUnknown, "attention", "serving calls whose FLOPs are unknown: the trace records no key length"},
     {finding::kUnevenSteps, "attention", "steps whose numbers of attention calls differ, and how layers were assigned"},
     {finding::kRecompute, "attention", "activation checkpointing runs forward attention again in the backward: calls, time, share, and how to keep attention's output instead"},

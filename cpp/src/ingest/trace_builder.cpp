@@ -1125,6 +1125,52 @@ error_code TraceBuilder::read_device_properties(od::value v) {
   return SUCCESS;
 }
 
+// A pg_config entry's member ranks; a non-integer member is skipped.
+error_code TraceBuilder::read_rank_list(od::value& v, std::vector<int64_t>& out) {
+  od::array items;
+  if (auto e = v.get_array().get(items)) return is_structural_error(e) ? e : SUCCESS;
+  for (auto item_result : items) {
+    int64_t rank = 0;
+    const error_code e = item_result.get_int64().get(rank);
+    if (is_structural_error(e)) return e;
+    if (e == SUCCESS) out.push_back(rank);
+  }
+  return SUCCESS;
+}
+
+// distributedInfo.pg_config; an entry of another form is skipped, not an error.
+error_code TraceBuilder::read_process_groups(od::value& v, std::vector<ProcessGroupInfo>& groups) {
+  od::array entries;
+  if (auto e = v.get_array().get(entries)) return is_structural_error(e) ? e : SUCCESS;
+  for (auto entry_result : entries) {
+    od::object entry;
+    if (auto e = entry_result.get_object().get(entry)) {
+      if (is_structural_error(e)) return e;
+      continue;
+    }
+    ProcessGroupInfo group;
+    for (auto field_result : entry) {
+      std::string_view key, s;
+      if (auto e = field_result.unescaped_key().get(key)) return e;
+      od::value fv;
+      if (auto e = field_result.value().get(fv)) return e;
+      error_code e = SUCCESS;
+      if (key == kineto::kPgName) {
+        if ((e = fv.get_string().get(s)) == SUCCESS) group.name = std::string(s);
+      } else if (key == kineto::kPgDesc) {
+        if ((e = fv.get_string().get(s)) == SUCCESS) group.desc = std::string(s);
+      } else if (key == kineto::kPgSize) {
+        e = read_int(fv, key, group.size);
+      } else if (key == kineto::kPgRanks) {
+        e = read_rank_list(fv, group.ranks);
+      }
+      if (is_structural_error(e)) return e;
+    }
+    groups.push_back(std::move(group));
+  }
+  return SUCCESS;
+}
+
 error_code TraceBuilder::read_distributed_info(od::value v) {
   od::object info;
   if (auto e = v.get_object().get(info)) return is_structural_error(e) ? e : SUCCESS;
@@ -1149,6 +1195,8 @@ error_code TraceBuilder::read_distributed_info(od::value v) {
     } else if (key == kineto::kNcclVersion) {
       e = fv.get_string().get(s);
       if (e == SUCCESS) trace_->meta.versions.emplace_back(std::string(kineto::kNcclVersion), std::string(s));
+    } else if (key == kineto::kPgConfig) {
+      e = read_process_groups(fv, dist.groups);
     }
     if (is_structural_error(e)) return e;
   }

@@ -106,6 +106,8 @@ class TraceBuilder {
   simdjson::error_code read_string_list(od::value& v, std::vector<OpInput>& out, bool concrete);
   simdjson::error_code read_device_properties(od::value v);
   simdjson::error_code read_distributed_info(od::value v);
+  simdjson::error_code read_process_groups(od::value& v, std::vector<ProcessGroupInfo>& groups);
+  simdjson::error_code read_rank_list(od::value& v, std::vector<int64_t>& out);
 
   simdjson::error_code read_int(od::value& v, std::string_view key, int64_t& out);
   // An int into a narrower field: one out of its range is a number_out_of_range issue and

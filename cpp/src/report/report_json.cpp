@@ -88,9 +88,21 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HeadsSection, block_size, sink_t
                                                 weights_look_trained, untrained_reason,
                                                 sampling_note, heads, candidates, sliding_window,
                                                 notes)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankSummary, rank, file, attention_device_time_us,
-                                                fused_time_fraction, layer_time_us)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RanksSection, ranks, slowest_rank, slowest_over_median)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankRejection, backend, rule, message)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankLayer, index, time_us, backend, kernel, shape, mask, dtype, phase,
+                                                rejections)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankGroupRef, name, desc, size)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankSummary, rank, file, error, trace_rank, world_size, stage, host,
+                                                device, attention_device_time_us, attention_time_unknown,
+                                                fused_time_fraction, step_time_us, attention_share, call_count,
+                                                backend_time_us, libraries, shapes, layer_time_us, layers, groups)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Straggler, rank, layer, time_us, median_us, over_median, worst_layer)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Disagreement, layer, facet, majority, majority_ranks, rank, value,
+                                                cause)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankGroup, name, desc, ranks, slowest_rank, slowest_over_median)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RanksSection, ranks, failed, slowest_rank, slowest_over_median,
+                                                median_attention_us, straggler_threshold, stragglers, disagreements,
+                                                groups)
 
 // Core.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelRef, name, component, ts_ns, device_time_us,
@@ -306,6 +318,10 @@ Result<FixVerification> fix_verification_from_json(std::string_view text) {
   return section_from_json<FixVerification>(text, "fix verification");
 }
 std::string fix_verification_to_json(const FixVerification& fix) { return Json(fix).dump(); }
+Result<RankSummary> rank_summary_from_json(std::string_view text) {
+  return section_from_json<RankSummary>(text, "rank summary");
+}
+std::string rank_summary_to_json(const RankSummary& summary) { return Json(summary).dump(); }
 
 bool looks_like_report(std::string_view text) {
   // Keys are written sorted, so "schema_version" is not at the start; a Kineto trace spells

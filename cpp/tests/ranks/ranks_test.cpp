@@ -267,10 +267,30 @@ TEST_F(Ranks, EachRankMatchesItsSingleFileAnalysisAndTheSlowestIsNamed) {
   // Main body is the slowest rank's Report; every rank's file is listed.
   EXPECT_DOUBLE_EQ(report->summary.attention_device_time_us, t4096);
   EXPECT_EQ(report->source.files.size(), 3u);
-  ASSERT_FALSE(report->findings.empty());
-  EXPECT_EQ(report->findings.front().rule, "ranks.slowest");
-  EXPECT_NE(report->findings.front().title.find("rank 2 spends"), std::string::npos);
-  EXPECT_NE(report->findings.front().title.find("layer "), std::string::npos);
+  auto finding_of = [&](std::string_view rule) {
+    auto it = std::find_if(report->findings.begin(), report->findings.end(), [&](const Finding& f) { return f.rule == rule; });
+    return it == report->findings.end() ? nullptr : &*it;
+  };
+  const Finding* slowest = finding_of("ranks.slowest");
+  ASSERT_NE(slowest, nullptr);
+  EXPECT_NE(slowest->title.find("rank 2 spends"), std::string::npos);
+  EXPECT_NE(slowest->title.find("layer "), std::string::npos);
+
+  // Two identical ranks make the spread zero: rank 2 straggles overall and in every layer.
+  ASSERT_FALSE(s.stragglers.empty());
+  EXPECT_EQ(s.stragglers.front().rank, 2);
+  EXPECT_EQ(s.stragglers.front().layer, -1);
+  EXPECT_NE(finding_of("ranks.stragglers"), nullptr);
+  // Its layers ran a longer sequence than most ranks' (2 of 3): a shape disagreement per layer.
+  const auto shape = std::find_if(s.disagreements.begin(), s.disagreements.end(),
+                                  [](const Disagreement& d) { return d.facet == "shape"; });
+  ASSERT_NE(shape, s.disagreements.end());
+  EXPECT_EQ(shape->rank, 2);
+  EXPECT_EQ(shape->layer, 0);
+  EXPECT_EQ(shape->majority_ranks, 2);
+  EXPECT_NE(shape->value.find("S4096x4096"), std::string::npos);
+  EXPECT_NE(shape->majority.find("S2048x2048"), std::string::npos);
+  for (const Disagreement& d : s.disagreements) EXPECT_NE(d.facet, "backend");  // all three ran flash
 }
 
 TEST_F(Ranks, DirectoryProgressCoversEveryFileAndEveryByte) {
