@@ -72,6 +72,8 @@ DirectoryProgressFn directory_progress_bar(const std::string& dir) {
 
 int run_analyze(AnalyzeCommandOptions& o) {
   take_back_ray_value(o);
+  if (o.traces.empty())
+    fail("analyze", {ErrorCode::kInvalidArgument, "traces is required: a trace, a directory, a glob or @FILE of traces"});
   if (o.ray) hand_to_ray(o);
   if (!o.out_dir.empty())
     fail("analyze", {ErrorCode::kInvalidArgument, "--out-dir is where the fleet's workers write each rank's Report: add --ray"});
@@ -135,7 +137,10 @@ void setup_analyze(CLI::App& app) {
       "analyze",
       "Read torch.profiler (Kineto) traces and show, per attention layer, the backend and kernel that ran, "
       "its device time and whether it was fused; unfused calls first.");
-  cmd->add_option("traces", o->traces, "trace files (.json or .json.gz) written by torch.profiler")->required();
+  // Not ->required(): CLI11 may have handed the only input to --ray (take_back_ray_value).
+  cmd->add_option("traces", o->traces,
+                  "trace files (.json or .json.gz) written by torch.profiler; a directory, quoted glob or @FILE of "
+                  "per-rank traces");
   add_output_options(*cmd, o->outputs);
   std::vector<std::string> printable;  // the formats that are one text (formats.h)
   std::string names;

@@ -119,8 +119,13 @@ def _size(path: str, storage_options: dict) -> int:
 # --- the worker -------------------------------------------------------------------------------
 
 def _stem(path: str) -> str:
+    """rank3 for rank3.pt.trace.json.gz: the name each rank's Report is written under."""
     name = path.rstrip("/").rsplit("/", 1)[-1]
-    return name[: name.find(".json")] if ".json" in name else name
+    stem = name[: name.find(".json")] if ".json" in name else name
+    for suffix in (".pt.trace", ".trace"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            return stem[: -len(suffix)]
+    return stem
 
 
 def _write_text(target: str, text: str, storage_options: dict) -> None:
@@ -343,10 +348,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         printed = _core.write_reports([r.to_json() for r in reports], request.get("outputs", {}),
                                       request.get("print_format", "text"))
     except (FleetError, ValueError) as e:
-        print(f"attnprof analyze: {e}", file=sys.stderr)
+        print(f"attnprof analyze: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
-        print("attnprof analyze: interrupted: the fleet's tasks were cancelled and nothing was written", file=sys.stderr)
+        print("attnprof analyze: error: interrupted: the fleet's tasks were cancelled and nothing was written", file=sys.stderr)
         return EXIT_INTERRUPTED
     sys.stdout.write(printed)
     return EXIT_OK

@@ -165,6 +165,8 @@ std::string disagreement_cause(const RankLayer& row, const std::vector<const Ran
       if (r.backend == majority_backend) parts.push_back(fmt::format("{} rejected: {} [{}]", r.backend, r.message, r.rule));
   for (const FacetField& other : kFacets) {
     if (std::string_view(other.name) == facet || std::string_view(other.name) == "backend") continue;
+    // Another backend runs another kernel: saying so adds nothing.
+    if (std::string_view(other.name) == "kernel" && row.backend != majority_backend) continue;
     const auto majority = majority_value(rows, other.field);
     if (majority && !(row.*other.field).empty() && row.*other.field != majority->first)
       parts.push_back(fmt::format("its {} is {} where most ranks have {}", other.name, row.*other.field, majority->first));
@@ -187,6 +189,7 @@ void add_layer_disagreements(RanksSection& section, int64_t index) {
     for (size_t i = 0; i < rows.size(); ++i) {
       const std::string& value = rows[i]->*facet.field;
       if (value.empty() || value == majority->first) continue;
+      if (facet.field == &RankLayer::kernel && backend && rows[i]->backend != backend->first) continue;
       section.disagreements.push_back({index, facet.name, majority->first, majority->second, rank_of_row[i], value,
                                        disagreement_cause(*rows[i], rows, backend ? backend->first : "", facet.name)});
     }
