@@ -42,6 +42,16 @@ def slow_down_layer(trace: dict, layer: int, factor: float) -> None:
     kernels[layer]["dur"] = kernels[layer]["dur"] * factor
 
 
+def add_padding_ops(trace: dict, count: int) -> None:
+    """`count` short CPU ops on a thread of their own, after the recorded events: bytes the
+    engine parses and indexes as it does a real trace's host ops, none of them attention."""
+    events = trace["traceEvents"]
+    end = max(e.get("ts", 0) + e.get("dur", 0) for e in events if isinstance(e.get("ts"), (int, float)))
+    pid = next((e["pid"] for e in events if e.get("cat") == "cpu_op"), 1)
+    events += [{"ph": "X", "cat": "cpu_op", "name": f"aten::bench_pad_{i % 50}", "pid": pid, "tid": 999_999,
+                "ts": end + 10 + 2 * i, "dur": 1, "args": {"External id": 10_000_000 + i}} for i in range(count)]
+
+
 def write_rank(path: Path, trace: dict, gzip_it: bool) -> None:
     text = json.dumps(trace)
     if gzip_it:
@@ -77,8 +87,6 @@ def make_fleet(out_dir: str | os.PathLike, ranks: int, *, math_ranks=(), slow_la
         if slow_layers and rank in slow_layers:
             slow_down_layer(trace, slow_layers[rank], slow_factor)
         if padding_events:
-            # Counter events: bytes to read, nothing any analysis takes for work.
-            trace["traceEvents"] += [{"ph": "C", "name": "pad", "pid": 1, "ts": i, "args": {"v": i}}
-                                     for i in range(padding_events)]
+            add_padding_ops(trace, padding_events)
         write_rank(path, trace, gzip_it)
     return paths
