@@ -240,3 +240,18 @@ def test_a_node_removed_mid_run_loses_no_rank(tmp_path):
     assert section["failed"] == []
     assert [r["rank"] for r in section["ranks"]] == list(range(12))
     assert {d["rank"] for d in section["disagreements"] if d["facet"] == "backend"} == {3}
+
+
+def test_fleet_runs_where_pytorch_is_not_installed(eight_ranks, tmp_path):
+    # An analysis node without PyTorch: `import torch` fails as it does there.
+    shadow = tmp_path / "no_torch"
+    (shadow / "torch").mkdir(parents=True)
+    (shadow / "torch" / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n")
+    script = ("import sys, attnprof, attnprof.fleet as f\n"
+              "assert 'torch' not in sys.modules or sys.modules['torch'] is None or not hasattr(attnprof, 'profile')\n"
+              "r = f.analyze_local(sys.argv[1])[0]\n"
+              "print(len(r.data['ranks']['ranks']), r.data['ranks']['slowest_rank'])\n")
+    out = subprocess.run([sys.executable, "-c", script, str(eight_ranks)], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(shadow)), timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["7", str(MATH_RANK)]

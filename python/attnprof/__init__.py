@@ -8,13 +8,22 @@
 The analysis runs in the C++ core (attnprof._core); this package captures and converts.
 """
 from ._core import __version__
-from .profile import profile, trace_handler
 from .report import AttentionReport, analyze
 
 __all__ = ["profile", "trace_handler", "analyze", "AttentionReport", "__version__"]
-# Other modules register here, one import line each.
-from .sweep import sweep
-from . import heads  # noqa: E402,F401  (attnprof.heads: Q/K/V capture -> per-head statistics)
-from .compare import compare, DiffVerdict  # noqa: E402  (attnprof.compare: `attnprof diff` in Python)
-from . import testing  # noqa: E402,F401  (attnprof.testing.assert_no_attention_regression)
-from .verify import verify  # noqa: E402  (attnprof.verify: each suggested fix measured on the model)
+
+try:
+    import torch as _torch  # noqa: F401
+except ModuleNotFoundError:
+    # An analysis node (a fleet worker, a CI box reading traces) may lack PyTorch: the core,
+    # AttentionReport, attnprof.fleet and the CLI work without it; capture needs it.
+    _torch = None
+
+if _torch is not None:
+    # Other modules register here, one import line each.
+    from .profile import profile, trace_handler  # noqa: E402
+    from .sweep import sweep  # noqa: E402
+    from . import heads  # noqa: E402,F401  (attnprof.heads: Q/K/V capture -> per-head statistics)
+    from .compare import compare, DiffVerdict  # noqa: E402  (attnprof.compare: `attnprof diff` in Python)
+    from . import testing  # noqa: E402,F401  (attnprof.testing.assert_no_attention_regression)
+    from .verify import verify  # noqa: E402  (attnprof.verify: each suggested fix measured on the model)

@@ -10,8 +10,6 @@ import tempfile
 from pathlib import Path
 from typing import Any, TextIO
 
-import torch
-
 from . import _core
 
 
@@ -98,6 +96,8 @@ def analyze(prof_or_path: Any, **options: Any) -> AttentionReport:
     report_of = getattr(prof_or_path, "attention_report", None)
     if report_of is not None:
         return report_of(**options)
+    import torch  # here, not at import: an analysis node without PyTorch reads Reports and traces
+
     if isinstance(prof_or_path, torch.profiler.profile):
         return analyze_path(export_once(prof_or_path), **options)
     raise TypeError(f"attnprof.analyze wants a profiler or a trace path, not {type(prof_or_path).__name__}")
