@@ -97,6 +97,7 @@ def test_out_dir_holds_each_ranks_report_and_html(eight_ranks, local_ray, tmp_pa
     assert written == sorted([f"rank{r}.report.json" for r in range(7)] + [f"rank{r}.html" for r in range(7)])
     rank5 = json.loads((tmp_path / "rank5.report.json").read_text())
     assert rank5["summary"]["attention_device_time_us"] == ranks_of(report)["ranks"][5]["attention_device_time_us"]
+    assert [r["report_html"] for r in ranks_of(report)["ranks"]] == [f"{tmp_path}/rank{r}.html" for r in range(7)]
 
 
 def test_glob_and_list_inputs_name_the_same_ranks(eight_ranks, local_ray, tmp_path):

@@ -66,11 +66,12 @@ std::vector<std::string> body_files(const std::vector<std::string>& summaries, c
 
 // One Report JSON per stage; `bodies` maps each body file (body_files) to its Report JSON.
 std::vector<std::string> merge(const std::vector<std::string>& summaries, const std::map<std::string, std::string>& bodies,
-                               const std::string& label) {
+                               const std::string& label, const std::string& reports_dir) {
   Result<std::vector<FleetStage>> stages = plan_fleet(summaries_of(summaries), label);
   if (!stages) raise(stages.error());
   std::vector<std::string> out;
   for (FleetStage& stage : *stages) {
+    stage.reports_dir = reports_dir;
     auto body = bodies.find(stage.body_file);
     if (body == bodies.end()) raise({ErrorCode::kInvalidArgument, "no Report given for " + stage.body_file});
     Result<Report> report = report_from_json(body->second);
@@ -115,8 +116,12 @@ void bind_fleet(nb::module_& m) {
       nb::arg("file"), nb::arg("error"), "The summary of a rank that could not be analysed.");
   m.def("fleet_body_files", &body_files, nb::arg("summaries"), nb::arg("label"),
         "The trace whose Report is the body of each stage's fleet Report (the slowest rank's).");
-  m.def("merge_fleet", &merge, nb::arg("summaries"), nb::arg("bodies"), nb::arg("label"),
-        "Merges rank summaries into one fleet Report JSON per stage, each around its body Report.");
+  m.def("merge_fleet", &merge, nb::arg("summaries"), nb::arg("bodies"), nb::arg("label"), nb::arg("reports_dir") = "",
+        "Merges rank summaries into one fleet Report JSON per stage, each around its body Report; reports_dir: "
+        "where each rank's own Report was written (its dashboard is linked from the ranks section).");
+  m.def(
+      "rank_report_stem", [](const std::string& file) { return rank_report_stem(file); }, nb::arg("trace_file"),
+      "The name a rank's own Report is written under (rank3 for run/rank3.pt.trace.json.gz).");
   m.def(
       "analyze_files",
       [](const std::vector<std::string>& files, const std::string& label) {

@@ -119,13 +119,7 @@ def _size(path: str, storage_options: dict) -> int:
 # --- the worker -------------------------------------------------------------------------------
 
 def _stem(path: str) -> str:
-    """rank3 for rank3.pt.trace.json.gz: the name each rank's Report is written under."""
-    name = path.rstrip("/").rsplit("/", 1)[-1]
-    stem = name[: name.find(".json")] if ".json" in name else name
-    for suffix in (".pt.trace", ".trace"):
-        if stem.endswith(suffix) and len(stem) > len(suffix):
-            return stem[: -len(suffix)]
-    return stem
+    return _core.rank_report_stem(path.rstrip("/"))
 
 
 def _write_text(target: str, text: str, storage_options: dict) -> None:
@@ -289,7 +283,7 @@ def analyze(paths: str | Iterable[str], address: str | None = None, *, out_dir: 
     except ValueError as e:
         raise FleetError(str(e)) from None
     bodies = _bodies(ray, task, body_files, out_dir, options, retries, storage)
-    return [AttentionReport(j) for j in _core.merge_fleet(summaries, bodies, label)]
+    return [AttentionReport(j) for j in _core.merge_fleet(summaries, bodies, label, out_dir or "")]
 
 
 def _bodies(ray, task, body_files: list[str], out_dir: str | None, options: dict, retries: int,

@@ -58,7 +58,15 @@ struct FleetStage {
   std::vector<RankSummary> ranks;   // analysed, by rank
   std::vector<RankSummary> failed;  // by file name
   std::string body_file;
+  // Where each rank's own Report was written (--out-dir), "" when nowhere: fleet_report then
+  // sets every rank's report_html to <reports_dir>/<rank_report_stem(file)>.html.
+  std::string reports_dir;
 };
+
+// The name a rank's own Report is written under: the trace's file name without its directory and
+// without ".pt.trace.json[.gz]" / ".trace.json[.gz]" / ".json[.gz]" ("rank3" for
+// "run/rank3.pt.trace.json.gz").
+std::string rank_report_stem(std::string_view trace_file);
 
 // Numbers the ranks (distributedInfo.rank, else the rank the file name spells, else the next
 // free number; file names decide where traces disagree), splits them by stage (no stage first,

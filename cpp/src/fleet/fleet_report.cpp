@@ -337,7 +337,20 @@ void set_slowest(RanksSection& section, const std::vector<const RankSummary*>& r
 
 }  // namespace
 
+std::string rank_report_stem(std::string_view file) {
+  std::string_view name = file.substr(file.find_last_of('/') == std::string_view::npos ? 0 : file.find_last_of('/') + 1);
+  if (const size_t json = name.find(".json"); json != std::string_view::npos && json > 0) name = name.substr(0, json);
+  for (std::string_view suffix : {std::string_view(".pt.trace"), std::string_view(".trace")})
+    if (name.size() > suffix.size() && name.ends_with(suffix)) return std::string(name.substr(0, name.size() - suffix.size()));
+  return std::string(name);
+}
+
 Report fleet_report(Report body, FleetStage stage) {
+  if (!stage.reports_dir.empty()) {
+    std::string dir = stage.reports_dir;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    for (RankSummary& r : stage.ranks) r.report_html = dir + "/" + rank_report_stem(r.file) + ".html";
+  }
   RanksSection section;
   section.ranks = std::move(stage.ranks);
   section.failed = std::move(stage.failed);

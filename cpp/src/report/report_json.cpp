@@ -93,7 +93,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankLayer, index, time_us, backe
                                                 rejections)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankGroupRef, name, desc, size)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankSummary, rank, file, error, trace_rank, world_size, stage, host,
-                                                device, attention_device_time_us, attention_time_unknown,
+                                                device, report_html, attention_device_time_us, attention_time_unknown,
                                                 fused_time_fraction, step_time_us, attention_share, call_count,
                                                 backend_time_us, libraries, shapes, layer_time_us, layers, groups)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Straggler, rank, layer, time_us, median_us, over_median, worst_layer)

@@ -172,6 +172,21 @@ TEST(FleetMerge, SummaryTravelsAsJsonUnchanged) {
   EXPECT_FALSE(rank_summary_from_json("{\"rank\": \"x\"}"));
 }
 
+TEST(FleetFileNames, RankReportStemDropsTheDirectoryAndTheTraceSuffixes) {
+  EXPECT_EQ(rank_report_stem("run/rank3.pt.trace.json.gz"), "rank3");
+  EXPECT_EQ(rank_report_stem("s3://b/run/x-TP-1.trace.json.gz"), "x-TP-1");
+  EXPECT_EQ(rank_report_stem("profile_2.json"), "profile_2");
+}
+
+TEST(FleetMerge, RanksLinkTheirOwnReportWhereTheFleetWroteThem) {
+  Result<std::vector<FleetStage>> stages = plan_fleet(fleet_of_eight(), "run");
+  ASSERT_TRUE(stages);
+  stages->front().reports_dir = "s3://bucket/reports/";
+  const Report report = fleet_report(Report{}, std::move(stages->front()));
+  EXPECT_EQ(report.ranks->ranks[3].report_html, "s3://bucket/reports/rank3.html");
+  EXPECT_TRUE(merged(fleet_of_eight()).ranks->ranks[3].report_html.empty());
+}
+
 TEST(FleetFileNames, HostOfTensorboardTraceHandlerNames) {
   EXPECT_EQ(host_of_file_name("node-17_4242.1733000000000.pt.trace.json.gz"), "node-17");
   EXPECT_EQ(host_of_file_name("rank3.pt.trace.json"), "");

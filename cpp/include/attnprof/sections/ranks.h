@@ -46,6 +46,7 @@ struct RankSummary {
   std::string stage;        // profiling stage from the file name ("prefill", "decode", "")
   std::string host;         // host the worker name of the file spells, "" when it spells none
   std::string device;       // device name from deviceProperties
+  std::string report_html;  // its own dashboard where the fleet wrote one (--out-dir), else ""
   double attention_device_time_us = 0;
   bool attention_time_unknown = false;  // some call's device time is unknown (graph replay)
   double fused_time_fraction = 0;
