@@ -116,6 +116,51 @@ def test_dashboard_draws_every_optional_section_present_in_the_report(browser, t
     keep_screenshot(shot)
 
 
+def fleet_report() -> dict:
+    """The cuDNN report as the body of an 8-rank fleet: rank 5 ran layer 3 on math, 2.6x that layer's median."""
+    r = cudnn_report()
+    ranks = []
+    for rank in range(8):
+        layers = [{"index": l, "time_us": 250.0, "backend": "flash", "kernel": "pytorch_flash::flash_fwd_kernel",
+                   "shape": "B4 H32/8 S2048x2048 D128", "mask": "none", "dtype": "bf16"} for l in range(4)]
+        if rank == 5:
+            layers[3].update(time_us=650.0, backend="math", mask="bool padding")
+        ranks.append({"rank": rank, "file": f"rank{rank}.pt.trace.json.gz", "layers": layers,
+                      "report_html": "reports/rank2.html" if rank == 2 else "",  # only rank 2's was written
+                      "layer_time_us": [l["time_us"] for l in layers],
+                      "attention_device_time_us": sum(l["time_us"] for l in layers), "fused_time_fraction": 1.0})
+    r["ranks"] = {"ranks": ranks, "median_attention_us": 1000, "slowest_rank": 5, "slowest_over_median": 1.4,
+                  "straggler_threshold": 1.05,
+                  "failed": [{"rank": 8, "file": "rank8.pt.trace.json.gz", "error": "truncated gzip stream"}],
+                  "stragglers": [{"rank": 5, "layer": -1, "time_us": 1400, "median_us": 1000, "over_median": 1.4,
+                                  "worst_layer": 3}],
+                  "disagreements": [{"layer": 3, "facet": "backend", "majority": "flash", "majority_ranks": 7, "rank": 5,
+                                     "value": "math", "cause": "flash rejected: attn_mask is set [flash.attn_mask]"}]}
+    return r
+
+
+def test_the_ranks_section_draws_a_rank_by_layer_heat_map_and_marks_the_rank_that_differs(browser, tmp_path):
+    facts = open_page(browser, render(tmp_path, [fleet_report()]))
+    assert facts["why"]["ranks"] is None
+    cells = json.loads(browser.evaluate(
+        "JSON.stringify([...document.querySelectorAll('#rank-heat rect.rank-cell')].map(r => "
+        "[Number(r.dataset.rank), Number(r.dataset.layer), r.dataset.ratio, r.dataset.disagree]))"))
+    assert len(cells) == 8 * 4
+    assert [c for c in cells if c[3]] == [[5, 3, "2.600", "backend"]]
+    assert {c[2] for c in cells if c[:2] != [5, 3]} == {"1.000"}
+    text = facts["bodyText"]
+    assert "layer 3: rank 5 ran math (most ranks: flash, 7 of 8): flash rejected: attn_mask is set [flash.attn_mask]" in text
+    assert "truncated gzip stream" in text
+    # Only the rank whose own dashboard was written links to it (its heat-map row and its table row).
+    links = json.loads(browser.evaluate(
+        "JSON.stringify([...document.querySelectorAll('#ranks a')].map(a => a.getAttribute('href')))"))
+    assert links == ["reports/rank2.html", "reports/rank2.html"]
+    shot = tmp_path / "dashboard_ranks.png"
+    browser.screenshot(shot, selector="#ranks")
+    keep_screenshot(shot)
+    assert browser.errors() == []
+
+
 ALL_SECTIONS = ["summary", "steps", "activation-map", "model-graph", "roofline", "spread", "memory", "scaling", "heads", "advice",
                 "ranks", "whatif", "verification", "diff", "findings"]
 

@@ -96,6 +96,44 @@ struct CauseSummary {
   std::optional<CodeChange> code;        // absent when neither Report records its code
 };
 
+// Fleet Reports (both with a ranks section): each rank against the same rank, layer by layer.
+// Ranks are matched by number. A rank's time is its RankSummary's attention device time, one
+// sample a side, so its noise is 0 and only the threshold applies (docs/diff.md, "Ranks").
+struct RankLayerDelta {
+  int64_t layer = 0;
+  bool in_baseline = false, in_candidate = false;  // the rank ran attention calls in the layer
+  double before_us = 0, after_us = 0;               // RankSummary::layer_time_us, 0 when absent
+  std::string backend_before, backend_after;        // RankLayer::backend, "" when absent
+  bool backend_changed() const { return in_baseline && in_candidate && backend_before != backend_after; }
+};
+
+struct RankDelta {
+  int64_t rank = 0;
+  std::string file_before, file_after;
+  MetricDelta time_us;        // gated: time_increase over the baseline rank's time
+  int64_t worst_layer = -1;   // the layer whose time grew most, -1 when none grew
+  std::vector<RankLayerDelta> layers;  // every layer either side ran, by index
+};
+
+// Consecutive layers of one rank that changed backend the same way.
+struct RankBackendChange {
+  int64_t rank = 0;
+  std::vector<int64_t> layers;
+  std::string before, after;
+};
+
+struct RanksDelta {
+  int64_t ranks_before = 0, ranks_after = 0;    // analysed ranks
+  int64_t failed_before = 0, failed_after = 0;  // ranks whose trace could not be analysed
+  MetricDelta median_us;                        // fleet median attention time (gated)
+  MetricDelta slowest_over_median;              // reported, not gated
+  std::vector<RankDelta> ranks;                 // ranks analysed on both sides, by rank
+  std::vector<int64_t> only_baseline, only_candidate;
+  std::vector<RankBackendChange> backend_changes;  // by rank, then layer
+  // Candidate stragglers (rank and layer; layer -1 = overall) the baseline did not have.
+  std::vector<Straggler> new_stragglers;
+};
+
 struct DiffVerdict {
   std::string name;                      // pair name (file stem) in directory mode
   std::string baseline, candidate;       // labels (paths) of the two sides
@@ -107,6 +145,7 @@ struct DiffVerdict {
   std::vector<LayerDelta> layers;
   std::vector<BackendChange> backend_changes;
   CauseSummary causes;
+  std::optional<RanksDelta> ranks;       // both sides' first runs are fleet Reports
   std::vector<std::string> notes;        // what could not be compared and why
 };
 
@@ -117,7 +156,8 @@ struct DiffSide {
 };
 
 // Pure comparison (no I/O, no git): per-layer and total deltas, backend changes, input and
-// environment causes, and the code range recorded in SourceInfo::code (commits not listed).
+// environment causes, the code range recorded in SourceInfo::code (commits not listed), and
+// rank by rank when both first runs have a ranks section.
 DiffVerdict compare_reports(const DiffSide& baseline, const DiffSide& candidate,
                             const DiffThresholds& thresholds);
 // The same on runs held elsewhere (the dashboard's views): the labels are left empty.

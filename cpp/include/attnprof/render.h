@@ -61,6 +61,23 @@ std::string verification_line(const Report& report);
 std::vector<std::string> verification_columns();
 std::vector<std::vector<std::string>> verification_rows(const Report& report);
 
+// The multi-rank section (Report::ranks), shared by the text and Markdown reports and the
+// dashboard (ranks_rows.cpp): plain text cells and lines; each format escapes its own.
+// "8 ranks analysed, 1 failed; median attention device time 1.20 ms; slowest rank 5 at 1.31x the median; ..."
+std::string ranks_line(const RanksSection& ranks);
+// Each format lists at most this many stragglers and disagreement lines (the JSON has them all).
+inline constexpr size_t kMaxRankLines = 10;
+std::vector<std::string> straggler_columns();
+// Overall stragglers first (their worst layer named), then per layer; at most max_rows.
+std::vector<std::vector<std::string>> straggler_rows(const RanksSection& ranks, size_t max_rows);
+// Disagreements merged where only their layers or their ranks differ, in the order of their
+// first layer: "layer 3: rank 5 ran math (most ranks: flash, 7 of 8): flash rejected: ...".
+std::vector<std::string> disagreement_lines(const RanksSection& ranks);
+std::vector<std::string> group_columns();
+std::vector<std::vector<std::string>> group_rows(const RanksSection& ranks);
+// One row per rank that could not be analysed: its file and its error.
+std::vector<std::vector<std::string>> failed_rank_rows(const RanksSection& ranks);
+
 // "unknown" for a call or layer whose attention kernels were not recorded, else `time`.
 std::string time_or_unknown(bool unknown, const std::string& time);
 

@@ -12,6 +12,7 @@
 #include "attnprof/diff_format.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/peak_memory.h"
+#include "compare/compare_ranks.h"
 
 namespace attnprof {
 
@@ -186,6 +187,22 @@ Value peak_bytes_of(const Sample& s) {
   if (s.peak_bytes < 0) return kAbsent;
   return known(static_cast<double>(s.peak_bytes));
 }
+
+}  // namespace
+
+MetricDelta growth_delta(std::optional<double> before, std::optional<double> after, double max_increase, bool gated) {
+  auto side = [](std::optional<double> value) {
+    SampleMap samples;
+    Sample& s = samples[{0, 0}];
+    if (value) s.time_us = *value;
+    else s.unknown_time_calls = 1;
+    return samples;
+  };
+  const SampleMap b = side(before), a = side(after);
+  return delta(&b, &a, time_of, Worse::kUp, gated, [&](double x) { return max_increase * x; });
+}
+
+namespace {
 
 struct Deltas {
   MetricDelta time_us, fused_time_pct, fused_calls_pct, tflops, peak_bytes;
@@ -496,6 +513,13 @@ DiffVerdict compare_runs(std::span<const Report> baseline, std::span<const Repor
     v.notes.push_back("peak memory not compared: a side has no memory data (profile_memory=False?)");
 
   add_reasons(v, thresholds);
+  if (base.ranks && cand.ranks) {
+    v.ranks = compare_ranks(*base.ranks, *cand.ranks, thresholds);
+    add_rank_reasons(v.reasons, *v.ranks, thresholds);
+    if (const auto note = body_rank_note(*base.ranks, *cand.ranks)) v.notes.push_back(*note);
+  } else if (base.ranks || cand.ranks) {
+    v.notes.push_back(fmt::format("only the {} has a ranks section: ranks not compared", base.ranks ? "baseline" : "candidate"));
+  }
   v.regression = !v.reasons.empty();
   return v;
 }

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "attnprof/diff.h"
 #include "attnprof/diff_format.h"
 #include "attnprof/layer_ranges.h"
@@ -80,6 +82,85 @@ std::string commit_text(const std::string& hash, bool dirty) {
   return short_hash(hash) + (dirty ? " (dirty)" : "");
 }
 
+// --- fleets: rank by rank ----------------------------------------------------------------------
+
+// Ranks worth a line: those the gate names or whose backend changed, worst first, at most `max`.
+std::vector<const RankDelta*> notable_ranks(const RanksDelta& k, size_t max) {
+  std::vector<const RankDelta*> out;
+  for (const RankDelta& r : k.ranks) {
+    const bool changed = std::any_of(r.layers.begin(), r.layers.end(), [](const RankLayerDelta& l) { return l.backend_changed(); });
+    if (r.time_us.regression || changed) out.push_back(&r);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const RankDelta* a, const RankDelta* b) {
+    return a->time_us.relative() > b->time_us.relative();
+  });
+  if (out.size() > max) out.resize(max);
+  return out;
+}
+
+std::string rank_count_text(const RanksDelta& k) {
+  std::string out = fmt::format("{} -> {} ranks analysed", k.ranks_before, k.ranks_after);
+  if (k.failed_before || k.failed_after) out += fmt::format(" (failed {} -> {})", k.failed_before, k.failed_after);
+  return out;
+}
+
+std::string worst_layer_text(const RankDelta& r) {
+  for (const RankLayerDelta& l : r.layers)
+    if (l.layer == r.worst_layer)
+      return fmt::format("layer {} {} -> {}", l.layer, time_text(l.before_us), time_text(l.after_us));
+  return "-";
+}
+
+std::string straggler_text(const Straggler& s) {
+  std::string out = fmt::format("rank {} {} at {:.2f}x the median", s.rank,
+                                s.layer < 0 ? std::string("overall") : fmt::format("in layer {}", s.layer), s.over_median);
+  return s.worst_layer >= 0 ? out + fmt::format(" (most in layer {})", s.worst_layer) : out;
+}
+
+std::string ranks_only_text(const std::vector<int64_t>& ranks, const char* side) {
+  return ranks.empty() ? "" : fmt::format("{} only in the {}", format_index_ranges(ranks, "rank", "ranks"), side);
+}
+
+// Rows shown per fleet in the Markdown table; the JSON has every rank.
+constexpr size_t kMaxRankRows = 20;
+
+void markdown_ranks(std::string& out, const RanksDelta& k) {
+  const std::string gate = gate_text(k.median_us);
+  out += fmt::format("**Ranks**: {}; fleet median attention time {}{}\n\n", rank_count_text(k),
+                     before_after(k.median_us, time_text, Change::kRelative), gate.empty() ? "" : " (" + gate + ")");
+  const std::vector<const RankDelta*> shown = notable_ranks(k, kMaxRankRows);
+  if (!shown.empty()) {
+    out += "| Rank | Attention time | Gate | Most grown layer | Backend changes |\n|---|---|---|---|---|\n";
+    for (const RankDelta* r : shown) {
+      std::string changes;
+      for (const RankBackendChange& c : k.backend_changes)
+        if (c.rank == r->rank)
+          changes += (changes.empty() ? "" : "; ") + fmt::format("{}: {} -> {}", format_layer_ranges(c.layers), md(c.before), md(c.after));
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", r->rank, before_after(r->time_us, time_text, Change::kRelative),
+                         gate_text(r->time_us), worst_layer_text(*r), changes.empty() ? "-" : changes);
+    }
+    out += "\n";
+  }
+  for (const Straggler& s : k.new_stragglers) out += "- New straggler: " + straggler_text(s) + "\n";
+  for (const auto& [ranks, side] : {std::pair{&k.only_baseline, "baseline"}, std::pair{&k.only_candidate, "candidate"}})
+    if (!ranks->empty()) out += "- " + ranks_only_text(*ranks, side) + "\n";
+  if (!k.new_stragglers.empty() || !k.only_baseline.empty() || !k.only_candidate.empty()) out += "\n";
+}
+
+void text_ranks(std::string& out, const RanksDelta& k) {
+  const std::string gate = gate_text(k.median_us);
+  out += fmt::format("  ranks: {}; fleet median {}{}\n", rank_count_text(k),
+                     before_after(k.median_us, time_text, Change::kRelative), gate.empty() ? "" : "  [" + gate + "]");
+  for (const RankDelta* r : notable_ranks(k, 10))
+    out += fmt::format("    rank {}: {}  [{}], most grown: {}\n", r->rank, before_after(r->time_us, time_text, Change::kRelative),
+                       gate_text(r->time_us), worst_layer_text(*r));
+  for (const RankBackendChange& c : k.backend_changes)
+    out += fmt::format("    rank {} {}: {} -> {}\n", c.rank, format_layer_ranges(c.layers), c.before, c.after);
+  for (const Straggler& s : k.new_stragglers) out += "    new straggler: " + straggler_text(s) + "\n";
+  for (const auto& [ranks, side] : {std::pair{&k.only_baseline, "baseline"}, std::pair{&k.only_candidate, "candidate"}})
+    if (!ranks->empty()) out += "    " + ranks_only_text(*ranks, side) + "\n";
+}
+
 void markdown_pair(std::string& out, const DiffVerdict& v, const DiffThresholds& t) {
   out += fmt::format("### {}: {}\n\n", v.name.empty() ? "attention" : md(v.name), verdict_word(v.regression));
   out += fmt::format("Baseline `{}` ({} run(s), {} calls) vs candidate `{}` ({} run(s), {} calls).\n\n",
@@ -111,6 +192,8 @@ void markdown_pair(std::string& out, const DiffVerdict& v, const DiffThresholds&
     }
     out += "\n";
   }
+
+  if (v.ranks) markdown_ranks(out, *v.ranks);
 
   out += "**Per layer**\n\n";
   out += "| Layer | Module | Backend | Fused (time) | Fused (calls) | Device time | TFLOP/s | Peak memory |\n";
@@ -175,6 +258,7 @@ void text_pair(std::string& out, const DiffVerdict& v) {
     if (!c.explanation.empty()) out += " (" + c.explanation + ")";
     out += "\n";
   }
+  if (v.ranks) text_ranks(out, *v.ranks);
   for (const auto& s : v.causes.inputs) out += "  inputs: " + s + "\n";
   for (const auto& s : v.causes.environment) out += "  environment: " + s + "\n";
   if (v.causes.code && v.causes.code->commit_changed()) {
@@ -193,6 +277,33 @@ nlohmann::json metric_json(const MetricDelta& d) {
           {"after_samples", d.after_samples}, {"before_unknown", d.before_unknown},
           {"after_unknown", d.after_unknown}, {"noise", d.noise}, {"worsening", d.worsening},
           {"limit", d.limit},       {"gated", d.gated},           {"regression", d.regression}};
+}
+
+nlohmann::json ranks_json(const RanksDelta& k) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const RankDelta& r : k.ranks) {
+    nlohmann::json layers = nlohmann::json::array();
+    for (const RankLayerDelta& l : r.layers)
+      layers.push_back({{"layer", l.layer}, {"in_baseline", l.in_baseline}, {"in_candidate", l.in_candidate},
+                        {"before_us", l.before_us}, {"after_us", l.after_us}, {"backend_before", l.backend_before},
+                        {"backend_after", l.backend_after}, {"backend_changed", l.backend_changed()}});
+    ranks.push_back({{"rank", r.rank}, {"file_before", r.file_before}, {"file_after", r.file_after},
+                     {"device_time_us", metric_json(r.time_us)}, {"worst_layer", r.worst_layer},
+                     {"layers", std::move(layers)}});
+  }
+  nlohmann::json changes = nlohmann::json::array();
+  for (const RankBackendChange& c : k.backend_changes)
+    changes.push_back({{"rank", c.rank}, {"layers", c.layers}, {"layers_text", format_layer_ranges(c.layers)},
+                       {"before", c.before}, {"after", c.after}});
+  nlohmann::json stragglers = nlohmann::json::array();
+  for (const Straggler& s : k.new_stragglers)
+    stragglers.push_back({{"rank", s.rank}, {"layer", s.layer}, {"time_us", s.time_us}, {"median_us", s.median_us},
+                          {"over_median", s.over_median}, {"worst_layer", s.worst_layer}});
+  return {{"ranks_before", k.ranks_before}, {"ranks_after", k.ranks_after},
+          {"failed_before", k.failed_before}, {"failed_after", k.failed_after},
+          {"median_us", metric_json(k.median_us)}, {"slowest_over_median", metric_json(k.slowest_over_median)},
+          {"ranks", std::move(ranks)}, {"only_baseline", k.only_baseline}, {"only_candidate", k.only_candidate},
+          {"backend_changes", std::move(changes)}, {"new_stragglers", std::move(stragglers)}};
 }
 
 nlohmann::json pair_json(const DiffVerdict& v) {
@@ -250,6 +361,7 @@ nlohmann::json pair_json(const DiffVerdict& v) {
           {"backend_changes", changes},
           {"layers", layers},
           {"causes", {{"inputs", v.causes.inputs}, {"environment", v.causes.environment}, {"code", code}}},
+          {"ranks", v.ranks ? ranks_json(*v.ranks) : nlohmann::json(nullptr)},
           {"notes", v.notes}};
 }
 

@@ -70,6 +70,9 @@ svg .roof-lbl, svg .bw-lbl { font-size: 11px; }
 .verdict { display: inline-block; margin: 4px 0 8px; padding: 2px 10px; border-radius: 4px; font-weight: 600; color: #fff; }
 .verdict.regression { background: #d64541; }
 .verdict.ok { background: #2e9d4f; }
+svg .rank-cell.disagree { stroke: #1d2330; stroke-width: 2; }
+svg .rank-mark { fill: #1d2330; font-size: 10px; font-weight: 700; pointer-events: none; }
+svg a.rank-link text, a.rank-link { fill: #3b6fd8; color: #3b6fd8; text-decoration: underline; }
 )attnprof_css";
 
 const char* const kDashboardJs = R"attnprof_js(
@@ -332,13 +335,6 @@ const char* const kDashboardJs = R"attnprof_js(
     const v = run.verification;
     const s = section('verification', 'Verified fixes', v.line);
     s.appendChild(table(v.columns, v.rows));
-    return s;
-  };
-
-  const ranksSection = (run) => {
-    const s = section('ranks', 'Ranks', 'Attention time per rank; slowest/median = ' + run.ranks.slowest_over_median.toFixed(2) + '.');
-    s.appendChild(barChart(run.ranks.rows.map((r) => ({ label: 'rank ' + r.rank, value: r.us, color: r.rank === run.ranks.slowest ? COLORS.eager : SERIES[0],
-      lines: [r.file, fmtUs(r.us), 'fused share ' + pct(r.fused)] })), fmtUs, { name: 'ranks' }));
     return s;
   };
 

@@ -191,14 +191,127 @@ json advice_view(const Report& report) {
   return rows;
 }
 
-json ranks_view(const Report& report) {
-  if (!report.ranks || report.ranks->ranks.empty()) return nullptr;
+// --- ranks: a fleet's ranks against each other ------------------------------------------------
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+double rank_layer_time(const RankSummary& r, int64_t layer) {
+  return layer >= 0 && static_cast<size_t>(layer) < r.layer_time_us.size() ? r.layer_time_us[layer] : 0.0;
+}
+
+// Each layer's median time over the ranks of known time, a layer a rank lacks counting 0: the
+// medians the fleet's per-layer stragglers are measured against (cpp/src/fleet).
+std::map<int64_t, double> layer_medians(const RanksSection& k, const std::set<int64_t>& layers) {
+  std::map<int64_t, double> out;
+  for (int64_t layer : layers) {
+    std::vector<double> times;
+    for (const RankSummary& r : k.ranks)
+      if (!r.attention_time_unknown) times.push_back(rank_layer_time(r, layer));
+    out[layer] = median_of(std::move(times));
+  }
+  return out;
+}
+
+// (rank, layer) -> the facets in which the rank's layer differs from most ranks.
+std::map<std::pair<int64_t, int64_t>, std::vector<std::string>> disagreeing_cells(const RanksSection& k) {
+  std::map<std::pair<int64_t, int64_t>, std::vector<std::string>> out;
+  for (const Disagreement& d : k.disagreements) out[{d.rank, d.layer}].push_back(d.facet);
+  return out;
+}
+
+const RankLayer* rank_layer(const RankSummary& r, int64_t layer) {
+  for (const RankLayer& l : r.layers)
+    if (l.index == layer) return &l;
+  return nullptr;
+}
+
+// Rank x layer: each cell's time and its time over the layer's median (null when the rank's
+// time is unknown or the median is 0), the backend, and the facets that differ from most ranks.
+json rank_heat_map(const RanksSection& k) {
+  std::set<int64_t> layers;
+  for (const RankSummary& r : k.ranks)
+    for (const RankLayer& l : r.layers) layers.insert(l.index);
+  const std::map<int64_t, double> medians = layer_medians(k, layers);
+  const auto differ = disagreeing_cells(k);
   json rows = json::array();
-  for (const RankSummary& r : report.ranks->ranks)
+  for (const RankSummary& r : k.ranks) {
+    json cells = json::array();
+    for (int64_t layer : layers) {
+      const RankLayer* l = rank_layer(r, layer);
+      const double us = rank_layer_time(r, layer), median = medians.at(layer);
+      json cell = {{"layer", layer}, {"us", r.attention_time_unknown ? json(nullptr) : json(us)},
+                   {"ratio", r.attention_time_unknown || median <= 0 ? json(nullptr) : json(us / median)},
+                   {"backend", l ? l->backend : ""}, {"absent", l == nullptr}};
+      if (auto it = differ.find({r.rank, layer}); it != differ.end()) cell["disagree"] = it->second;
+      cells.push_back(std::move(cell));
+    }
+    rows.push_back({{"rank", r.rank}, {"cells", std::move(cells)}});
+  }
+  json median_list = json::array();
+  for (const auto& [layer, median] : medians) median_list.push_back(median);
+  return {{"layers", layers}, {"medians", std::move(median_list)}, {"rows", std::move(rows)}};
+}
+
+// A rank's own dashboard (RankSummary::report_html) as a link target: a path, relative to the
+// page or absolute, or an http(s)/file URL. Other schemes (s3://, javascript:) are shown as text
+// and never followed: the browser cannot open an object store, and a Report is untrusted input.
+json report_href(const std::string& path) {
+  if (path.empty()) return nullptr;
+  const size_t colon = path.find(':'), slash = path.find('/');
+  const bool has_scheme = colon != std::string::npos && (slash == std::string::npos || colon < slash);
+  if (!has_scheme) return path;
+  for (const char* scheme : {"http://", "https://", "file://"})
+    if (path.starts_with(scheme)) return path;
+  return nullptr;
+}
+
+std::string backend_mix_text(const RankSummary& r) {
+  double total = 0;
+  for (const auto& [backend, us] : r.backend_time_us) total += us;
+  std::string out;
+  for (const auto& [backend, us] : r.backend_time_us)
+    out += fmt::format("{}{} {:.0f}%", out.empty() ? "" : ", ", backend, total > 0 ? 100 * us / total : 0.0);
+  return out;
+}
+
+json rank_rows(const RanksSection& k) {
+  json rows = json::array();
+  for (const RankSummary& r : k.ranks)
     rows.push_back({{"rank", r.rank}, {"file", r.file}, {"us", r.attention_device_time_us},
-                    {"fused", r.fused_time_fraction}});
-  return {{"rows", std::move(rows)}, {"slowest", report.ranks->slowest_rank},
-          {"slowest_over_median", report.ranks->slowest_over_median}};
+                    {"unknown", r.attention_time_unknown}, {"fused", r.fused_time_fraction},
+                    {"over_median", k.median_attention_us > 0 && !r.attention_time_unknown
+                                        ? json(r.attention_device_time_us / k.median_attention_us)
+                                        : json(nullptr)},
+                    {"device", r.device}, {"host", r.host}, {"stage", r.stage}, {"calls", r.call_count},
+                    {"backends", backend_mix_text(r)}, {"report_html", r.report_html},
+                    {"report_href", report_href(r.report_html)}});
+  return rows;
+}
+
+// The tables as the text and Markdown reports print them (ranks_rows.cpp; the page lists every
+// straggler and disagreement), and the rank of each straggler row for its link.
+json ranks_view(const Report& report) {
+  if (!report.ranks || (report.ranks->ranks.empty() && report.ranks->failed.empty())) return nullptr;
+  const RanksSection& k = *report.ranks;
+  json straggler_ranks = json::array();
+  for (const Straggler& s : k.stragglers) straggler_ranks.push_back(s.rank);
+  return {{"line", ranks_line(k)},
+          {"rows", rank_rows(k)},
+          {"slowest", k.slowest_rank},
+          {"slowest_over_median", k.slowest_over_median},
+          {"median_us", k.median_attention_us},
+          {"threshold", k.straggler_threshold},
+          {"heat", rank_heat_map(k)},
+          {"stragglers", {{"columns", straggler_columns()}, {"rows", straggler_rows(k, k.stragglers.size())},
+                          {"ranks", std::move(straggler_ranks)}}},
+          {"disagreements", disagreement_lines(k)},
+          {"groups", {{"columns", group_columns()}, {"rows", group_rows(k)}}},
+          {"failed", failed_rank_rows(k)}};
 }
 
 // after / before of a compared metric; null when it was not compared (a side lacks it or its

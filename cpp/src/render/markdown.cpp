@@ -116,6 +116,33 @@ std::string story_markdown(const Report& r) {
 }
 namespace {
 
+// Several ranks in one Report (cpp/src/fleet): totals, stragglers, disagreements, groups, failures.
+std::string ranks_markdown(const Report& r) {
+  if (!r.ranks) return "";
+  const RanksSection& k = *r.ranks;
+  std::string out = "\n## Ranks\n\n" + md_escape(ranks_line(k)) + "\n";
+  if (!k.stragglers.empty()) {
+    out += "\n### Stragglers\n\n" + header_row(straggler_columns());
+    for (const auto& cells : straggler_rows(k, kMaxRankLines)) out += escaped_row(cells);
+    if (k.stragglers.size() > kMaxRankLines)
+      out += fmt::format("\n... {} more (JSON Report: `ranks.stragglers`)\n", k.stragglers.size() - kMaxRankLines);
+  }
+  const std::vector<std::string> differ = disagreement_lines(k);
+  if (!differ.empty()) out += "\n### Ranks that ran something else than most ranks\n\n";
+  for (size_t i = 0; i < differ.size() && i < kMaxRankLines; ++i) out += "- " + md_escape(differ[i]) + "\n";
+  if (differ.size() > kMaxRankLines)
+    out += fmt::format("- ... {} more (JSON Report: `ranks.disagreements`)\n", differ.size() - kMaxRankLines);
+  if (!k.groups.empty()) {
+    out += "\n### Process groups\n\n" + header_row(group_columns());
+    for (const auto& cells : group_rows(k)) out += escaped_row(cells);
+  }
+  if (!k.failed.empty()) {
+    out += "\n### Failed ranks\n\n" + header_row({"file", "error"});
+    for (const auto& cells : failed_rank_rows(k)) out += escaped_row(cells);
+  }
+  return out;
+}
+
 // "no attention found", or what still resembles attention (finding::kAttentionCandidates).
 std::string no_calls_markdown(const Report& r) {
   for (const Finding& f : r.findings)
@@ -133,8 +160,8 @@ std::string render_markdown(const ReportView& v) {
   out += fmt::format("- device: {}\n", md_escape(device_text(r.source, s.has_gpu)));
   const std::string cost = render_cost_markdown(v.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
   if (r.calls.empty())
-    return out + (cost.empty() && !r.heads ? no_calls_markdown(r) : "\n" + cost) + unrecognised_markdown(r) +
-           heads_markdown(r);
+    return out + (cost.empty() && !r.heads ? no_calls_markdown(r) : "\n" + cost) + ranks_markdown(r) +
+           unrecognised_markdown(r) + heads_markdown(r);
   const bool no_time = device_time_unknown(s);
   out += fmt::format("- attention calls: {} ({} fused: {:.0f}% of calls, {} of time)\n", s.call_count,
                      s.fused_call_count, 100 * s.fused_call_fraction,
@@ -149,6 +176,7 @@ std::string render_markdown(const ReportView& v) {
                        s.unknown_time_call_count);
 
   out += story_markdown(r);
+  out += ranks_markdown(r);
   if (!v.unfused.empty()) {
     out += "\n## Unfused attention calls\n\n" +
            header_row({"layer", "step", "direction", "backend", "time (us)", "shape", "kernels"});

@@ -218,6 +218,27 @@ std::string explanations(const ReportView& v) {
   return out;
 }
 
+// Several ranks in one Report (cpp/src/fleet): totals, stragglers, disagreements, groups, failures.
+std::string ranks_text(const Report& r) {
+  if (!r.ranks) return "";
+  const RanksSection& k = *r.ranks;
+  std::string out = "\nRanks: " + ranks_line(k) + "\n";
+  if (!k.stragglers.empty()) {
+    out += "Stragglers (overall first):\n" + table(straggler_columns(), straggler_rows(k, kMaxRankLines));
+    if (k.stragglers.size() > kMaxRankLines)
+      out += fmt::format("  ... {} more (JSON Report: ranks.stragglers)\n", k.stragglers.size() - kMaxRankLines);
+  }
+  const std::vector<std::string> differ = disagreement_lines(k);
+  if (!differ.empty()) out += "Ranks that ran something else than most ranks:\n";
+  for (size_t i = 0; i < differ.size() && i < kMaxRankLines; ++i) out += "  " + differ[i] + "\n";
+  if (differ.size() > kMaxRankLines)
+    out += fmt::format("  ... {} more (JSON Report: ranks.disagreements)\n", differ.size() - kMaxRankLines);
+  if (!k.groups.empty()) out += "Process groups:\n" + table(group_columns(), group_rows(k));
+  if (!k.failed.empty()) out += "Failed ranks:\n";
+  for (const auto& row : failed_rank_rows(k)) out += fmt::format("  {}: {}\n", row[0], row[1]);
+  return out;
+}
+
 std::string source_notes(const Report& r) {
   std::string out;
   for (const std::string& m : r.source.missing) out += "  note: " + m + "\n";
@@ -233,9 +254,10 @@ std::string render_text(const ReportView& view, const TextOptions& options) {
   const std::string cost = render_cost_text(view.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
   if (report.calls.empty())
     return out + (report.heads ? heads_text(report) : cost.empty() ? no_calls_text(report) : "\n") + cost +
-           unrecognised_text(report) + source_notes(report);
+           ranks_text(report) + unrecognised_text(report) + source_notes(report);
   out += summary(report);
   out += story(report, options);
+  out += ranks_text(report);
   out += unfused_calls(view);
   out += activation_map(view, options);
   out += unrecognised_text(report);
