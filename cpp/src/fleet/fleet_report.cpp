@@ -8,10 +8,13 @@
 #include <optional>
 
 #include "attnprof/fleet.h"
+#include "fleet/median.h"
 #include "attnprof/vocabulary.h"
 
 namespace attnprof {
 namespace {
+
+using fleet::median;
 
 // A rank straggles when its time is beyond median x (1 + max(3 robust sigmas, 5%)): three
 // sigmas (sigma = 1.4826 MAD, the normal-consistent scale) keep noise out on large fleets, the
@@ -23,13 +26,6 @@ constexpr double kMinExcess = 0.05;
 // one rank that differs in every layer must not make the Report O(ranks x layers x facets).
 constexpr size_t kMaxLayerStragglers = 100;
 constexpr size_t kMaxDisagreements = 200;
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 // The over-median ratio beyond which a time straggles among `times`; 0 with fewer than 3
 // times (no robust spread) or a zero median.

@@ -5,22 +5,18 @@
 
 #include "attnprof/call_facts.h"
 #include "attnprof/fleet.h"
+#include "fleet/median.h"
 
 namespace attnprof {
 namespace {
+
+using fleet::median;
 
 // A summary holds at most this many distinct shapes: serving ranks see a new length every
 // step, and the driver must stay O(ranks x layers).
 constexpr size_t kMaxShapes = 16;
 // Kernel names are kept to this length: a demangled template can run to kilobytes.
 constexpr size_t kMaxKernelName = 200;
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 std::string shape_without_dtype(Shape shape) {
   shape.dtype.clear();
@@ -125,7 +121,7 @@ RankSummary summarize_rank(const Report& report, const RankOrigin& origin) {
   s.call_count = static_cast<int64_t>(report.calls.size());
   std::vector<double> step_us;
   for (const Step& step : report.steps) step_us.push_back(static_cast<double>(step.dur_ns) / 1000.0);
-  s.step_time_us = median_of(std::move(step_us));
+  s.step_time_us = median(std::move(step_us));
   s.backend_time_us = backend_mix(report);
   for (const Call& c : report.calls) {
     add_distinct(s.libraries, c.library, SIZE_MAX);
