@@ -256,3 +256,4 @@ def test_fleet_runs_where_pytorch_is_not_installed(eight_ranks, tmp_path):
                          env=dict(os.environ, PYTHONPATH=str(shadow)), timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["7", str(MATH_RANK)]
+
