@@ -129,7 +129,7 @@ def fleet_report() -> dict:
                       "report_html": "reports/rank2.html" if rank == 2 else "",  # only rank 2's was written
                       "layer_time_us": [l["time_us"] for l in layers],
                       "attention_device_time_us": sum(l["time_us"] for l in layers), "fused_time_fraction": 1.0})
-    r["ranks"] = {"ranks": ranks, "median_attention_us": 1000, "slowest_rank": 5, "slowest_over_median": 1.4,
+    r["ranks"] = {"ranks": ranks, "median_attention_us": 1000, "layer_median_us": [250, 250, 250, 250], "slowest_rank": 5, "slowest_over_median": 1.4,
                   "straggler_threshold": 1.05,
                   "failed": [{"rank": 8, "file": "rank8.pt.trace.json.gz", "error": "truncated gzip stream"}],
                   "stragglers": [{"rank": 5, "layer": -1, "time_us": 1400, "median_us": 1000, "over_median": 1.4,

@@ -355,6 +355,7 @@ Report fleet_report(Report body, FleetStage stage) {
   add_overall_stragglers(section, timed, medians);
   add_layer_stragglers(section, timed, medians);
   sort_overall_stragglers(section);
+  section.layer_median_us = medians;
   set_slowest(section, timed);
   add_disagreements(section);
   add_groups(section);

@@ -193,27 +193,15 @@ json advice_view(const Report& report) {
 
 // --- ranks: a fleet's ranks against each other ------------------------------------------------
 
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 double rank_layer_time(const RankSummary& r, int64_t layer) {
   return layer >= 0 && static_cast<size_t>(layer) < r.layer_time_us.size() ? r.layer_time_us[layer] : 0.0;
 }
 
-// Each layer's median time over the ranks of known time, a layer a rank lacks counting 0: the
-// medians the fleet's per-layer stragglers are measured against (cpp/src/fleet).
+// Each layer's median time over the ranks, as the fleet merge measured its stragglers against.
 std::map<int64_t, double> layer_medians(const RanksSection& k, const std::set<int64_t>& layers) {
   std::map<int64_t, double> out;
-  for (int64_t layer : layers) {
-    std::vector<double> times;
-    for (const RankSummary& r : k.ranks)
-      if (!r.attention_time_unknown) times.push_back(rank_layer_time(r, layer));
-    out[layer] = median_of(std::move(times));
-  }
+  for (int64_t layer : layers)
+    out[layer] = layer >= 0 && static_cast<size_t>(layer) < k.layer_median_us.size() ? k.layer_median_us[layer] : 0.0;
   return out;
 }
 

@@ -101,7 +101,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Disagreement, layer, facet, majo
                                                 cause)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RankGroup, name, desc, ranks, slowest_rank, slowest_over_median)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RanksSection, ranks, failed, slowest_rank, slowest_over_median,
-                                                median_attention_us, straggler_threshold, stragglers, disagreements,
+                                                median_attention_us, layer_median_us, straggler_threshold, stragglers, disagreements,
                                                 groups)
 
 // Core.

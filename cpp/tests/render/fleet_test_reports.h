@@ -78,6 +78,7 @@ inline RanksSection eight_rank_section() {
   k.slowest_rank = 5;
   k.slowest_over_median = 1.4;
   k.median_attention_us = 1000;
+  k.layer_median_us = {250, 250, 250, 250};  // seven ranks at 250 us in every layer
   k.straggler_threshold = 1.05;
   k.stragglers = {{5, -1, 1400, 1000, 1.4, 3}, {5, 3, 650, 250, 2.6, -1}};
   // The causes as the fleet spells them: the rule that rejected the majority's backend, then

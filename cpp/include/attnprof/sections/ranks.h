@@ -97,6 +97,7 @@ struct RanksSection {
   int64_t slowest_rank = -1;
   double slowest_over_median = 0;   // slowest attention time / median across ranks
   double median_attention_us = 0;
+  std::vector<double> layer_median_us;  // per layer index: median over ranks of known time (a missing layer is 0)
   double straggler_threshold = 0;   // the over-median ratio beyond which a rank straggles
   std::vector<Straggler> stragglers;        // overall (layer -1) first, then per layer; worst first
   std::vector<Disagreement> disagreements;  // by layer, facet, rank
