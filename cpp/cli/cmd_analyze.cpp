@@ -12,6 +12,7 @@
 #include "attnprof/formats.h"
 #include "command.h"
 #include "fleet_inputs.h"
+#include "flags.h"
 #include "outputs.h"
 
 namespace attnprof::cli {
@@ -38,7 +39,7 @@ void take_back_ray_value(AnalyzeCommandOptions& o) {
 }
 
 [[noreturn]] void hand_to_ray(const AnalyzeCommandOptions& o) {
-  FleetRequest request{o.traces, *o.ray, o.out_dir, o.strict, o.outputs.paths, o.stdout_format, o.torch_version, o.arch};
+  FleetRequest request{o.traces, *o.ray, o.out_dir, o.strict, o.outputs.files(), o.stdout_format, o.torch_version, o.arch};
   fail("analyze", run_fleet_in_python(request));
 }
 
@@ -122,12 +123,7 @@ int run_analyze(AnalyzeCommandOptions& o) {
   check_strict(o, reports);
   const std::vector<ReportView> views = views_of(reports);  // once, for every output
   const FormatInput input{reports, views, cores.threads_for(o.threads)};
-  if (Status s = write_outputs(o.outputs, input); !s) fail("analyze", s.error());
-  auto format = find_output_format(o.stdout_format);
-  if (!format) fail("analyze", format.error());
-  auto printed = render_output(**format, input);
-  if (!printed) fail("analyze", printed.error());
-  std::fputs(printed->c_str(), stdout);
+  if (Status s = write_report_outputs(o.outputs, input, o.stdout_format); !s) fail("analyze", s.error());
   return kExitOk;
 }
 
@@ -141,7 +137,7 @@ void setup_analyze(CLI::App& app) {
   cmd->add_option("traces", o->traces,
                   "trace files (.json or .json.gz) written by torch.profiler; a directory, quoted glob or @FILE of "
                   "per-rank traces");
-  add_output_options(*cmd, o->outputs);
+  add_report_options(*cmd, o->outputs, "the Report");
   std::vector<std::string> printable;  // the formats that are one text (formats.h)
   std::string names;
   for (const OutputFormat& f : output_formats()) {
@@ -151,9 +147,9 @@ void setup_analyze(CLI::App& app) {
   }
   cmd->add_option("--format", o->stdout_format, "what to print on stdout (default text): " + names)
       ->check(CLI::IsMember(printable));
-  cmd->add_option("--torch", o->torch_version, "PyTorch version of the run, when the trace lacks it (e.g. 2.11)");
-  cmd->add_option("--cudnn", o->cudnn_version, "cuDNN version of the run (e.g. 9.19)");
-  cmd->add_option("--arch", o->arch, "GPU architecture when the trace lacks deviceProperties (sm90, gfx942, cpu)");
+  add_word(*cmd, kTorchFlag, o->torch_version);
+  add_word(*cmd, kCudnnFlag, o->cudnn_version);
+  add_word(*cmd, kArchFlag, o->arch);
   cmd->add_option("--gpu-spec", o->gpu_spec,
                   "JSON file of ceilings you measured on your GPU, replacing the datasheet peaks of the roofline and "
                   "the compute/memory-bound verdicts: {\"bandwidth_gbs\": 4000, \"tflops\": {\"bf16\": 700}} "
@@ -162,14 +158,7 @@ void setup_analyze(CLI::App& app) {
                   "JSON file of gains attnprof.verify measured on your model (attnprof.verify(..., gains=FILE)): "
                   "the findings' expected gains then come from your measurements where the fix, backend, dtype and "
                   "device match and the sequence length is within 2x (docs/verify.md)");
-  cmd->add_option("--threads", o->threads,
-                  "threads parsing each trace file, the reading thread included: 0 = measured (default): after "
-                  "0.1 s of parsing alone, one worker per core the machine left idle, at most 8, none when under "
-                  "half a core was idle; 1 = no extra thread; N = the reading thread and N - 1 workers. "
-                  "The result is the same for any value; each worker holds up to two 1 MiB chunks and their tables. "
-                  "The index, analyses and JSON output after the parse use as many, by default the cores the "
-                  "parse got plus those left idle")
-      ->check(CLI::Range(0, 256));
+  add_word(*cmd, kThreadsFlag, o->threads)->check(CLI::Range(0, 256));
   cmd->add_option("--ray", o->ray,
                   "analyse the rank traces on Ray, one task per trace (pip install 'attnprof[ray]'): no ADDRESS = "
                   "a local Ray on this machine, else an existing cluster (auto, ray://head:10001, head:6379); "

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 
 #include "attnprof/cost.h"
+#include "attnprof/io.h"
 #include "attnprof/predict.h"
 
 namespace attnprof {
@@ -123,6 +125,30 @@ WhatIfSection what_if(const ModelConfig& m, const std::vector<LengthBin>& bins, 
   w.flops_saving = w.full_flops > 0 ? 1 - w.window_flops / w.full_flops : 0;
   w.memory_saving = w.full_kv_bytes > 0 ? 1 - w.window_kv_bytes / w.full_kv_bytes : 0;
   return w;
+}
+
+Result<std::vector<LengthBin>> lengths_argument(std::string_view argument) {
+  const std::string path(argument);
+  if (std::filesystem::is_regular_file(path)) {
+    Result<std::string> text = read_text_file(path);
+    if (!text) return text.error();
+    Result<std::vector<LengthBin>> bins = parse_length_distribution(*text);
+    if (!bins) return make_error(bins.error().code, path + ": " + bins.error().message);
+    return bins;
+  }
+  std::vector<LengthBin> bins;
+  for (size_t start = 0; start <= argument.size();) {
+    const size_t comma = std::min(argument.find(',', start), argument.size());
+    const std::string_view item = argument.substr(start, comma - start);
+    int64_t tokens = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), tokens);
+    if (ec != std::errc() || end != item.data() + item.size() || tokens <= 0)
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("lengths '{}': expected positive token counts (512,1024) or a file of them", argument));
+    bins.push_back({tokens, 1});
+    start = comma + 1;
+  }
+  return bins;
 }
 
 }  // namespace attnprof

@@ -69,6 +69,8 @@ nlohmann::json diff_data(const std::string& diff_json) {
 
 std::span<const char* const> dashboard_sections() { return kSections; }
 
+std::string_view dashboard_stylesheet() { return render::kDashboardCss; }
+
 std::string sanitize_utf8(std::string_view text) {
   std::string out;
   out.reserve(text.size());
