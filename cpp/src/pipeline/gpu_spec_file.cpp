@@ -42,6 +42,25 @@ std::string joined(std::span<const std::string_view> words) {
   return out;
 }
 
+// "tflops": {"bf16": N, ...} into the peaks' dtype slots.
+Status read_tflops(const nlohmann::json& tflops, const std::string& path, MeasuredPeaks& peaks) {
+  auto bad = [&](std::string message) { return make_error(ErrorCode::kInvalidArgument, path + ": " + message); };
+  if (!tflops.is_object()) return bad("tflops must be an object of dtype: TFLOP/s");
+  for (const auto& [dtype, value] : tflops.items()) {
+    double* slot = dtype_slot(peaks, dtype);
+    if (slot == nullptr) return bad(fmt::format("unknown dtype \"{}\" in tflops (known: {})", dtype, joined(kDtypes)));
+    auto v = positive(value, path, "tflops." + dtype);
+    if (!v) return v.error();
+    *slot = *v;
+  }
+  return Ok{};
+}
+
+bool gives_a_peak(const MeasuredPeaks& p) {
+  return p.bandwidth_gbs > 0 || p.bf16_tflops > 0 || p.fp16_tflops > 0 || p.fp8_tflops > 0 || p.tf32_tflops > 0 ||
+         p.fp32_tflops > 0;
+}
+
 }  // namespace
 
 Result<MeasuredPeaks> parse_measured_peaks(std::string_view text, const std::string& path) {
@@ -65,17 +84,9 @@ Result<MeasuredPeaks> parse_measured_peaks(std::string_view text, const std::str
     peaks.bandwidth_gbs = *bw;
   }
   if (j.contains("tflops")) {
-    if (!j["tflops"].is_object()) return bad("tflops must be an object of dtype: TFLOP/s");
-    for (const auto& [dtype, value] : j["tflops"].items()) {
-      double* slot = dtype_slot(peaks, dtype);
-      if (slot == nullptr) return bad(fmt::format("unknown dtype \"{}\" in tflops (known: {})", dtype, joined(kDtypes)));
-      auto v = positive(value, path, "tflops." + dtype);
-      if (!v) return v.error();
-      *slot = *v;
-    }
+    if (auto st = read_tflops(j["tflops"], path, peaks); !st) return st.error();
   }
-  if (peaks.bandwidth_gbs <= 0 && peaks.bf16_tflops <= 0 && peaks.fp16_tflops <= 0 && peaks.fp8_tflops <= 0 &&
-      peaks.tf32_tflops <= 0 && peaks.fp32_tflops <= 0)
+  if (!gives_a_peak(peaks))
     return bad("gives neither bandwidth_gbs nor any tflops: nothing to replace");
   return peaks;
 }
