@@ -71,13 +71,8 @@ DirectoryProgressFn directory_progress_bar(const std::string& dir) {
   };
 }
 
-int run_analyze(AnalyzeCommandOptions& o) {
-  take_back_ray_value(o);
-  if (o.traces.empty())
-    fail("analyze", {ErrorCode::kInvalidArgument, "traces is required: a trace, a directory, a glob or @FILE of traces"});
-  if (o.ray) hand_to_ray(o);
-  if (!o.out_dir.empty())
-    fail("analyze", {ErrorCode::kInvalidArgument, "--out-dir is where the fleet's workers write each rank's Report: add --ray"});
+// The flags as the pipeline's options; the files they name are read here (bad file: exit 2).
+AnalyzeOptions analyze_options_of(const AnalyzeCommandOptions& o) {
   AnalyzeOptions options;
   if (!o.torch_version.empty()) options.torch_version = o.torch_version;
   if (!o.cudnn_version.empty()) options.cudnn_version = o.cudnn_version;
@@ -93,33 +88,46 @@ int run_analyze(AnalyzeCommandOptions& o) {
     if (!gains) fail("analyze", gains.error());
     options.measured_gains = std::move(*gains);
   }
+  return options;
+}
+
+// The Reports of one input: one per profiling stage for a directory, glob or @list of rank
+// traces (cpp/src/pipeline/ranks.cpp, cpp/src/fleet), else the one trace's.
+void analyze_input(const std::string& path, AnalyzeOptions& options, std::vector<Report>& reports) {
+  Result<std::optional<std::vector<std::string>>> fleet = fleet_files(path);
+  if (!fleet) fail("analyze", fleet.error());
+  if (*fleet) {
+    options.progress = nullptr;
+    Result<std::vector<Report>> stages = analyze_files_stages(**fleet, path, options, directory_progress_bar(path));
+    if (!stages) fail("analyze", stages.error());
+    for (Report& r : *stages) reports.push_back(std::move(r));
+    return;
+  }
+  if (path.find("://") != std::string::npos)
+    fail("analyze", {ErrorCode::kInvalidArgument,
+                     fmt::format("{}: a trace in remote storage is read by the fleet's workers: add --ray", path)});
+  options.progress = progress_bar("reading " + path);
+  // Each Trace is freed once analysed, before the next trace is read and the outputs are
+  // built: several traces then hold one Trace at a time, and the Report's JSON (1.7 GB at
+  // 20 GB) does not come on top of a Trace. With only the rows the analyses read, freeing it
+  // is a few large blocks (docs/performance.md, "Where the memory goes").
+  Result<Report> report = analyze_file(path, options);
+  if (!report) fail("analyze", report.error());
+  reports.push_back(std::move(*report));
+}
+
+int run_analyze(AnalyzeCommandOptions& o) {
+  take_back_ray_value(o);
+  if (o.traces.empty())
+    fail("analyze", {ErrorCode::kInvalidArgument, "traces is required: a trace, a directory, a glob or @FILE of traces"});
+  if (o.ray) hand_to_ray(o);
+  if (!o.out_dir.empty())
+    fail("analyze", {ErrorCode::kInvalidArgument, "--out-dir is where the fleet's workers write each rank's Report: add --ray"});
+  AnalyzeOptions options = analyze_options_of(o);
   // Every trace is read before anything is written: bad input leaves no output file.
   std::vector<Report> reports;
   const FreeCoresProbe cores;  // for the outputs' threads
-  for (const std::string& path : o.traces) {
-    // A directory, glob or @list holds per-rank traces: one Report per profiling stage, each
-    // with a ranks section (cpp/src/pipeline/ranks.cpp, cpp/src/fleet).
-    Result<std::optional<std::vector<std::string>>> fleet = fleet_files(path);
-    if (!fleet) fail("analyze", fleet.error());
-    if (*fleet) {
-      options.progress = nullptr;
-      Result<std::vector<Report>> stages = analyze_files_stages(**fleet, path, options, directory_progress_bar(path));
-      if (!stages) fail("analyze", stages.error());
-      for (Report& r : *stages) reports.push_back(std::move(r));
-      continue;
-    }
-    if (path.find("://") != std::string::npos)
-      fail("analyze", {ErrorCode::kInvalidArgument,
-                       fmt::format("{}: a trace in remote storage is read by the fleet's workers: add --ray", path)});
-    options.progress = progress_bar("reading " + path);
-    // Each Trace is freed once analysed, before the next trace is read and the outputs are
-    // built: several traces then hold one Trace at a time, and the Report's JSON (1.7 GB at
-    // 20 GB) does not come on top of a Trace. With only the rows the analyses read, freeing it
-    // is a few large blocks (docs/performance.md, "Where the memory goes").
-    Result<Report> report = analyze_file(path, options);
-    if (!report) fail("analyze", report.error());
-    reports.push_back(std::move(*report));
-  }
+  for (const std::string& path : o.traces) analyze_input(path, options, reports);
   check_strict(o, reports);
   const std::vector<ReportView> views = views_of(reports);  // once, for every output
   const FormatInput input{reports, views, cores.threads_for(o.threads)};
