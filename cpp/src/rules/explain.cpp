@@ -107,7 +107,7 @@ Env env_for(const SourceInfo& source, bool has_gpu, const ExplainOptions& o, std
   std::string arch = o.arch.empty() ? source.arch : o.arch;
   if (arch.empty()) {
     arch = has_gpu ? kDefaultArch : "cpu";
-    assumptions.push_back(fmt::format("arch {} assumed (trace has no deviceProperties; pass --arch)", arch));
+    assumptions.push_back(fmt::format("arch {} assumed (trace has no deviceProperties; give the run's GPU architecture)", arch));
   }
   if (auto d = parse_arch(arch)) env.device = *d;
   else assumptions.push_back(fmt::format("arch '{}' not understood, sm90 assumed", arch));
@@ -115,7 +115,7 @@ Env env_for(const SourceInfo& source, bool has_gpu, const ExplainOptions& o, std
   std::string torch = o.torch_version.empty() ? version_of(source, "torch") : o.torch_version;
   if (torch.empty()) {
     torch = kDefaultTorch;
-    assumptions.push_back(fmt::format("torch {} assumed (trace has no torch version; pass --torch)", torch));
+    assumptions.push_back(fmt::format("torch {} assumed (trace has no torch version; give the run's torch version)", torch));
   }
   if (auto v = parse_version(torch)) env.torch = *v;
   else assumptions.push_back(fmt::format("torch version '{}' not understood, {} assumed", torch, kDefaultTorch));
@@ -124,7 +124,7 @@ Env env_for(const SourceInfo& source, bool has_gpu, const ExplainOptions& o, std
     std::string cudnn = o.cudnn_version.empty() ? version_of(source, "cudnn") : o.cudnn_version;
     if (cudnn.empty()) {
       cudnn = kDefaultCudnn;
-      assumptions.push_back(fmt::format("cuDNN {} assumed (trace has no cuDNN version; pass --cudnn)", cudnn));
+      assumptions.push_back(fmt::format("cuDNN {} assumed (trace has no cuDNN version; give the run's cuDNN version)", cudnn));
     }
     if (auto v = parse_version(cudnn)) env.cudnn = *v;
   } else {
@@ -378,7 +378,7 @@ Explained explain_older_order(const Call& call, const SdpaInput& input, const En
   Explained x{explanation_from(input, older, d), {}};
   x.e.consistency_note = fmt::format(
       "{} is the default choice of torch 2.5.1-2.8 (flash > efficient > math > cudnn); with torch {} it would "
-      "mean sdpa_kernel([{}]). The trace has no torch version: pass --torch/--cudnn to decide",
+      "mean sdpa_kernel([{}]). The trace has no torch version: give the run's torch and cuDNN versions to decide",
       call.backend, env.torch.str(), sdp_backend_enum(seen));
   assumptions.push_back("torch 2.8 priority order used: it explains the backend in the trace");
   x.finding.key = "older-order";
