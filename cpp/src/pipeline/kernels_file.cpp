@@ -179,7 +179,7 @@ Result<KernelPattern> kernel_entry(const Entry& e, Names& names) {
   ATTNPROF_TRY_FIELD(backend, attention ? e.word("backend", backend_names(), backend::kExternal) : Result<std::string>(std::string()));
   ATTNPROF_TRY_FIELD(library, e.nonempty("library"));
   ATTNPROF_TRY_FIELD(vendor, e.word("vendor", {"nvidia", "amd", "any"}, "any"));
-  ATTNPROF_TRY_FIELD(direction, e.word("direction", {"forward", "backward", "any"}, "forward"));
+  ATTNPROF_TRY_FIELD(direction, e.word("direction", {"forward", "backward", "any"}, attention ? "forward" : "any"));
   ATTNPROF_TRY_FIELD(part, e.word("part", {"main", "before", "after"}, "main"));
   ATTNPROF_TRY_FIELD(phase, e.word("phase", {"", "prefill", "decode"}, ""));
   KernelPattern p{names.keep(*pattern), match_of(*match), *priority, kernel_kind_of(*kind), names.keep(*backend),

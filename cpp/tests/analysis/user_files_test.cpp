@@ -185,7 +185,7 @@ TEST(KernelsFile, AUserKernelEntryOutranksABuiltInOneOfNoHigherPriorityAndAUserO
   ASSERT_TRUE(op.ok()) << op.error().message;
   const CatalogExtension copy = *op;
   EXPECT_EQ(classify_attention_op("flash_attn::_flash_attn_forward", &copy)->library, "patched");
-  EXPECT_EQ(classify_attention_op("flash_attn::_flash_attn_forward")->library, "");
+  EXPECT_EQ(classify_attention_op("flash_attn::_flash_attn_forward")->library, "aiter");  // the built-in entry
 }
 
 // ---- --gpu-spec: JSON and TOML -----------------------------------------------------------
