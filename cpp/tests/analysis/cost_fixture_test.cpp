@@ -147,6 +147,9 @@ TEST(CostProbes, FourPackedSequencesOfTheMi300xVllmCallCountEachSequenceOnItsOwn
   ASSERT_EQ(c.shape.Hq, 64);
   ASSERT_EQ(c.shape.Hkv, 8);
   ASSERT_EQ(c.shape.D, 64);
+  // As recorded, neither the batch nor the key length is known: no count, said so, not 0 work.
+  EXPECT_EQ(c.unknown, (std::vector<std::string>{"B", "Skv"}));
+  EXPECT_DOUBLE_EQ(c.flops_useful, 0);
   const std::vector<int64_t> lengths = {1024, 2048, 2048, 3072};
   c.shape.B = 4;
   c.shape.seqlens_q = c.shape.seqlens_k = lengths;
