@@ -14,7 +14,7 @@ CMAKE ?= cmake
 APT_PACKAGES := g++ cmake ccache ninja-build pkg-config libsimdjson-dev libdeflate-dev zlib1g-dev \
                 libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
                 libbenchmark-dev libprotobuf-dev protobuf-compiler libopenblas-dev \
-                chromium clang libclang-rt-14-dev \
+                chromium clang libclang-rt-14-dev libtomlplusplus-dev \
                 libcmark-gfm-dev libcmark-gfm-extensions-dev
 # transformers: the newest release (5.25 calls apply_rotary_pos_emb through a `kernels` hub function
 # module, judged by the function it wraps: attnprof._capture.starts_no_attention); the capture's

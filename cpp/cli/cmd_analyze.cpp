@@ -22,7 +22,7 @@ struct AnalyzeCommandOptions {
   std::vector<std::string> traces;
   OutputOptions outputs;
   std::string stdout_format = "text";
-  std::string torch_version, cudnn_version, arch, gpu_spec, gains;
+  std::string torch_version, cudnn_version, arch, gpu_spec, kernels, gains;
   size_t threads = 0;
   std::optional<std::string> ray;  // --ray [ADDRESS]: "" = start a local Ray
   std::string out_dir;
@@ -82,6 +82,11 @@ AnalyzeOptions analyze_options_of(const AnalyzeCommandOptions& o) {
     Result<MeasuredPeaks> peaks = load_measured_peaks(o.gpu_spec);
     if (!peaks) fail("analyze", peaks.error());
     options.measured_peaks = std::move(*peaks);
+  }
+  if (!o.kernels.empty()) {
+    Result<CatalogExtension> kernels = load_catalog_extension(o.kernels);
+    if (!kernels) fail("analyze", kernels.error());
+    options.kernels = std::move(*kernels);
   }
   if (!o.gains.empty()) {
     Result<std::vector<rules::MeasuredGain>> gains = load_measured_gains(o.gains);
@@ -161,7 +166,12 @@ void setup_analyze(CLI::App& app) {
   cmd->add_option("--gpu-spec", o->gpu_spec,
                   "JSON file of ceilings you measured on your GPU, replacing the datasheet peaks of the roofline and "
                   "the compute/memory-bound verdicts: {\"bandwidth_gbs\": 4000, \"tflops\": {\"bf16\": 700}} "
-                  "(fields: name, bandwidth_gbs, tflops.bf16/fp16/fp8/tf32/fp32; docs/cost.md)");
+                  "(fields: name, bandwidth_gbs, tflops.bf16/fp16/fp8/tf32/fp32; TOML when the name ends in .toml; "
+                  "docs/cost.md)");
+  cmd->add_option("--kernels", o->kernels,
+                  "JSON or TOML file of kernel and op names to add to the catalogs (library, backend, vendor, "
+                  "direction, and where an op's arguments give the shape), so a custom kernel gets a call and a cost "
+                  "(docs/cost.md, \"Kernels and ops of your own\")");
   cmd->add_option("--gains", o->gains,
                   "JSON file of gains attnprof.verify measured on your model (attnprof.verify(..., gains=FILE)): "
                   "the findings' expected gains then come from your measurements where the fix, backend, dtype and "

@@ -700,9 +700,9 @@ const NameClasses::Entry& NameClasses::answer(StrId name, Question question) {
   if (e.answered & question) return e;
   const std::string_view text = trace_.strings.get(name);
   switch (question) {
-    case kKernel: e.kernel = classify_kernel(text); break;
-    case kOp: e.op = classify_attention_op(text); break;
-    case kUnrecognisedOp: e.unrecognised_op = is_unrecognised_attention_op(text); break;
+    case kKernel: e.kernel = classify_kernel(text, extension_); break;
+    case kOp: e.op = classify_attention_op(text, extension_); break;
+    case kUnrecognisedOp: e.unrecognised_op = is_unrecognised_attention_op(text, extension_); break;
     case kGraphLaunch: e.graph_launch = runtime_call_role(text) == RuntimeCallRole::kGraphLaunch; break;
   }
   e.answered |= question;
@@ -714,9 +714,9 @@ const AttentionOp* NameClasses::attention_op(const Slice& s) { return is_cpu_op(
 bool NameClasses::unrecognised_attention_op(const Slice& s) { return answer(s.name, kUnrecognisedOp).unrecognised_op; }
 bool NameClasses::graph_launch(const Slice& s) { return answer(s.name, kGraphLaunch).graph_launch; }
 
-ExtractionContext::ExtractionContext(const Trace& t, const TraceIndex& i)
+ExtractionContext::ExtractionContext(const Trace& t, const TraceIndex& i, const CatalogExtension* extension)
     : trace(t), index(i), has_gpu(!i.gpu_slices.empty()), claimed_gpu(t.slices.size(), false),
-      inside_call(t.slices.size(), false), names(t) {}
+      inside_call(t.slices.size(), false), names(t, extension) {}
 
 void note_grad_sequences(ExtractionContext& ctx, uint32_t op, int64_t call_ts, std::string_view component) {
   auto note = [&](uint32_t s) {
@@ -855,9 +855,9 @@ void sum_call_times(Call& call, bool trace_has_gpu) {
 
 }  // namespace
 
-void finish_call(Call& call, bool trace_has_gpu, KernelTemplates* templates) {
+void finish_call(Call& call, bool trace_has_gpu, KernelTemplates* templates, const CatalogExtension* extension) {
   sum_call_times(call, trace_has_gpu);
-  apply_kernel_template(call, templates);  // head dim, dtype a templated kernel name spells, where the trace lacks them
+  apply_kernel_template(call, templates, extension);  // head dim, dtype a templated kernel name spells, where the trace lacks them
   Shape& s = call.shape;
   if (s.Hkv == 0) s.Hkv = s.Hq;
   if (s.Dv == 0) s.Dv = s.D;
@@ -908,8 +908,9 @@ KernelRef kernel_ref_of(const Trace& trace, const Slice& k, std::string componen
   return ref;
 }
 
-std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& index) {
-  ExtractionContext ctx(trace, index);
+std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& index,
+                                          const CatalogExtension* extension) {
+  ExtractionContext ctx(trace, index, extension);
   claim_compile_tracing(ctx);
   std::vector<Call> calls;
   for (const uint32_t top : call_tops(ctx, false)) calls.push_back(call_from_op(ctx, top));
@@ -924,7 +925,7 @@ std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& 
   mark_cpu_calls(ctx, calls);
 
   KernelTemplates templates;
-  for (Call& call : calls) finish_call(call, ctx.has_gpu, &templates);
+  for (Call& call : calls) finish_call(call, ctx.has_gpu, &templates, extension);
   number_calls_in_start_order(calls);
   return calls;
 }

@@ -381,7 +381,7 @@ std::string kernel_display_name(std::string_view kernel_name) {
   return std::string(head.empty() ? kernel_name : head);
 }
 
-std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name) {
+std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name, const CatalogExtension* extension) {
   const std::string_view function = unwrapped(kernel_function_name(kernel_name));
   KernelTemplate t;
   const bool read = read_fa3(function, t) || read_fa2(function, t) || read_vllm_paged(function, t) ||
@@ -389,21 +389,21 @@ std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name)
                     read_cute_dsl(function, t) || read_cutlass_fmha(kernel_name, t) || read_words(function, t);
   if (!read) return std::nullopt;
   t.name = kernel_display_name(kernel_name);
-  if (const KernelPattern* p = classify_kernel(kernel_name)) t.library = std::string(p->library);
+  if (const KernelPattern* p = classify_kernel(kernel_name, extension)) t.library = std::string(p->library);
   if (t.dtype.empty()) t.dtype = dtype_in(function);
   return t;
 }
 
-void apply_kernel_template(Call& call, KernelTemplates* known) {
+void apply_kernel_template(Call& call, KernelTemplates* known, const CatalogExtension* extension) {
   KernelTemplates local;
   KernelTemplates& templates = known ? *known : local;
   for (const KernelRef& k : call.kernels) {
     if (k.component != component::kFused) continue;
     auto [it, added] = templates.try_emplace(k.name);
     if (added) {  // a main kernel's name, read once per name; an auxiliary kernel's stays unread
-      const KernelPattern* p = classify_kernel(k.name);
+      const KernelPattern* p = classify_kernel(k.name, extension);
       it->second.main = p && p->part == KernelPart::kMain;
-      if (it->second.main) it->second.facts = read_kernel_template(k.name);
+      if (it->second.main) it->second.facts = read_kernel_template(k.name, extension);
     }
     if (!it->second.main) continue;
     std::optional<KernelTemplate> t = it->second.facts;

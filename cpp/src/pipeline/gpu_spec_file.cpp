@@ -1,5 +1,5 @@
-// --gpu-spec FILE: a user's measured ceilings (docs/cost.md, "Bound verdict").
-#include "attnprof/json_input.h"  // first: it configures nlohmann/json.hpp
+// --gpu-spec FILE: a user's measured ceilings (docs/cost.md, "Bound verdict"), JSON or TOML.
+#include "user_document.h"  // first: it configures nlohmann/json.hpp
 
 #include <fmt/format.h>
 
@@ -64,11 +64,11 @@ bool gives_a_peak(const MeasuredPeaks& p) {
 }  // namespace
 
 Result<MeasuredPeaks> parse_measured_peaks(std::string_view text, const std::string& path) {
-  auto doc = parse_json_input(text, path, "GPU spec");
+  auto doc = parse_user_document(text, path, "GPU spec", is_toml_path(path));
   if (!doc) return doc.error();
   const nlohmann::json& j = *doc;
   auto bad = [&](std::string message) { return make_error(ErrorCode::kInvalidArgument, path + ": " + message); };
-  if (!j.is_object()) return bad("a GPU spec is a JSON object {\"bandwidth_gbs\": N, \"tflops\": {\"bf16\": N, ...}}");
+  if (!j.is_object()) return bad("a GPU spec is an object {\"bandwidth_gbs\": N, \"tflops\": {\"bf16\": N, ...}}");
   for (const auto& [key, value] : j.items())
     if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end())
       return bad(fmt::format("unknown field \"{}\" (known: {})", key, joined(kTopKeys)));
