@@ -1,4 +1,4 @@
-// render_html: page skeleton + view model as JSON + inline assets. See dashboard.h for the
+// render_html: page skeleton + view model as JSON + the embedded assets. See dashboard.h for the
 // escaping rules that keep hostile trace strings inert.
 #include <fmt/format.h>
 
@@ -169,13 +169,16 @@ std::string render_html(const std::vector<ReportView>& views, const DashboardOpt
       nonce);
   page += "<meta name=\"generator\" content=\"attnprof " + html_escape(ATTNPROF_VERSION) + "\">\n";
   page += "<title>" + html_escape(title) + "</title>\n";
-  page += "<style>" + std::string(render::kDashboardCss) + "</style>\n</head>\n<body>\n";
+  page += "<style>\n";
+  page += render::kDashboardCss;
+  page += "</style>\n</head>\n<body>\n";
   page += "<header><h1>" + html_escape(title) + "</h1><p>" +
           html_escape(subtitle.empty() ? "attention profile" : subtitle) + "</p></header>\n";
   page += "<main id=\"app\"><noscript>This dashboard draws its charts with JavaScript.</noscript></main>\n";
   page += "<script type=\"application/json\" id=\"attnprof-data\">" + script_safe_json(data) + "</script>\n";
-  page += "<script nonce=\"" + nonce + "\">" + std::string(render::kDashboardJs) +
-          render::kDashboardSectionsJs + render::kDashboardPageJs + "</script>\n";
+  page += "<script nonce=\"" + nonce + "\">\n";
+  page += render::kDashboardScript;
+  page += "</script>\n";
   page += "</body>\n</html>\n";
   return page;
 }
