@@ -24,15 +24,32 @@ Report report_of(const std::string& text) {
   return std::move(report).value();
 }
 
-std::string analyze_to_json(const std::string& trace_path, const std::string& sidecar_path,
-                            const std::string& torch_version, const std::string& arch, const std::string& gains_path) {
-  AnalyzeOptions options;
-  options.sidecar_path = sidecar_path;
+// The user files the CLI's --gains, --gpu-spec and --kernels read, read the same way.
+void read_user_files(AnalyzeOptions& options, const std::string& gains_path, const std::string& gpu_spec_path,
+                     const std::string& kernels_path) {
+  if (!gpu_spec_path.empty()) {
+    Result<MeasuredPeaks> peaks = load_measured_peaks(gpu_spec_path);
+    if (!peaks) throw nb::value_error(peaks.error().message.c_str());
+    options.measured_peaks = std::move(*peaks);
+  }
+  if (!kernels_path.empty()) {
+    Result<CatalogExtension> kernels = load_catalog_extension(kernels_path);
+    if (!kernels) throw nb::value_error(kernels.error().message.c_str());
+    options.kernels = std::move(*kernels);
+  }
   if (!gains_path.empty()) {
     Result<std::vector<rules::MeasuredGain>> gains = load_measured_gains(gains_path);
     if (!gains) throw nb::value_error(gains.error().message.c_str());
     options.measured_gains = std::move(*gains);
   }
+}
+
+std::string analyze_to_json(const std::string& trace_path, const std::string& sidecar_path,
+                            const std::string& torch_version, const std::string& arch, const std::string& gains_path,
+                            const std::string& gpu_spec_path, const std::string& kernels_path) {
+  AnalyzeOptions options;
+  options.sidecar_path = sidecar_path;
+  read_user_files(options, gains_path, gpu_spec_path, kernels_path);
   if (!torch_version.empty()) options.torch_version = torch_version;
   if (!arch.empty()) options.arch = arch;
   Result<Report> report = [&] {
@@ -72,8 +89,9 @@ void write_atomic(const std::string& path, const std::string& content) {
 void bind_analyze(nb::module_& m) {
   m.def("analyze", &analyze_to_json, nb::arg("trace_path"), nb::arg("sidecar_path") = "",
         nb::arg("torch_version") = "", nb::arg("arch") = "", nb::arg("gains_path") = "",
+        nb::arg("gpu_spec_path") = "", nb::arg("kernels_path") = "",
         "Analyses a trace file (merging the capture sidecar given, or the one beside the trace; the expected "
-        "gains from the --gains file given); "
+        "gains, measured peaks and catalog additions from the gains, GPU-spec and kernels files given); "
         "returns the Report as compact JSON.");
   m.def("render", &render_as, nb::arg("report_json"), nb::arg("format"),
         "Renders a Report (JSON text) in a format of the registry that is one text: 'json' (pretty), "

@@ -38,7 +38,7 @@ class AttentionReport:
 
     def save(self, path: str | os.PathLike, fmt: str | None = None) -> None:
         """Writes the report as ``fmt``, one of the C++ format registry's names (``formats()``:
-        json, text, markdown, html, chrome, tensorboard); by ``path``'s extension when None.
+        json, text, markdown, html, csv, chrome, tensorboard); by ``path``'s extension when None.
         Written atomically: no partial file on failure (ValueError with the core's message)."""
         _core.save(self._json, os.fspath(path), fmt or "")
 
@@ -64,11 +64,15 @@ def formats() -> list[tuple[str, str]]:
 
 def analyze_path(trace_path: str | os.PathLike, sidecar: str | os.PathLike | None = None,
                  torch_version: str | None = None, arch: str | None = None,
-                 gains: str | os.PathLike | None = None) -> AttentionReport:
+                 gains: str | os.PathLike | None = None, gpu_spec: str | os.PathLike | None = None,
+                 kernels: str | os.PathLike | None = None) -> AttentionReport:
     """Trace file (+ capture sidecar beside it, or the one given) -> AttentionReport. ``gains``:
-    a file attnprof.verify(gains=...) wrote; the findings' expected gains then prefer it."""
-    return AttentionReport(_core.analyze(str(trace_path), "" if sidecar is None else str(sidecar),
-                                         torch_version or "", arch or "", "" if gains is None else os.fspath(gains)))
+    a file attnprof.verify(gains=...) wrote; the findings' expected gains then prefer it.
+    ``gpu_spec``: your measured ceilings (JSON/TOML, docs/cost.md "Bound verdict"); ``kernels``:
+    kernel and op names of your own for the catalog (docs/cost.md "Kernels and ops of your own")."""
+    path_or_empty = lambda p: "" if p is None else os.fspath(p)  # noqa: E731
+    return AttentionReport(_core.analyze(str(trace_path), path_or_empty(sidecar), torch_version or "", arch or "",
+                                         path_or_empty(gains), path_or_empty(gpu_spec), path_or_empty(kernels)))
 
 
 def export_once(prof: torch.profiler.profile) -> str:
