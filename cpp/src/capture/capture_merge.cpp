@@ -109,7 +109,7 @@ CaptureSection merge_capture(std::vector<Call>& calls, std::vector<Layer>& layer
   std::unordered_map<int64_t, const CapturedCall*> matched;  // report call id -> record
   std::unordered_map<int64_t, bool> used_ids;
   for (Call& call : calls) {
-    if (call.direction == "backward") continue;
+    if (call.direction == direction::kBackward) continue;
     // The call's first op decides: an eager call's extracted span may reach past the range.
     const int64_t start = call.cpu_ts_ns;
     if (const Range* r = ranges.calls.innermost_containing(start, start)) {
@@ -131,7 +131,7 @@ CaptureSection merge_capture(std::vector<Call>& calls, std::vector<Layer>& layer
   }
   // Backward calls inherit their forward partner's capture (same module, same choice).
   for (Call& call : calls) {
-    if (call.direction != "backward" || call.pair_id < 0) continue;
+    if (call.direction != direction::kBackward || call.pair_id < 0) continue;
     auto it = matched.find(call.pair_id);
     if (it == matched.end()) continue;
     call.capture = capture_info_of(*it->second);

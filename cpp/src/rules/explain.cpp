@@ -53,16 +53,16 @@ std::string short_reasons(const Explanation& e, const std::string& chosen) {
   std::vector<std::string> parts;
   for (const BackendVerdict& v : e.backends) {
     if (v.backend == chosen || v.eligible || v.failed.empty() || v.backend == backend::kMath) continue;
-    if (v.backend == "fa2" || v.backend == "fa3" || v.backend == "xformers" || v.backend == backend::kFlex) continue;
+    if (sdp_backend_of(v.backend).empty()) continue;  // a library's verdict, not SDPA's
     parts.push_back(fmt::format("{}: {}", v.backend, v.failed.front().value));
   }
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 MaskKind mask_kind(const MaskInfo& m, std::vector<std::string>& assumptions) {
-  if (!m.present || m.kind == "none" || m.kind == "causal_flag" || m.kind.empty()) return MaskKind::kNone;
-  if (m.kind == "bool") return MaskKind::kBool;
-  if (m.kind == "float") return MaskKind::kFloat;
+  if (!m.present || m.kind == mask_kind::kNone || m.kind == mask_kind::kCausalFlag || m.kind.empty()) return MaskKind::kNone;
+  if (m.kind == mask_kind::kBool) return MaskKind::kBool;
+  if (m.kind == mask_kind::kFloat) return MaskKind::kFloat;
   assumptions.push_back("mask of kind '" + m.kind + "' treated as a boolean attn_mask");
   return MaskKind::kBool;
 }
@@ -86,7 +86,7 @@ SdpaInput input_from_call(const Call& c, std::vector<std::string>& assumptions) 
   in.causal = c.causal;
   in.dropout = c.dropout;
   in.enable_gqa = c.gqa || in.Hq != in.Hkv;
-  in.requires_grad = c.direction == "backward" || c.pair_id >= 0;
+  in.requires_grad = c.direction == direction::kBackward || c.pair_id >= 0;
   if (c.capture) {  // the live capture saw the real arguments
     in.requires_grad = c.capture->requires_grad;
     in.enable_gqa = c.capture->enable_gqa;
@@ -280,7 +280,7 @@ ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceIn
     if (!eager && (!is_sdpa_backend(call.backend) || !sdpa_dispatched(call))) continue;
     if (dims_unknown(call)) {  // a shape the trace did not record is unknown: no verdict from it
       Explanation e = unknown_shape_explanation(call);
-      if (eager && call.direction != "backward") {  // that eager ran is known; which backend SDPA would run is not
+      if (eager && call.direction != direction::kBackward) {  // that eager ran is known; which backend SDPA would run is not
         e.fix = "use SDPA: attn_implementation=\"sdpa\" (transformers) or torch.nn.functional.scaled_dot_product_attention";
         auto [it, inserted] = groups.try_emplace("eager-unknown-shape");
         if (inserted) {
@@ -309,7 +309,7 @@ ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceIn
       e.expected_speedup = g.speedup;
       e.expected_memory_ratio = g.memory_ratio;
       e.gain_basis = g.basis;
-      cause_key = "eager";
+      cause_key = backend::kEager;
       title_core = fmt::format("eager attention (no SDPA call); SDPA would run {}", e.predicted_backend);
       severity = "high";
       rule_id = finding::kEagerAttention;
@@ -319,19 +319,22 @@ ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceIn
       bool forced = false;
       if (d.choice == "ERROR" || d.chosen != seen) {
         forced = single == seen && seen_verdict && seen_verdict->eligible;
-        // With the versions assumed, an older default order (flash first: torch 2.5.1-2.8, or
-        // cuDNN <= 9.15) explains the trace as well as sdpa_kernel does: say so, claim neither.
+        // With the versions assumed, an older default order (flash first everywhere, or an older
+        // cuDNN) explains the trace as well as sdpa_kernel does: say so, claim neither.
+        const PriorityRow& flash_first = newest_flash_first_row();
         Env older = env;
-        older.torch = Version{2, 8, 0};
+        older.torch = flash_first.last_release();
         const bool versions_assumed = options.torch_version.empty() && version_of(source, "torch").empty();
         if (forced && versions_assumed && decide(input, older).chosen == seen) {
           d = decide(input, older);
           e = explanation_from(input, older, d);
           e.consistency_note = fmt::format(
-              "{} is the default choice of torch 2.5.1-2.8 (flash > efficient > math > cudnn); with torch {} it would "
+              "{} is the default choice of torch {} ({}); with torch {} it would "
               "mean sdpa_kernel([{}]). The trace has no torch version: pass --torch/--cudnn to decide",
-              call.backend, env.torch.str(), sdp_backend_enum(seen));
-          assumptions.push_back("torch 2.8 priority order used: it explains the backend in the trace");
+              call.backend, flash_first.torch_range(), order_text(flash_first.order), env.torch.str(),
+              sdp_backend_enum(seen));
+          assumptions.push_back(fmt::format("torch {} priority order used: it explains the backend in the trace",
+                                            older.torch.str()));
           cause_key = "older-order";
           forced = false;
         } else if (forced) {
@@ -404,7 +407,7 @@ ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceIn
       e.expected_memory_ratio = measured->memory_ratio;
       e.gain_basis = measured->basis;
     }
-    if (!cause_key.empty() && call.direction != "backward") {
+    if (!cause_key.empty() && call.direction != direction::kBackward) {
       auto [it, inserted] = groups.try_emplace(cause_key);
       Group& g = it->second;
       if (inserted) {
