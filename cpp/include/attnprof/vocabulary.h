@@ -1,11 +1,11 @@
 // The words every stage shares, each defined once as a constexpr table: attention backends
-// (Report spelling, the torch SDPBackend member that selects it, its class), tensor dtypes
-// (Report spelling, the spellings traces and torch use, size, PyTorch's printed name, whether
-// the rules reason about it), call components and the ATen ops' roles in eager attention, the
-// ingest issue kinds (key, what the issue does to the numbers), the finding ids and the file
-// name of a forced-backend trace. Every former copy is a lookup into these tables now (the
-// Python side reads them through attnprof._core); adding a backend is one row here plus its
-// kernel catalog rows (docs/architecture.md).
+// (Report spelling, SDPBackend member, class), tensor dtypes (Report, trace and torch spellings,
+// size, PyTorch's printed name, whether the rules reason about it), mask kinds and patterns,
+// directions and phases, call components and the ATen ops' roles in eager attention, ingest
+// issue kinds, finding ids and the file name of a forced-backend trace. Every former copy is a
+// lookup into these tables (Python reads them through attnprof._core; a test fails on a second
+// spelling); adding a backend is one row here plus its kernel catalog rows
+// (docs/architecture.md).
 #pragma once
 
 #include <array>
