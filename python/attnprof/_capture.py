@@ -41,6 +41,10 @@ from . import _core
 SIDECAR_FORMAT = "attnprof-capture"
 CALL_PREFIX: str = _core.CALL_ANNOTATION_PREFIX
 MODULE_PREFIX: str = _core.MODULE_ANNOTATION_PREFIX
+# The words of the records, read from the core (vocabulary.h) rather than spelled here.
+MASK = _core.mask_kind
+PATTERN = _core.mask_pattern
+PHASE = _core.phase
 
 _SDPA_NAME = "scaled_dot_product_attention"
 _SDPA_ARG_NAMES = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
@@ -251,23 +255,23 @@ def tensor_mask_pattern(mask: torch.Tensor, sq: int, skv: int) -> str:
     if mask.is_floating_point():
         kept = mask.detach()[visible_keys(mask.detach())]
         if kept.numel() and bool((kept != kept.flatten()[0]).any()):
-            return "bias"
+            return PATTERN.BIAS
     visible = _visible_planes(mask, sq, skv)
     key = torch.arange(skv, device=visible.device)[None, :]
     causal = key <= torch.arange(sq, device=visible.device)[:, None] + (skv - sq)
     sees = visible.any(dim=-1, keepdim=True)  # fully masked (padded) query rows carry no evidence
     valid_keys = visible.any(dim=-2, keepdim=True)
-    for base, name in ((causal, "causal"), (torch.ones_like(causal), "full")):
+    for base, name in ((causal, PATTERN.CAUSAL), (torch.ones_like(causal), PATTERN.FULL)):
         if torch.equal(visible & sees, base & valid_keys & sees):
-            return name if bool(valid_keys.all()) else "padding"
+            return name if bool(valid_keys.all()) else PATTERN.PADDING
     window = tensor_mask_window(mask, sq, skv)
     if window and torch.equal(visible, (causal & (key > torch.arange(sq, device=visible.device)[:, None]
                                                    + (skv - sq) - window)).expand_as(visible)):
-        return "sliding_window"
+        return PATTERN.SLIDING_WINDOW
     if sq == skv and (torch.equal(visible, _same_segment(visible) & causal)
                       or torch.equal(visible, _same_segment(visible))):
-        return "block"
-    return "arbitrary"
+        return PATTERN.BLOCK
+    return PATTERN.ARBITRARY
 
 
 def block_mask_causal_window(mask: Any) -> tuple[bool, int]:
@@ -283,7 +287,7 @@ def block_mask_window_and_pattern(mask: Any) -> dict:
     """The window of a BlockMask's mask_mod and its pattern: "sliding_window" or "causal" when
     it is one of them (the call's useful pairs follow), "" for any other mask_mod; read once."""
     causal, window = _best_effort(block_mask_causal_window, mask, default=(False, 0))
-    return {"window": window, "pattern": ("sliding_window" if window else "causal") if causal else ""}
+    return {"window": window, "pattern": (PATTERN.SLIDING_WINDOW if window else PATTERN.CAUSAL) if causal else ""}
 
 
 def _best_effort(read_window: Callable[..., Any], *args: Any, default: Any = 0) -> Any:
@@ -326,24 +330,24 @@ class _MaskFacts:
 
     def describe(self, mask: Any, sq: int, skv: int) -> dict:
         if mask is None:
-            return {"kind": "none"}
+            return {"kind": MASK.NONE}
         if isinstance(mask, torch.Tensor):
-            kind = "bool" if mask.dtype == torch.bool else ("float" if mask.is_floating_point() else "unknown")
+            kind = MASK.BOOL if mask.dtype == torch.bool else (MASK.FLOAT if mask.is_floating_point() else MASK.UNKNOWN)
             out = {"kind": kind, "shape": list(mask.shape), "dtype": _dtype_name(mask.dtype)}
             key = ("tensor", id(mask), mask.data_ptr(), mask._version, sq, skv)
-            if kind != "unknown":
+            if kind != MASK.UNKNOWN:
                 out.update(self._cached(key, lambda: {"window": _best_effort(tensor_mask_window, mask, sq, skv),
                                                       "pattern": _best_effort(tensor_mask_pattern, mask, sq, skv,
                                                                               default="")}))
             return out
         if type(mask).__name__ == "BlockMask":
-            out = {"kind": "block_mask", "shape": list(getattr(mask, "shape", ()))}
-            out.update(self._cached(("block", id(mask), sq, skv), lambda: {
+            out = {"kind": MASK.BLOCK_MASK, "shape": list(getattr(mask, "shape", ()))}
+            out.update(self._cached(("BlockMask", id(mask), sq, skv), lambda: {
                 "block_size": [int(b) for b in mask.BLOCK_SIZE],
                 "block_sparsity": float(mask.sparsity()) / 100.0,
                 **block_mask_window_and_pattern(mask)}))
             return out
-        return {"kind": "unknown"}
+        return {"kind": MASK.UNKNOWN}
 
     def _cached(self, key: tuple, compute: Callable[[], dict]) -> dict:
         found = self._cache.get(key)
@@ -662,7 +666,7 @@ class CaptureMode:
     def _phase(self, query: Any) -> str:
         if self._local.generate_depth == 0 or not isinstance(query, torch.Tensor) or query.dim() < 2:
             return ""
-        return "decode" if query.shape[-2] == 1 else "prefill"
+        return PHASE.DECODE if query.shape[-2] == 1 else PHASE.PREFILL
 
 
 class AttentionCapture(CaptureMode):

@@ -188,7 +188,7 @@ def causal_mask(mask: torch.Tensor, sq: int, skv: int) -> bool:
     every batch and head: is_causal=True aligns at the top left, tensor_mask_pattern's "causal"
     at the bottom right (the same when square), and that reads head 0, so every head must agree;
     a float mask adds nothing to the scores it keeps."""
-    if sq != skv or tensor_mask_pattern(mask, sq, skv) != "causal":
+    if sq != skv or tensor_mask_pattern(mask, sq, skv) != _core.mask_pattern.CAUSAL:
         return False
     if mask.is_floating_point() and bool((mask[visible_keys(mask)] != 0).any()):
         return False  # it also adds to the scores it keeps: is_causal would drop that
@@ -279,14 +279,14 @@ def _profiled(run: Callable[[], Any], device: torch.device, folder: str, name: s
 
 
 def _backends(report: AttentionReport) -> list[str]:
-    return sorted({c["backend"] for c in report.calls if c.get("direction") != "backward" and c["backend"]})
+    return sorted({c["backend"] for c in report.calls if c.get("direction") != _core.direction.BACKWARD and c["backend"]})
 
 
 def _kernels(report: AttentionReport) -> list[str]:
     """The attention kernels of the forward calls; a call without device kernels (CPU) by its op."""
     names = set()
     for c in report.calls:
-        if c.get("direction") != "backward":
+        if c.get("direction") != _core.direction.BACKWARD:
             names.update([k["name"] for k in c.get("kernels", [])] or ([c["op"]] if c.get("op") else []))
     return sorted(names)
 

@@ -73,6 +73,20 @@ struct KernelPattern {
 };
 
 std::span<const KernelPattern> kernel_catalog();
+
+// Visible for testing: while it lives, `extra` rows join the kernel catalog (a made-up
+// backend's kernels in a test). Create it before analysing, never while another thread
+// classifies kernels.
+class ScopedKernelRows {
+ public:
+  explicit ScopedKernelRows(std::span<const KernelPattern> extra);
+  ~ScopedKernelRows();
+  ScopedKernelRows(const ScopedKernelRows&) = delete;
+  ScopedKernelRows& operator=(const ScopedKernelRows&) = delete;
+
+ private:
+  std::span<const KernelPattern> previous_;
+};
 // The part of a kernel name patterns are matched against: no "void ", no parameter list.
 std::string_view kernel_function_name(std::string_view kernel_name);
 // The best catalog entry; an attention-like name (has_attention_vocabulary) that no entry

@@ -4,6 +4,7 @@
 // the table lives in cpp/src/rules/rule_table.cpp and is documented in docs/rules.md.
 #pragma once
 
+#include <array>
 #include <compare>
 #include <cstdint>
 #include <optional>
@@ -117,7 +118,32 @@ struct Decision {
   const Verdict* verdict(Backend b) const;
 };
 
-// The SDPA priority order (cuDNN first on sm90/sm100 with a new enough cuDNN and torch).
+// SDPA's default order on CUDA for one range of torch releases (cpp/src/rules/priority_table.cpp,
+// reference §1.3): `order`, with cuDNN moved to the front where check_prefer_cudnn_attention
+// holds (on the listed archs with a new enough cuDNN).
+struct PriorityRow {
+  Version torch_min, torch_max;        // inclusive
+  std::array<Backend, 4> order;        // when cuDNN is not preferred
+  std::array<int, 3> cudnn_first_sms;  // archs where cuDNN is preferred (0 = unused slot)
+  int cudnn_min_code;                  // runtime cuDNN at least this (cudnn_code), 0 = any
+  std::string_view source;             // where the row comes from
+
+  bool cudnn_first(int sm, int cudnn_code) const;
+  std::array<Backend, 4> order_on(int sm, int cudnn_code) const;
+  std::string torch_range() const;     // "2.5.1-2.8", "<= 2.4", ">= 2.10" (docs/rules.md)
+  Version last_release() const;        // torch_max without its patch: 2.8
+};
+std::span<const PriorityRow> priority_table();
+// The row of a torch version.
+const PriorityRow& priority_row(const Version& torch);
+// The newest row in which cuDNN never leads (flash first on every arch): the older default a
+// trace of flash-only calls may come from.
+const PriorityRow& newest_flash_first_row();
+// "flash > efficient > math > cudnn"
+std::string order_text(std::span<const Backend> order);
+
+// The SDPA priority order of an Env: the row of its torch version on CUDA; ROCm runs the
+// cuDNN-last order (no cuDNN), CPU cpu_flash > math.
 std::vector<Backend> priority_order(const Env& env);
 
 // Evaluates every rule for the input and picks what SDPA would dispatch to.

@@ -1,11 +1,11 @@
 // The words every stage shares, each defined once as a constexpr table: attention backends
-// (Report spelling, the torch SDPBackend member that selects it, its class), tensor dtypes
-// (Report spelling, the spellings traces and torch use, size, PyTorch's printed name, whether
-// the rules reason about it), call components and the ATen ops' roles in eager attention, the
-// ingest issue kinds (key, what the issue does to the numbers), the finding ids and the file
-// name of a forced-backend trace. Every former copy is a lookup into these tables now (the
-// Python side reads them through attnprof._core); adding a backend is one row here plus its
-// kernel catalog rows (docs/architecture.md).
+// (Report spelling, SDPBackend member, class), tensor dtypes (Report, trace and torch spellings,
+// size, PyTorch's printed name, whether the rules reason about it), mask kinds and patterns,
+// directions and phases, call components and the ATen ops' roles in eager attention, ingest
+// issue kinds, finding ids and the file name of a forced-backend trace. Every former copy is a
+// lookup into these tables (Python reads them through attnprof._core; a test fails on a second
+// spelling); adding a backend is one row here plus its kernel catalog rows
+// (docs/architecture.md).
 #pragma once
 
 #include <array>
@@ -70,15 +70,26 @@ inline constexpr std::array<BackendWord, 11> kBackendWords = {{
     {backend::kXformers, "", "", BackendClass::kFused, false},
 }};
 
-// The row of a Report backend spelling; nullptr when unknown.
-constexpr const BackendWord* backend_word(std::string_view name) {
-  for (const BackendWord& w : kBackendWords)
-    if (w.name == name) return &w;
-  return nullptr;
-}
+// The row of a Report backend spelling, from kBackendWords and then any rows a
+// ScopedBackendWords added; nullptr when unknown.
+const BackendWord* backend_word(std::string_view name);
+
+// Visible for testing: while it lives, `extra` rows count as rows of kBackendWords for
+// backend_word (a made-up backend in a test: one row, then every lookup knows it). Create it
+// before analysing, never while another thread looks a backend up.
+class ScopedBackendWords {
+ public:
+  explicit ScopedBackendWords(std::span<const BackendWord> extra);
+  ~ScopedBackendWords();
+  ScopedBackendWords(const ScopedBackendWords&) = delete;
+  ScopedBackendWords& operator=(const ScopedBackendWords&) = delete;
+
+ private:
+  std::span<const BackendWord> previous_;
+};
 
 // The SDPBackend member of a backend ("" when SDPA cannot name it).
-constexpr std::string_view sdp_backend_of(std::string_view backend_name) {
+inline std::string_view sdp_backend_of(std::string_view backend_name) {
   const BackendWord* w = backend_word(backend_name);
   return w ? w->sdp_backend : std::string_view("");
 }
@@ -138,6 +149,81 @@ constexpr std::string_view dtype_of_spelling(std::string_view spelling) {
         if (s == spelling) return w.name;
   return "";
 }
+
+// What a call's mask argument is (MaskInfo::kind, the live capture's "kind", `attnprof explain
+// --mask`): the rules reason about none, bool and float (rules::MaskKind).
+namespace mask_kind {
+inline constexpr const char* kNone = "none";
+inline constexpr const char* kBool = "bool";           // bool tensor: True = attend
+inline constexpr const char* kFloat = "float";         // additive float tensor
+inline constexpr const char* kCausalFlag = "causal_flag";  // is_causal=True, no tensor
+inline constexpr const char* kBlockMask = "block_mask";    // FlexAttention BlockMask
+inline constexpr const char* kUnknown = "unknown";     // an object of any other type
+}  // namespace mask_kind
+
+// What a mask's rows hold (MaskInfo::pattern, HeadsWindow::mask_kind; docs/heads.md, mask
+// kinds): read from its values by the live capture, or proven by the trace's mask-building ops.
+namespace mask_pattern {
+inline constexpr const char* kCausal = "causal";
+inline constexpr const char* kPadding = "padding";
+inline constexpr const char* kSlidingWindow = "sliding_window";
+inline constexpr const char* kBlock = "block";
+inline constexpr const char* kBias = "bias";
+inline constexpr const char* kFull = "full";
+inline constexpr const char* kArbitrary = "arbitrary";
+inline constexpr const char* kUnknown = "unknown";  // neither the capture nor the trace says
+}  // namespace mask_pattern
+
+struct MaskWord {
+  std::string_view name;   // mask_kind::k* or mask_pattern::k*
+  std::string_view label;  // how outputs name it ("padding mask")
+};
+
+inline constexpr std::array<MaskWord, 6> kMaskKindWords = {{
+    {mask_kind::kNone, "no mask"},
+    {mask_kind::kBool, "bool mask tensor"},
+    {mask_kind::kFloat, "additive float mask tensor"},
+    {mask_kind::kCausalFlag, "is_causal=True without a mask tensor"},
+    {mask_kind::kBlockMask, "FlexAttention BlockMask"},
+    {mask_kind::kUnknown, "mask object of unknown type"},
+}};
+
+inline constexpr std::array<MaskWord, 8> kMaskPatternWords = {{
+    {mask_pattern::kSlidingWindow, "sliding-window mask"},
+    {mask_pattern::kPadding, "padding mask"},
+    {mask_pattern::kCausal, "materialised causal mask"},
+    {mask_pattern::kBlock, "block-diagonal (document) mask"},
+    {mask_pattern::kArbitrary, "arbitrary mask"},
+    {mask_pattern::kBias, "bias mask (additive scores: ALiBi, position bias)"},
+    {mask_pattern::kFull, "mask that keeps every score"},
+    {mask_pattern::kUnknown, "mask of unknown kind"},
+}};
+
+// The row of a mask pattern; nullptr when unknown.
+constexpr const MaskWord* mask_pattern_word(std::string_view name) {
+  for (const MaskWord& w : kMaskPatternWords)
+    if (w.name == name) return &w;
+  return nullptr;
+}
+
+// The trace's "Input type" of a bool tensor (a mask; c10 prints torch.bool as "bool").
+inline constexpr std::string_view kKinetoBoolType = "bool";
+
+// Which way a call runs (Call::direction, the kernel catalog's direction) and the serving phase
+// of a call (Call::phase): a query of one token decodes, a longer one fills the cache.
+namespace direction {
+inline constexpr const char* kForward = "forward";
+inline constexpr const char* kBackward = "backward";
+}  // namespace direction
+
+namespace phase {
+inline constexpr const char* kPrefill = "prefill";
+inline constexpr const char* kDecode = "decode";
+inline constexpr const char* kMixed = "mixed";  // prefill and decode rows in one call
+}  // namespace phase
+
+inline constexpr std::array<std::string_view, 2> kDirections = {direction::kForward, direction::kBackward};
+inline constexpr std::array<std::string_view, 3> kPhases = {phase::kPrefill, phase::kDecode, phase::kMixed};
 
 // Component of an attention call a kernel belongs to (for eager/math calls several kernels
 // make one call; a fused call has one "fused" component): Report spellings

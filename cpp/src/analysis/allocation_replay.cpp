@@ -221,7 +221,7 @@ class LayerClock {
  public:
   explicit LayerClock(const Report& report) {
     for (const auto& call : report.calls)
-      if (call.direction != "backward") starts_.emplace_back(call.cpu_ts_ns, call.layer);
+      if (call.direction != direction::kBackward) starts_.emplace_back(call.cpu_ts_ns, call.layer);
     std::sort(starts_.begin(), starts_.end());
   }
   int64_t at(int64_t ts) const {

@@ -36,7 +36,7 @@ Tokens tokens_of(const Shape& s) {
 double matrix_elements(const Call& call) {
   const Shape& s = call.shape;
   const double per_pair = 2.0 * static_cast<double>(s.Hq) * (static_cast<double>(s.D) + value_dim(s));
-  const double factor = call.direction == "backward" ? backward_flops_factor(call) : 1.0;
+  const double factor = call.direction == direction::kBackward ? backward_flops_factor(call) : 1.0;
   const double executed = call.flops_executed > 0 ? call.flops_executed : count_call_flops(call).executed;
   return per_pair > 0 ? executed / factor / per_pair * static_cast<double>(s.Hq) : 0;
 }
@@ -54,7 +54,7 @@ AttentionTraffic attention_traffic(const Call& call) {
   const double q = t.q * hq * d * b, kv = t.kv * hkv * (d + dv) * b, o = t.q * hq * dv * b;
   const bool materialised = materialises_scores(call.backend);
   const double matrix = materialised ? matrix_elements(call) * b : 0;
-  if (call.direction == "backward") {
+  if (call.direction == direction::kBackward) {
     const double lse = t.q * hq * 4;  // fp32 log-sum-exp per query row and head
     traffic.read = materialised ? q + kv + o + 4 * matrix : q + kv + o + o + lse;  // dO is O-sized
     traffic.written = q + kv + 2 * matrix;                                          // dQ, dK, dV

@@ -23,9 +23,9 @@ enum class Fix { kCausalFlag, kBlockMask, kFloatMaskOnce, kMaskLayout, kInputLay
 Fix fix_for(const Call& call) {
   const MaskInfo& m = call.mask;
   if (!m.present) return Fix::kInputLayout;
-  if (m.pattern == "causal") return Fix::kCausalFlag;
-  if (m.pattern == "sliding_window" || m.pattern == "block") return Fix::kBlockMask;
-  if (m.kind == "bool") return Fix::kFloatMaskOnce;
+  if (m.pattern == mask_pattern::kCausal) return Fix::kCausalFlag;
+  if (m.pattern == mask_pattern::kSlidingWindow || m.pattern == mask_pattern::kBlock) return Fix::kBlockMask;
+  if (m.kind == mask_kind::kBool) return Fix::kFloatMaskOnce;
   return Fix::kMaskLayout;
 }
 

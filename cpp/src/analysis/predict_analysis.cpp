@@ -21,7 +21,7 @@ double layer_attention_flops(const ModelConfig& m, const PredictOptions& o, int6
   Call call;
   call.shape = attention_shape(m, o, length);
   call.causal = m.causal;
-  call.direction = "forward";
+  call.direction = direction::kForward;
   return attention_flops(call);
 }
 

@@ -204,7 +204,7 @@ Result<ScalingRun> scaling_run(const Report& report, const Trace& trace) {
   std::map<std::string, double> time_by_backend;
   const Call* first = nullptr;
   for (const auto& call : report.calls) {
-    if (call.direction == "backward") continue;
+    if (call.direction == direction::kBackward) continue;
     if (first == nullptr) first = &call;
     time_by_backend[call.backend] += call.device_time_us;
     run.length = std::max(run.length, call.shape.Sq);

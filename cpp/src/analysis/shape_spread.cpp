@@ -19,9 +19,9 @@ using GroupKey = std::tuple<std::string, std::string, std::string, std::string, 
 // Which pairs the kernel computes: a sliding-window kernel of the same shape as a causal one
 // runs different work (gpt-oss alternates them layer by layer), so they are groups apart.
 std::string mask_of(const Call& call) {
-  if (call.mask.pattern == "sliding_window" || (call.kernel_template && call.kernel_template->local == 1))
-    return "sliding_window";
-  return call.causal_alignment.empty() ? call.mask.pattern : "causal";
+  if (call.mask.pattern == mask_pattern::kSlidingWindow || (call.kernel_template && call.kernel_template->local == 1))
+    return mask_pattern::kSlidingWindow;
+  return call.causal_alignment.empty() ? call.mask.pattern : mask_pattern::kCausal;
 }
 
 GroupKey key_of(const Call& call) {

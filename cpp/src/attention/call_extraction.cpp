@@ -220,11 +220,11 @@ void fill_from_args(const ExtractionContext& ctx, uint32_t slice, const Attentio
   call.shape.skv_ceiling = fill_shape(args, op, call.shape);
   if (const auto& mask = args.dims(op.mask); !mask.empty()) {
     call.mask.present = true;
-    call.mask.kind = args.type(op.mask) == "bool" ? "bool" : "float";
+    call.mask.kind = args.type(op.mask) == kKinetoBoolType ? mask_kind::kBool : mask_kind::kFloat;
     call.mask.dims = mask;
   }
   call.causal = args.flag(op.causal);
-  if (!call.mask.present) call.mask.kind = call.causal ? "causal_flag" : "none";
+  if (!call.mask.present) call.mask.kind = call.causal ? mask_kind::kCausalFlag : mask_kind::kNone;
   call.dropout = args.number(op.dropout).value_or(0.0);
   call.scale = args.number(op.scale).value_or(0.0);
   call.gqa = args.flag(op.gqa);
@@ -376,7 +376,7 @@ Call call_from_op(ExtractionContext& ctx, uint32_t top) {
   const auto [args_slice, args_op] = best(rank_for_args);
   const auto [backend_slice, backend_op] = best(rank_for_backend);
   call.direction = std::string(backend_op->direction);
-  call.recompute = call.direction == "forward" && runs_in_backward(ctx, top);
+  call.recompute = call.direction == direction::kForward && runs_in_backward(ctx, top);
   call.backend = std::string(backend_op->backend);
   if (backend_op->role == OpRole::kBackend || backend_op->role == OpRole::kImpl)
     call.backend_op = std::string(trace.name_of(trace.slices[backend_slice]));
@@ -465,7 +465,7 @@ Call kernel_only_call(ExtractionContext& ctx, SingleCallOps& single, uint32_t g,
   Call call;
   call.backend = std::string(p.backend);
   call.library = std::string(p.library);
-  call.direction = std::string(p.direction.empty() ? "forward" : p.direction);
+  call.direction = std::string(p.direction.empty() ? direction::kForward : p.direction);
   call.phase = std::string(p.phase);
   call.fused = true;
   const uint32_t op = ctx.index.op_of(g);
@@ -481,8 +481,8 @@ Call kernel_only_call(ExtractionContext& ctx, SingleCallOps& single, uint32_t g,
   // Under an autograd node, a kernel the catalog knows as a forward one is a recompute
   // (activation checkpointing); one of no stated direction is the node's backward.
   if (runs_in_backward(ctx, cpu)) {
-    if (p.direction == "forward") call.recompute = true;
-    else call.direction = "backward";
+    if (p.direction == direction::kForward) call.recompute = true;
+    else call.direction = direction::kBackward;
   }
   call.sequence_number = enclosing_sequence_number(ctx, cpu);
   if (own_op) {
@@ -591,7 +591,7 @@ void add_unrecognised_op_calls(ExtractionContext& ctx, std::vector<Call>& calls)
     Call call;
     call.backend = backend::kExternal;
     call.library = std::string(unrecognised_attention_kernel().library);
-    call.direction = "forward";
+    call.direction = direction::kForward;
     call.op = std::string(trace.name_of(s));
     call.module = module_path(trace, ctx.index, i);
     call.cpu_ts_ns = s.ts_ns;
@@ -743,7 +743,7 @@ std::map<size_t, std::vector<BackwardNode>> backward_nodes(const ExtractionConte
   const Trace& trace = ctx.trace;
   std::unordered_map<int64_t, size_t> forward_at;  // CPU start -> forward call
   for (size_t i = 0; i < calls.size(); ++i)
-    if (!calls[i].fused && calls[i].direction == "forward") forward_at.emplace(calls[i].cpu_ts_ns, i);
+    if (!calls[i].fused && calls[i].direction == direction::kForward) forward_at.emplace(calls[i].cpu_ts_ns, i);
   std::map<size_t, std::vector<BackwardNode>> nodes_of;
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
@@ -762,7 +762,7 @@ std::map<size_t, std::vector<BackwardNode>> backward_nodes(const ExtractionConte
 // The backward call of `fwd` (its facts copied, its own op and sequence number).
 Call backward_call_of(const Call& fwd, std::string op, int64_t sequence) {
   Call bwd;
-  bwd.direction = "backward";
+  bwd.direction = direction::kBackward;
   bwd.backend = fwd.backend;
   bwd.library = fwd.library;
   bwd.fused = false;

@@ -39,14 +39,14 @@ bool materialising(const Call& call) { return materialises_scores(call.backend);
 // A mask handed over as a tensor is applied score by score: the kernel computes every pair
 // whatever the rows hold (only a causal flag or a BlockMask lets it skip work).
 bool mask_tensor(const Call& call) {
-  return call.mask.present && call.mask.kind != "causal_flag" && call.mask.kind != "block_mask";
+  return call.mask.present && call.mask.kind != mask_kind::kCausalFlag && call.mask.kind != mask_kind::kBlockMask;
 }
 
 // The causal flag a kernel's template spells counts like the op's (a serving kernel launched
 // from an op that records no flag).
 bool is_causal(const Call& call) {
-  return call.causal || (call.kernel_template && call.kernel_template->causal == 1) || call.mask.pattern == "causal" ||
-         call.mask.pattern == "sliding_window";
+  return call.causal || (call.kernel_template && call.kernel_template->causal == 1) || call.mask.pattern == mask_pattern::kCausal ||
+         call.mask.pattern == mask_pattern::kSlidingWindow;
 }
 
 int64_t window_of(const Call& call) { return call.mask.window > 0 ? call.mask.window : 0; }
@@ -142,7 +142,7 @@ std::string_view causal_alignment_name(CausalAlignment alignment) {
 // read as causal follows the KV cache (transformers builds it bottom-right).
 CausalAlignment causal_alignment_of(const Call& call) {
   if (!is_causal(call)) return CausalAlignment::kNone;
-  if (call.mask.present && (call.mask.pattern == "causal" || call.mask.pattern == "sliding_window"))
+  if (call.mask.present && (call.mask.pattern == mask_pattern::kCausal || call.mask.pattern == mask_pattern::kSlidingWindow))
     return CausalAlignment::kBottomRight;
   const bool sdpa = call.op.find("scaled_dot_product") != std::string::npos ||
                     call.backend_op.find("scaled_dot_product") != std::string::npos;
@@ -226,7 +226,7 @@ CallFlops count_call_flops(const Call& call) {
     if (f.alignment == CausalAlignment::kNone) f.useful = f.executed;
   }
   mark_upper_bounds(call, f);
-  if (call.direction == "backward") {
+  if (call.direction == direction::kBackward) {
     f.useful *= backward_flops_factor(call);
     f.executed *= backward_flops_factor(call);
   }

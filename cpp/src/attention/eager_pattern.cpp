@@ -194,7 +194,7 @@ class EagerMatcher {
     Call call;
     call.backend = backend::kEager;
     call.library = "aten";
-    call.direction = "forward";
+    call.direction = direction::kForward;
     call.fused = false;
     call.op = std::string(name(ops[qk])) + " -> " + std::string(name(ops[sm])) + " -> " + std::string(name(ops[av]));
     const Slice& first = trace.slices[ops[first_op]];
@@ -214,7 +214,7 @@ class EagerMatcher {
     if (qk_m.a->size() >= 2) s.D = qk_m.a->back();
     if (av_m.b->size() >= 2) s.Dv = av_m.b->back();
     s.dtype = dtype_name(OpArgsView(trace, trace.slices[ops[qk]]).type(0));
-    call.mask.kind = "none";
+    call.mask.kind = mask_kind::kNone;
 
     for (size_t i = first_op; i <= av; ++i) {
       const uint32_t op = ops[i];
@@ -235,7 +235,7 @@ class EagerMatcher {
     const std::string_view n = name(op);
     if (component == component::kMask && args.dims(1).size() >= 2) {
       call.mask.present = true;
-      call.mask.kind = n.starts_with("aten::add") ? "float" : "bool";
+      call.mask.kind = n.starts_with("aten::add") ? mask_kind::kFloat : mask_kind::kBool;
       call.mask.dims = args.dims(1);
     } else if (component == component::kScale && call.scale == 0) {
       if (const auto v = args.number(1); v && *v != 0) call.scale = n.starts_with("aten::div") ? 1.0 / *v : *v;

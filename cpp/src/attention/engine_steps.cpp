@@ -45,8 +45,8 @@ constexpr EngineFrame kEngineFrames[] = {
   // SGLang (python/sglang/srt/managers/scheduler.py, tp_worker.py, model_executor/model_runner.py)
   {"scheduler.py",     "run_batch",                "sglang", true,  ""},
   {"tp_worker.py",     "forward_batch_generation", "sglang", true,  ""},
-  {"model_runner.py",  "forward_decode",           "sglang", false, "decode"},
-  {"model_runner.py",  "forward_extend",           "sglang", false, "prefill"},
+  {"model_runner.py",  "forward_decode",           "sglang", false, phase::kDecode},
+  {"model_runner.py",  "forward_extend",           "sglang", false, phase::kPrefill},
 };
 // clang-format on
 
@@ -108,9 +108,9 @@ std::vector<Marker> outermost(std::vector<Marker> markers) {
 }
 
 std::string phase_of_counts(int64_t prefill_requests, int64_t decode_requests) {
-  if (prefill_requests > 0 && decode_requests > 0) return "mixed";
-  if (prefill_requests > 0) return "prefill";
-  if (decode_requests > 0) return "decode";
+  if (prefill_requests > 0 && decode_requests > 0) return phase::kMixed;
+  if (prefill_requests > 0) return phase::kPrefill;
+  if (decode_requests > 0) return phase::kDecode;
   return "";
 }
 
@@ -189,7 +189,7 @@ std::vector<Marker> engine_frame_markers(const Trace& trace, const std::vector<u
     for (const Hint& h : hints)
       if (h.ts_ns >= m.ts_ns && h.end_ns <= m.end_ns) phases.insert(h.phase);
     if (phases.size() == 1) m.phase = std::string(*phases.begin());
-    if (phases.size() > 1) m.phase = "mixed";
+    if (phases.size() > 1) m.phase = phase::kMixed;
   }
   return steps;
 }

@@ -23,10 +23,10 @@ using P = KernelPart;
 constexpr std::string_view kNvidia = "nvidia";
 constexpr std::string_view kAmd = "amd";
 constexpr std::string_view kAny = "any";
-constexpr std::string_view kFwd = "forward";
-constexpr std::string_view kBwd = "backward";
-constexpr std::string_view kDecode = "decode";
-constexpr std::string_view kPrefill = "prefill";
+constexpr std::string_view kFwd = direction::kForward;
+constexpr std::string_view kBwd = direction::kBackward;
+constexpr std::string_view kDecode = phase::kDecode;
+constexpr std::string_view kPrefill = phase::kPrefill;
 
 // clang-format off
 // Precedence: an entry whose pattern contains another entry's pattern ranks above it (tested),
@@ -210,6 +210,16 @@ const char* kernel_kind_name(KernelKind kind) {
 
 std::span<const KernelPattern> kernel_catalog() { return kCatalog; }
 
+namespace {
+std::span<const KernelPattern> extra_kernel_rows;  // a test's rows (ScopedKernelRows); empty otherwise
+}  // namespace
+
+ScopedKernelRows::ScopedKernelRows(std::span<const KernelPattern> extra) : previous_(extra_kernel_rows) {
+  extra_kernel_rows = extra;
+}
+
+ScopedKernelRows::~ScopedKernelRows() { extra_kernel_rows = previous_; }
+
 std::string_view kernel_function_name(std::string_view name) {
   // "void " is how CUPTI prints demangled function templates; it carries no meaning.
   if (name.starts_with("void ")) name.remove_prefix(5);
@@ -296,8 +306,9 @@ const KernelPattern* classify_kernel(std::string_view kernel_name, const Catalog
   // the function and its template arguments only.
   kernel_name = kernel_function_name(kernel_name);
   const KernelPattern* best = nullptr;
-  for (const KernelPattern& p : kCatalog)
-    if (matches(p, kernel_name) && (!best || p.priority > best->priority)) best = &p;
+  for (const auto rows : {std::span<const KernelPattern>(kCatalog), extra_kernel_rows})
+    for (const KernelPattern& p : rows)
+      if (matches(p, kernel_name) && (!best || p.priority > best->priority)) best = &p;
   const KernelPattern* user = nullptr;  // the user's best: the first of the highest priority
   if (extension)
     for (const KernelPattern& p : extension->kernels)

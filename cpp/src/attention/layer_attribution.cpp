@@ -170,9 +170,9 @@ std::vector<Pass> forward_passes(const TraceIndex& index, const std::vector<Call
 std::string inferred_phase(const Call& c) {
   if (!c.phase.empty()) return c.phase;
   const Shape& s = c.shape;
-  if (s.Sq == 1 || (s.tokens > 0 && s.B > 0 && s.tokens == s.B)) return "decode";
+  if (s.Sq == 1 || (s.tokens > 0 && s.B > 0 && s.tokens == s.B)) return phase::kDecode;
   // Packed tokens of an unknown number of sequences may be one prefill or many decodes.
-  if (s.Sq > 1 || (s.tokens > s.B && s.B > 0)) return "prefill";
+  if (s.Sq > 1 || (s.tokens > s.B && s.B > 0)) return phase::kPrefill;
   return "";
 }
 
@@ -182,7 +182,7 @@ std::string combined_phase(const std::set<std::string>& phases) {
     if (!p.empty()) known.insert(p);
   if (known.empty()) return "";
   if (known.size() == 1) return *known.begin();
-  return "mixed";
+  return phase::kMixed;
 }
 
 // Phases mean something in a serving or generate run only: engine markers, a decode call, packed
@@ -191,7 +191,7 @@ bool run_has_phases(const std::vector<Pass>& passes) {
   for (const Pass& p : passes) {
     if (p.group && p.group->held && p.group->marker.kind != "profiler_step") return true;
     for (const Call* c : p.calls)
-      if (!c->phase.empty() || c->shape.tokens > 0 || inferred_phase(*c) == "decode") return true;
+      if (!c->phase.empty() || c->shape.tokens > 0 || inferred_phase(*c) == phase::kDecode) return true;
   }
   return false;
 }
@@ -229,14 +229,14 @@ void tokens_from_input_dims(const Pass& pass, Step& step) {
     step.tokens_from = "annotation";
     return;
   }
-  if (step.phase != "prefill" && step.phase != "decode") return;
+  if (step.phase != phase::kPrefill && step.phase != phase::kDecode) return;
   for (const Call* c : pass.calls) {
     const Shape& s = c->shape;
     const int64_t tokens = s.tokens > 0 ? s.tokens : s.B > 0 && s.Sq > 0 ? s.B * s.Sq : 0;
     if (tokens == 0) continue;
-    const int64_t requests = step.phase == "decode" && s.Sq == 1 ? tokens : s.B;
-    (step.phase == "decode" ? step.decode_tokens : step.prefill_tokens) = tokens;
-    (step.phase == "decode" ? step.decode_requests : step.prefill_requests) = requests > 0 ? requests : -1;
+    const int64_t requests = step.phase == phase::kDecode && s.Sq == 1 ? tokens : s.B;
+    (step.phase == phase::kDecode ? step.decode_tokens : step.prefill_tokens) = tokens;
+    (step.phase == phase::kDecode ? step.decode_requests : step.prefill_requests) = requests > 0 ? requests : -1;
     step.tokens_from = "input_dims";
     return;
   }
@@ -264,7 +264,7 @@ void assign_pass_phases(const Pass& pass, bool phases, Step& step) {
 std::vector<Step> assign_forward_steps_and_layers(const Trace& trace, const TraceIndex& index, std::vector<Call>& calls) {
   std::vector<Call*> forward;
   for (Call& call : calls)
-    if (call.direction == "forward" && !call.recompute) forward.push_back(&call);
+    if (call.direction == direction::kForward && !call.recompute) forward.push_back(&call);
   const std::vector<StepGroup> groups = engine_step_groups(trace, index, forward);
   const std::vector<Pass> passes = forward_passes(index, forward, groups);
   const bool phases = run_has_phases(passes);
@@ -288,7 +288,7 @@ void match_recomputes(const TraceIndex& index, std::vector<Call>& calls) {
   std::map<int64_t, std::vector<size_t>> open;  // profiler step -> forwards awaiting a recompute
   for (size_t i = 0; i < calls.size(); ++i) {
     Call& c = calls[i];
-    if (c.direction != "forward") continue;
+    if (c.direction != direction::kForward) continue;
     std::vector<size_t>& stack = open[step_at(index, c.cpu_ts_ns)];
     if (!c.recompute) {
       stack.push_back(i);
@@ -324,12 +324,12 @@ namespace {
 std::vector<size_t> pair_by_sequence_number(std::vector<Call>& calls) {
   std::unordered_map<int64_t, size_t> forward_by_sequence;
   for (size_t i = 0; i < calls.size(); ++i)
-    if (calls[i].direction == "forward" && calls[i].sequence_number >= 0)
+    if (calls[i].direction == direction::kForward && calls[i].sequence_number >= 0)
       forward_by_sequence.emplace(calls[i].sequence_number, i);
   std::vector<size_t> unpaired;
   for (size_t i = 0; i < calls.size(); ++i) {
     Call& bwd = calls[i];
-    if (bwd.direction != "backward") continue;
+    if (bwd.direction != direction::kBackward) continue;
     auto it = forward_by_sequence.find(bwd.sequence_number);
     if (bwd.sequence_number >= 0 && it != forward_by_sequence.end()) {
       Call& fwd = calls[it->second];
@@ -349,8 +349,8 @@ void pair_in_reverse_order(const TraceIndex& index, const std::vector<size_t>& u
   for (size_t i = 0; i < calls.size(); ++i) {
     Call& c = calls[i];
     const int64_t ps = step_at(index, c.cpu_ts_ns);
-    if (c.direction == "forward" && !c.recompute && c.pair_id < 0) open_forward[ps].push_back(i);
-    if (c.direction == "backward" && c.pair_id < 0 &&
+    if (c.direction == direction::kForward && !c.recompute && c.pair_id < 0) open_forward[ps].push_back(i);
+    if (c.direction == direction::kBackward && c.pair_id < 0 &&
         std::find(unpaired.begin(), unpaired.end(), i) != unpaired.end()) {
       auto& stack = open_forward[ps];
       if (stack.empty()) continue;
@@ -370,7 +370,7 @@ void pair_backward_calls(const TraceIndex& index, std::vector<Call>& calls) {
   std::erase_if(unpaired, [&](size_t i) { return calls[i].pair_id >= 0; });
   pair_in_reverse_order(index, unpaired, calls);
   for (Call& bwd : calls) {
-    if (bwd.direction != "backward" || bwd.pair_id < 0) continue;
+    if (bwd.direction != direction::kBackward || bwd.pair_id < 0) continue;
     const Call& fwd = calls[static_cast<size_t>(bwd.pair_id)];
     bwd.layer = fwd.layer;
     bwd.step = fwd.step;
@@ -387,7 +387,7 @@ std::vector<Step> attribute_layers(const Trace& trace, const TraceIndex& index, 
   // step that started last before them.
   int64_t unpaired_layer = 0;
   for (auto it = calls.rbegin(); it != calls.rend(); ++it) {
-    if (it->direction != "backward" || it->pair_id >= 0) continue;
+    if (it->direction != direction::kBackward || it->pair_id >= 0) continue;
     it->layer = unpaired_layer++;
     it->step = 0;
     for (const Step& s : steps)

@@ -10,8 +10,8 @@ using R = OpRole;
 using L = TensorLayout;
 using M = MatchKind;
 
-constexpr std::string_view kFwd = "forward";
-constexpr std::string_view kBwd = "backward";
+constexpr std::string_view kFwd = direction::kForward;
+constexpr std::string_view kBwd = direction::kBackward;
 
 // Columns after gqa (omitted = -1 / ""): offsets ([B+1] cu_seqlens_q / kv_indptr),
 // max_seqlen_q, max_seqlen_k, heads (a head-count scalar), library (when the op fixes it),

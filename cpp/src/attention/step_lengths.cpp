@@ -11,7 +11,7 @@ namespace {
 // holds (a call that recorded none takes the step's).
 bool lengths_fit(const Call& call, const Step& step) {
   const Shape& s = call.shape;
-  if (call.direction != "forward" || s.Hq <= 0 || s.D <= 0 || !s.seqlens_q.empty()) return false;
+  if (call.direction != direction::kForward || s.Hq <= 0 || s.D <= 0 || !s.seqlens_q.empty()) return false;
   if (s.tokens > 0) return s.tokens == step.prefill_tokens;
   return s.Sq == 0 || s.Sq == step.prefill_tokens;
 }

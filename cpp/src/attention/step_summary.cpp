@@ -101,7 +101,7 @@ std::vector<PhaseSummary> summarize_phases(const std::vector<Call>& calls, const
   std::map<std::string, double> flops, timed_us;
   double total_us = 0;
   for (const Call& c : calls) {
-    if (c.phase.empty() || c.direction != "forward") continue;
+    if (c.phase.empty() || c.direction != direction::kForward) continue;
     PhaseSummary& p = by_phase[c.phase];
     p.phase = c.phase;
     ++p.calls;
@@ -119,12 +119,12 @@ std::vector<PhaseSummary> summarize_phases(const std::vector<Call>& calls, const
   for (const Step& s : steps)
     if (by_phase.count(s.phase)) ++by_phase[s.phase].steps;
   std::vector<PhaseSummary> out;
-  for (const char* phase : {"prefill", "mixed", "decode"}) {
-    auto it = by_phase.find(phase);
+  for (const char* name : {phase::kPrefill, phase::kMixed, phase::kDecode}) {
+    auto it = by_phase.find(name);
     if (it == by_phase.end()) continue;
     PhaseSummary& p = it->second;
     p.share = total_us > 0 ? p.device_time_us / total_us : 0;
-    p.tflops = timed_us[phase] > 0 ? flops[phase] / (timed_us[phase] * 1e6) : 0;
+    p.tflops = timed_us[name] > 0 ? flops[name] / (timed_us[name] * 1e6) : 0;
     out.push_back(std::move(p));
   }
   return out;
@@ -160,7 +160,7 @@ void detect_tensor_parallel(const Trace& trace, const TraceIndex& index, const s
   for (size_t i = 1; i < calls.size(); ++i) {
     const Call& a = calls[i - 1];
     const Call& b = calls[i];
-    if (a.direction == "forward" && b.direction == "forward" && a.step == b.step) gaps.push_back({a.cpu_ts_ns, b.cpu_ts_ns});
+    if (a.direction == direction::kForward && b.direction == direction::kForward && a.step == b.step) gaps.push_back({a.cpu_ts_ns, b.cpu_ts_ns});
   }
   if (gaps.empty()) return;
   const std::vector<int64_t> collective_ts = collective_times(trace, index);
@@ -207,7 +207,7 @@ std::vector<Finding> step_findings(const Report& report) {
   std::vector<Finding> out;
   std::map<int64_t, int64_t> forward_per_step;
   for (const Call& c : report.calls)
-    if (c.direction == "forward" && !c.recompute) ++forward_per_step[c.step];
+    if (c.direction == direction::kForward && !c.recompute) ++forward_per_step[c.step];
   std::map<int64_t, std::vector<int64_t>> steps_by_count;
   for (const auto& [step, n] : forward_per_step) steps_by_count[n].push_back(step);
   if (steps_by_count.size() > 1) {

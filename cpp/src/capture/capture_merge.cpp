@@ -108,7 +108,7 @@ using CapturedById = std::unordered_map<int64_t, const CapturedCall*>;
 void match_forward_calls(std::vector<Call>& calls, const CaptureRanges& ranges, const CapturedById& by_id,
                          CapturedById& matched, std::unordered_map<int64_t, bool>& used_ids, MergeStats& stats) {
   for (Call& call : calls) {
-    if (call.direction == "backward") continue;
+    if (call.direction == direction::kBackward) continue;
     // The call's first op decides: an eager call's extracted span may reach past the range.
     const int64_t start = call.cpu_ts_ns;
     if (const Range* r = ranges.calls.innermost_containing(start, start)) {
@@ -133,7 +133,7 @@ void match_forward_calls(std::vector<Call>& calls, const CaptureRanges& ranges, 
 // Backward calls inherit their forward partner's capture (same module, same choice).
 void inherit_forward_capture(std::vector<Call>& calls, const CapturedById& matched) {
   for (Call& call : calls) {
-    if (call.direction != "backward" || call.pair_id < 0) continue;
+    if (call.direction != direction::kBackward || call.pair_id < 0) continue;
     auto it = matched.find(call.pair_id);
     if (it == matched.end()) continue;
     call.capture = capture_info_of(*it->second);

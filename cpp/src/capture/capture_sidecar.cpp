@@ -42,11 +42,11 @@ CapturedTensor tensor_from(const json& j) {
 
 MaskInfo mask_from(const json& j) {
   MaskInfo m;
-  m.kind = "none";
+  m.kind = mask_kind::kNone;
   if (!j.is_object()) return m;
-  m.kind = j.value("kind", std::string{"none"});
+  m.kind = j.value("kind", std::string{mask_kind::kNone});
   m.dims = dims_from(member(j, "shape"));
-  m.present = m.kind != "none";
+  m.present = m.kind != mask_kind::kNone;
   m.window = j.value("window", int64_t{0});
   m.pattern = j.value("pattern", std::string{});
   m.block_sparsity = j.value("block_sparsity", -1.0);

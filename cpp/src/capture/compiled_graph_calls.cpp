@@ -59,7 +59,7 @@ void time_from_runs(const Trace& trace, const TraceIndex& index, const std::vect
 Call compiled_call(const Trace& trace, const TraceIndex& index, const GraphRuns& runs, const CapturedCall& record) {
   Call call;
   apply_captured(call, record);
-  call.direction = "forward";
+  call.direction = direction::kForward;
   call.op = "Torch-Compiled Region";
   call.library = "inductor";
   // Inductor's FlexAttention template is one fused kernel that walks the BlockMask's blocks;

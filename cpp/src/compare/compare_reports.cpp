@@ -253,7 +253,7 @@ const Call* representative_call(const Report& report, int64_t layer) {
   const Call* first = nullptr;
   for (const Call& call : report.calls) {
     if (call.layer != layer) continue;
-    if (call.direction != "backward") return &call;
+    if (call.direction != direction::kBackward) return &call;
     if (!first) first = &call;
   }
   return first;
@@ -269,8 +269,8 @@ std::string module_of(const Report& report, int64_t layer) {
 std::string on_off(bool b) { return b ? "on" : "off"; }
 
 std::string mask_text(const MaskInfo& m) {
-  if (!m.present) return "none";
-  std::string s = m.kind.empty() ? "unknown" : m.kind;
+  if (!m.present) return mask_kind::kNone;
+  std::string s = m.kind.empty() ? mask_kind::kUnknown : m.kind;
   if (!m.dims.empty()) s += fmt::format(" [{}]", fmt::join(m.dims, ","));
   return s;
 }

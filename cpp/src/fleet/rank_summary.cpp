@@ -24,7 +24,7 @@ std::string shape_without_dtype(Shape shape) {
 }
 
 std::string mask_text(const MaskInfo& mask) {
-  if (!mask.present || mask.kind.empty()) return "none";
+  if (!mask.present || mask.kind.empty()) return mask_kind::kNone;
   return mask.pattern.empty() ? mask.kind : mask.kind + " " + mask.pattern;
 }
 
@@ -57,7 +57,7 @@ const Call* representative_call(const Report& report, const Layer& layer) {
     if (id < 0 || static_cast<size_t>(id) >= report.calls.size()) continue;
     const Call& c = report.calls[id];
     if (!first) first = &c;
-    if (c.direction != "backward" && !c.recompute) return &c;
+    if (c.direction != direction::kBackward && !c.recompute) return &c;
   }
   return first;
 }

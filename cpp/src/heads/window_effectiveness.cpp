@@ -26,39 +26,38 @@ struct MaskEvidence {
   bool key_padding = false;     // a bool key row [.., 1, 1, Skv] and-ed into the mask
 };
 
-// The verdict's name for each mask kind and the fix that removes its masked work.
+// The fix that removes each mask pattern's masked work (its label is the vocabulary's).
 struct MaskKindAdvice {
-  std::string_view kind;
-  std::string_view label;
-  std::string_view fix;  // "" when the kind keeps every score (nothing to skip)
+  std::string_view kind;     // mask_pattern::k*
+  std::string_view fix;      // "" when the kind keeps every score (nothing to skip)
   std::string_view finding;  // finding::k* of its wasted work
 };
 
 constexpr MaskKindAdvice kMaskKindAdvice[] = {
-    {"sliding_window", "sliding-window mask",
+    {mask_pattern::kSlidingWindow,
      "FlexAttention with a BlockMask or FlashAttention-2's window_size would skip them", finding::kSlidingWindow},
-    {"padding", "padding mask",
+    {mask_pattern::kPadding,
      "unpad instead of masking: flash-attn's varlen kernels (flash_attn_varlen_func with cu_seqlens), "
      "transformers' padding-free collator (DataCollatorWithFlattening) with attn_implementation="
      "\"flash_attention_2\", or nested jagged tensors (torch.nested, layout=torch.jagged) with SDPA; where no "
      "row is padded, drop the mask and pass is_causal=True",
      finding::kPaddingMask},
-    {"causal", "materialised causal mask",
+    {mask_pattern::kCausal,
      "drop the mask and pass is_causal=True: SDPA's flash and memory-efficient kernels then skip the blocks "
      "above the diagonal",
      finding::kCausalMask},
-    {"block", "block-diagonal (document) mask",
+    {mask_pattern::kBlock,
      "FlexAttention with a document BlockMask, or flash-attn's varlen kernels with one cu_seqlens entry per "
      "document, compute only the blocks inside each document",
      finding::kBlockMask},
-    {"arbitrary", "arbitrary mask", "FlexAttention with a BlockMask of the same mask_mod skips the fully masked blocks",
+    {mask_pattern::kArbitrary, "FlexAttention with a BlockMask of the same mask_mod skips the fully masked blocks",
      finding::kArbitraryMask},
-    {"bias", "bias mask (additive scores: ALiBi, position bias)",
+    {mask_pattern::kBias,
      "FlashAttention-2's alibi_slopes or FlexAttention's score_mod add the bias inside a fused kernel that skips "
      "the masked blocks",
      finding::kBiasMask},
-    {"full", "mask that keeps every score", "", finding::kFullMask},
-    {"unknown", "mask of unknown kind", "", finding::kMaskedWork},
+    {mask_pattern::kFull, "", finding::kFullMask},
+    {mask_pattern::kUnknown, "", finding::kMaskedWork},
 };
 
 const MaskKindAdvice& advice_for(std::string_view kind) {
@@ -67,9 +66,14 @@ const MaskKindAdvice& advice_for(std::string_view kind) {
   return kMaskKindAdvice[std::size(kMaskKindAdvice) - 1];
 }
 
+std::string_view label_of(std::string_view kind) {
+  const MaskWord* w = mask_pattern_word(kind);
+  return w ? w->label : mask_pattern_word(mask_pattern::kUnknown)->label;
+}
+
 // A bool key row [b, 1, 1, N] (N > 1): the same keys hidden from every query of a sequence.
 bool is_key_row(const Trace& trace, const OpArgs& args, size_t i) {
-  if (i >= args.inputs.size() || args.inputs[i].type == kNoStr || trace.strings.get(args.inputs[i].type) != "bool")
+  if (i >= args.inputs.size() || args.inputs[i].type == kNoStr || trace.strings.get(args.inputs[i].type) != kKinetoBoolType)
     return false;
   const auto& d = args.inputs[i].dims;
   return d.size() == 4 && d[1] == 1 && d[2] == 1 && d[3] > 1;
@@ -134,10 +138,10 @@ bool mask_is_key_row(const Call& c) {
 // the capture measured, then what the trace's mask-building ops prove; "unknown" otherwise.
 std::string mask_kind_of(const Call& c, const MaskEvidence& ev, int64_t window) {
   if (!c.mask.pattern.empty()) return c.mask.pattern;
-  if (window > 0 || ev.window_compare) return "sliding_window";
-  if (mask_is_key_row(c) || ev.key_padding) return "padding";
-  if (ev.causal_compare) return "causal";
-  return "unknown";
+  if (window > 0 || ev.window_compare) return mask_pattern::kSlidingWindow;
+  if (mask_is_key_row(c) || ev.key_padding) return mask_pattern::kPadding;
+  if (ev.causal_compare) return mask_pattern::kCausal;
+  return mask_pattern::kUnknown;
 }
 
 // FlexAttention: compiled, it walks only the blocks the BlockMask keeps (the rest of the work
@@ -145,8 +149,8 @@ std::string mask_kind_of(const Call& c, const MaskEvidence& ev, int64_t window) 
 WindowEffectiveness flex_verdict(const Call& c, WindowEffectiveness w) {
   const int64_t Sq = c.shape.Sq, Skv = c.shape.Skv;
   const double sparsity = c.mask.block_sparsity;  // -1 when the capture did not see the mask
-  w.mask = "block_mask";
-  w.mask_kind = !c.mask.pattern.empty() ? c.mask.pattern : (w.window > 0 ? "sliding_window" : "unknown");
+  w.mask = mask_kind::kBlockMask;
+  w.mask_kind = !c.mask.pattern.empty() ? c.mask.pattern : (w.window > 0 ? mask_pattern::kSlidingWindow : mask_pattern::kUnknown);
   w.skips_masked_work = flex_is_compiled(c);
   if (w.window > 0) w.masked_fraction = masked_score_fraction(Sq, Skv, true, w.window);
   if (sparsity >= 0) w.masked_fraction_min = sparsity;  // fully masked blocks hold only masked scores
@@ -179,14 +183,14 @@ WindowEffectiveness flex_verdict(const Call& c, WindowEffectiveness w) {
 // mask is known to be (and exactly so for a causal mask), the window's share where it is known.
 void materialised_fractions(const Call& c, const MaskEvidence& ev, bool keeps_every_score, WindowEffectiveness& w) {
   const int64_t Sq = c.shape.Sq, Skv = c.shape.Skv;
-  const bool causal = ev.causal_compare || c.causal || w.mask_kind == "causal";
+  const bool causal = ev.causal_compare || c.causal || w.mask_kind == mask_pattern::kCausal;
   if (causal && !keeps_every_score) {
     w.masked_fraction_min = masked_score_fraction(Sq, Skv, true, 0);
     w.assumptions.push_back(ev.causal_compare ? "the mask is at least causal: the trace shows it built by an outer "
                                                 "kv_idx <= q_idx comparison (aten::le)"
                                               : "the mask is at least causal (read from the captured mask rows)");
   }
-  if (w.mask_kind == "causal") w.masked_fraction = w.masked_fraction_min;
+  if (w.mask_kind == mask_pattern::kCausal) w.masked_fraction = w.masked_fraction_min;
   if (ev.key_padding)
     w.assumptions.push_back(
         "the mask hides padded keys: the trace shows a per-sequence bool key row [B, 1, 1, Skv] and-ed into it; "
@@ -195,7 +199,7 @@ void materialised_fractions(const Call& c, const MaskEvidence& ev, bool keeps_ev
     w.assumptions.push_back(
         "the mask also has a sliding window (an outer kv_idx > q_idx - W comparison, aten::gt); its W is a "
         "0-d tensor whose value the trace does not record");
-  if (w.window > 0 && w.mask_kind == "sliding_window") {
+  if (w.window > 0 && w.mask_kind == mask_pattern::kSlidingWindow) {
     // Sliding windows of decoders (Mistral, Gemma) are causal: kv_idx in (q_idx - W, q_idx].
     w.masked_fraction = masked_score_fraction(Sq, Skv, true, w.window);
     w.assumptions.push_back(fmt::format("window W = {} ({}), causal sliding window (q_idx - W, q_idx]", w.window,
@@ -217,19 +221,19 @@ WindowEffectiveness materialised_verdict(const Call& c, const MaskEvidence& ev, 
   materialised_fractions(c, ev, keeps_every_score, w);
   const std::string kernel = c.backend.empty() ? "the kernel" : c.backend;
   if (keeps_every_score) {
-    w.verdict = fmt::format("{} computes all {}x{} scores of a {}{}", kernel, Sq, Skv, advice.label,
-                            w.mask_kind == "unknown" ? ": neither the capture nor the trace shows which scores it "
+    w.verdict = fmt::format("{} computes all {}x{} scores of a {}{}", kernel, Sq, Skv, label_of(w.mask_kind),
+                            w.mask_kind == mask_pattern::kUnknown ? ": neither the capture nor the trace shows which scores it "
                                                        "removes, so no masked share is claimed"
                                                      : "; no score is masked away, so there is no masked work to skip");
     return w;
   }
   std::string more;
-  if (w.mask_kind == "sliding_window" && w.masked_fraction < 0)
+  if (w.mask_kind == mask_pattern::kSlidingWindow && w.masked_fraction < 0)
     more = " (more with the window; pass the window size for the exact share)";
-  else if (w.mask_kind == "padding")
+  else if (w.mask_kind == mask_pattern::kPadding)
     more = " (more on padded keys)";
   w.verdict = fmt::format("{} computes all {}x{} scores of a {}: {}{:.1f}% of its QK/AV FLOPs are masked away{}; {}",
-                          kernel, Sq, Skv, advice.label, w.masked_fraction >= 0 ? "" : "at least ",
+                          kernel, Sq, Skv, label_of(w.mask_kind), w.masked_fraction >= 0 ? "" : "at least ",
                           100 * w.wasted_flops_share, more, advice.fix);
   return w;
 }
@@ -241,7 +245,7 @@ std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& repo
   std::vector<WindowEffectiveness> out;
   const MaskEvidence ev = trace != nullptr ? scan_mask_building(*trace) : MaskEvidence{};
   for (const Call& c : report.calls) {
-    if (c.direction == "backward" || c.decode) continue;
+    if (c.direction == direction::kBackward || c.decode) continue;
     WindowEffectiveness w;
     w.call_id = c.id;
     w.layer = c.layer;

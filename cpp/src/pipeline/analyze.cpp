@@ -102,7 +102,7 @@ struct WindowSection {
 WindowSection window_verdicts(const Report& report, const Trace& trace) {
   std::vector<WindowEffectiveness> verdicts;
   for (WindowEffectiveness& w : sliding_window_effectiveness(report, &trace))
-    if (w.mask == "block_mask" || w.masked_fraction >= 0 || w.masked_fraction_min > 0 || w.mask_kind != "unknown")
+    if (w.mask == mask_kind::kBlockMask || w.masked_fraction >= 0 || w.masked_fraction_min > 0 || w.mask_kind != mask_pattern::kUnknown)
       verdicts.push_back(std::move(w));
   WindowSection section;
   if (verdicts.empty()) return section;

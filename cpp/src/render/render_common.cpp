@@ -86,8 +86,8 @@ std::vector<std::vector<std::string>> step_rows(const Report& report, size_t max
   std::vector<std::vector<std::string>> rows;
   for (const Step& s : report.steps) {
     if (rows.size() == max_rows) break;
-    std::string tokens = tokens_text("prefill", s.prefill_requests, s.prefill_tokens);
-    if (const std::string d = tokens_text("decode", s.decode_requests, s.decode_tokens); !d.empty())
+    std::string tokens = tokens_text(phase::kPrefill, s.prefill_requests, s.prefill_tokens);
+    if (const std::string d = tokens_text(phase::kDecode, s.decode_requests, s.decode_tokens); !d.empty())
       tokens += (tokens.empty() ? "" : " + ") + d;
     if (!tokens.empty() && s.tokens_from == "input_dims") tokens += " (op dims)";
     rows.push_back({std::to_string(s.index), s.marker.empty() ? s.marker_kind : s.marker,

@@ -85,7 +85,7 @@ ReportView make_report_view(const Report& report) {
   view.unfused = unfused_slowest_first(report);
   for (const Layer& layer : report.layers) view.layers.push_back(activation_row(report, layer));
   for (const Call& c : report.calls)
-    if (c.explanation && c.direction != "backward") view.explanations.push_back(explanation_row(c));
+    if (c.explanation && c.direction != direction::kBackward) view.explanations.push_back(explanation_row(c));
   view.explanation_groups = group_explanations(view.explanations);
   const auto explained = std::find_if(report.calls.begin(), report.calls.end(),
                                       [](const Call& c) { return c.explanation.has_value(); });

@@ -51,17 +51,6 @@ bool enabled(Backend b, const EnabledBackends& e) {
   }
 }
 
-// check_prefer_cudnn_attention per version (§1.3 table).
-bool cudnn_first(const Env& env) {
-  const int sm = env.device.sm;
-  const int code = cudnn_code(env.cudnn);
-  if (env.torch < Version{2, 5, 0}) return true;  // constexpr order, cuDNN gated by the env rule
-  if (env.torch == Version{2, 5, 0}) return sm == 90;
-  if (env.torch < Version{2, 9, 0}) return false;
-  if (env.torch < Version{2, 10, 0}) return code >= 90900 && (sm == 90 || sm == 100);
-  return code > 91500 && (sm / 10 == 9 || sm / 10 == 10) && (sm % 10 == 0 || sm % 10 == 3);
-}
-
 }  // namespace
 
 std::string Version::str() const {
@@ -143,11 +132,11 @@ Result<Device> parse_arch(std::string_view text) {
 
 const char* mask_kind_name(MaskKind kind) {
   switch (kind) {
-    case MaskKind::kBool: return "bool";
-    case MaskKind::kFloat: return "float";
+    case MaskKind::kBool: return mask_kind::kBool;
+    case MaskKind::kFloat: return mask_kind::kFloat;
     case MaskKind::kNone: break;
   }
-  return "none";
+  return mask_kind::kNone;
 }
 
 const char* backend_name(Backend b) {
@@ -173,9 +162,9 @@ const char* sdp_backend_enum(Backend b) {
 std::vector<Backend> priority_order(const Env& env) {
   using B = Backend;
   if (env.device.kind == DeviceKind::kCpu) return {B::kCpuFlash, B::kMath};
-  if (env.device.kind == DeviceKind::kCuda && cudnn_first(env))
-    return {B::kCudnn, B::kFlash, B::kEfficient, B::kMath};
-  return {B::kFlash, B::kEfficient, B::kMath, B::kCudnn};
+  if (env.device.kind == DeviceKind::kRocm) return {B::kFlash, B::kEfficient, B::kMath, B::kCudnn};
+  const auto order = priority_row(env.torch).order_on(env.device.sm, cudnn_code(env.cudnn));
+  return {order.begin(), order.end()};
 }
 
 const Verdict* Decision::verdict(Backend b) const {

@@ -53,16 +53,16 @@ std::string short_reasons(const Explanation& e, const std::string& chosen) {
   std::vector<std::string> parts;
   for (const BackendVerdict& v : e.backends) {
     if (v.backend == chosen || v.eligible || v.failed.empty() || v.backend == backend::kMath) continue;
-    if (v.backend == "fa2" || v.backend == "fa3" || v.backend == "xformers" || v.backend == backend::kFlex) continue;
+    if (sdp_backend_of(v.backend).empty()) continue;  // a library's verdict, not SDPA's
     parts.push_back(fmt::format("{}: {}", v.backend, v.failed.front().value));
   }
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 MaskKind mask_kind(const MaskInfo& m, std::vector<std::string>& assumptions) {
-  if (!m.present || m.kind == "none" || m.kind == "causal_flag" || m.kind.empty()) return MaskKind::kNone;
-  if (m.kind == "bool") return MaskKind::kBool;
-  if (m.kind == "float") return MaskKind::kFloat;
+  if (!m.present || m.kind == mask_kind::kNone || m.kind == mask_kind::kCausalFlag || m.kind.empty()) return MaskKind::kNone;
+  if (m.kind == mask_kind::kBool) return MaskKind::kBool;
+  if (m.kind == mask_kind::kFloat) return MaskKind::kFloat;
   assumptions.push_back("mask of kind '" + m.kind + "' treated as a boolean attn_mask");
   return MaskKind::kBool;
 }
@@ -86,7 +86,7 @@ SdpaInput input_from_call(const Call& c, std::vector<std::string>& assumptions) 
   in.causal = c.causal;
   in.dropout = c.dropout;
   in.enable_gqa = c.gqa || in.Hq != in.Hkv;
-  in.requires_grad = c.direction == "backward" || c.pair_id >= 0;
+  in.requires_grad = c.direction == direction::kBackward || c.pair_id >= 0;
   if (c.capture) {  // the live capture saw the real arguments
     in.requires_grad = c.capture->requires_grad;
     in.enable_gqa = c.capture->enable_gqa;
@@ -335,7 +335,7 @@ constexpr const char* kUseSdpa =
 // forward eager call still joins the finding that says to use SDPA.
 Explanation explain_unknown_shape(const Call& call, FindingGroups& groups) {
   Explanation e = unknown_shape_explanation(call);
-  if (call.backend != backend::kEager || call.direction == "backward") return e;
+  if (call.backend != backend::kEager || call.direction == direction::kBackward) return e;
   e.fix = kUseSdpa;
   groups.add("eager-unknown-shape", call, [&] {
     return Group{"eager attention (no SDPA call)", "high", e.fix + ". " + e.consistency_note, finding::kEagerAttention,
@@ -349,7 +349,7 @@ Explained explain_eager(const SdpaInput& input, const Env& env, const Decision& 
   Explanation& e = x.e;
   e.fix = fmt::format("{}; SDPA would run {} here", kUseSdpa, e.predicted_backend);
   set_gain(e, expected_gain(backend::kEager, e.predicted_backend, input.Sq, input.dtype));
-  x.finding = {"eager", fmt::format("eager attention (no SDPA call); SDPA would run {}", e.predicted_backend), "high",
+  x.finding = {backend::kEager, fmt::format("eager attention (no SDPA call); SDPA would run {}", e.predicted_backend), "high",
                finding::kEagerAttention};
   return x;
 }
@@ -376,11 +376,12 @@ Explained explain_older_order(const Call& call, const SdpaInput& input, const En
                               Decision& d, std::vector<std::string>& assumptions) {
   d = decide(input, older);
   Explained x{explanation_from(input, older, d), {}};
+  const PriorityRow& flash_first = newest_flash_first_row();
   x.e.consistency_note = fmt::format(
-      "{} is the default choice of torch 2.5.1-2.8 (flash > efficient > math > cudnn); with torch {} it would "
+      "{} is the default choice of torch {} ({}); with torch {} it would "
       "mean sdpa_kernel([{}]). The trace has no torch version: give the run's torch and cuDNN versions to decide",
-      call.backend, env.torch.str(), sdp_backend_enum(seen));
-  assumptions.push_back("torch 2.8 priority order used: it explains the backend in the trace");
+      call.backend, flash_first.torch_range(), order_text(flash_first.order), env.torch.str(), sdp_backend_enum(seen));
+  assumptions.push_back(fmt::format("torch {} priority order used: it explains the backend in the trace", older.torch.str()));
   x.finding.key = "older-order";
   return x;
 }
@@ -435,8 +436,10 @@ Explained explain_sdpa(const Call& call, const SdpaInput& input, const RunFacts&
   const Verdict* seen_verdict = d.verdict(seen);
   const bool forced = run.single_backend == seen && seen_verdict && seen_verdict->eligible;
   if (!forced) return explain_mismatch(call, input, run.env, d, seen_verdict);
+  // With the versions assumed, an older default order (flash first everywhere, or an older
+  // cuDNN) explains the trace as well as sdpa_kernel does: say so, claim neither.
   Env older = run.env;
-  older.torch = Version{2, 8, 0};
+  older.torch = newest_flash_first_row().last_release();
   if (run.torch_version_assumed && decide(input, older).chosen == seen)
     return explain_older_order(call, input, run.env, older, seen, d, assumptions);
   return explain_forced(call, input, run.env, seen, d, assumptions);
@@ -482,7 +485,7 @@ Explanation explain_known_shape(const Call& call, const RunFacts& run, FindingGr
   if (!eager) check_capture_choice(call, d, x);
   if (x.finding.key == "older-order") x.finding.key.clear();
   apply_user_gain(call, input, run, x);
-  if (!x.finding.key.empty() && call.direction != "backward") {
+  if (!x.finding.key.empty() && call.direction != direction::kBackward) {
     groups.add(x.finding.key, call, [&] {
       return Group{x.finding.title_core, x.finding.severity, finding_detail(x.e), x.finding.rule,
                    x.e.expected_speedup, {}, call.fused ? "" : "unfused:" + call.backend};

@@ -62,7 +62,7 @@ Result<std::pair<SdpaInput, Env>> row_input(const nlohmann::json& row, const Env
   ATTNPROF_FIELD(gqa, bool, "gqa", false);
   ATTNPROF_FIELD(Sq, int64_t, "Sq", 0);
   ATTNPROF_FIELD(Skv, int64_t, "Skv", 0);
-  ATTNPROF_FIELD(mask, std::string, "mask", "none");
+  ATTNPROF_FIELD(mask, std::string, "mask", mask_kind::kNone);
   ATTNPROF_FIELD(mask_dims, std::vector<int64_t>, "mask_dims", {});
   ATTNPROF_FIELD(causal, bool, "causal", false);
   ATTNPROF_FIELD(dropout, double, "dropout", 0.0);
@@ -146,10 +146,9 @@ Status check_shapes(const SdpaInput& in) {
 }
 
 Result<MaskKind> parse_mask(std::string_view m) {
-  if (m == "none") return MaskKind::kNone;
-  if (m == "bool") return MaskKind::kBool;
-  if (m == "float") return MaskKind::kFloat;
-  return bad(fmt::format("mask '{}': expected none, bool or float", m));
+  for (const MaskKind kind : {MaskKind::kNone, MaskKind::kBool, MaskKind::kFloat})
+    if (m == mask_kind_name(kind)) return kind;
+  return bad(fmt::format("mask '{}': expected {}, {} or {}", m, mask_kind::kNone, mask_kind::kBool, mask_kind::kFloat));
 }
 
 // Any spelling the vocabulary knows (bf16, bfloat16, c10::BFloat16, ...) or "half", of the

@@ -14,25 +14,25 @@ namespace {
 
 // NVIDIA H200, torch 2.11.0+cu130, cuDNN 9.19: the default SDPA choice there is cuDNN.
 const std::array kPairs = std::to_array<MeasuredPair>({
-    {"eager", "cudnn", "", 512, "llama7b4l_eager_bf16_b4_s512", "llama7b4l_sdpa_bf16_b4_s512",
+    {backend::kEager, backend::kCudnn, "", 512, "llama7b4l_eager_bf16_b4_s512", "llama7b4l_sdpa_bf16_b4_s512",
      10.165375709533691, 8.188703536987305, 438571008, 202641408},
-    {"eager", "cudnn", "", 1024, "llama7b4l_eager_bf16_b4_s1024", "llama7b4l_sdpa_bf16_b4_s1024",
+    {backend::kEager, backend::kCudnn, "", 1024, "llama7b4l_eager_bf16_b4_s1024", "llama7b4l_sdpa_bf16_b4_s1024",
      21.578399658203125, 14.737183570861816, 1552424960, 405282816},
-    {"eager", "cudnn", "", 2048, "llama7b4l_eager_bf16_b4_s2048", "llama7b4l_sdpa_bf16_b4_s2048",
+    {backend::kEager, backend::kCudnn, "", 2048, "llama7b4l_eager_bf16_b4_s2048", "llama7b4l_sdpa_bf16_b4_s2048",
      53.80652618408203, 28.24665641784668, 5805981696, 810565632},
-    {"eager", "cudnn", "", 4096, "llama7b4l_eager_bf16_b4_s4096", "llama7b4l_sdpa_bf16_b4_s4096",
+    {backend::kEager, backend::kCudnn, "", 4096, "llama7b4l_eager_bf16_b4_s4096", "llama7b4l_sdpa_bf16_b4_s4096",
      166.96456909179688, 58.12739181518555, 22416490496, 1621131264},
-    {"math", "cudnn", "", 2048, "llama7b4l_sdpa_bf16_b4_s2048_force_math", "llama7b4l_sdpa_bf16_b4_s2048",
+    {backend::kMath, backend::kCudnn, "", 2048, "llama7b4l_sdpa_bf16_b4_s2048_force_math", "llama7b4l_sdpa_bf16_b4_s2048",
      79.43807983398438, 28.24665641784668, 5789467136, 810565632},
-    {"efficient", "cudnn", "", 2048, "llama7b4l_sdpa_bf16_b4_s2048_force_efficient_attention",
+    {backend::kEfficient, backend::kCudnn, "", 2048, "llama7b4l_sdpa_bf16_b4_s2048_force_efficient_attention",
      "llama7b4l_sdpa_bf16_b4_s2048", 31.208799362182617, 28.24665641784668, 810565632, 810565632},
-    {"flash", "cudnn", "", 2048, "llama7b4l_sdpa_bf16_b4_s2048_force_flash_attention",
+    {backend::kFlash, backend::kCudnn, "", 2048, "llama7b4l_sdpa_bf16_b4_s2048_force_flash_attention",
      "llama7b4l_sdpa_bf16_b4_s2048", 29.16499137878418, 28.24665641784668, 810565632, 810565632},
-    {"efficient", "cudnn", "fp32", 2048, "llama7b4l_sdpa_fp32_b4_s2048", "llama7b4l_sdpa_bf16_b4_s2048",
+    {backend::kEfficient, backend::kCudnn, "fp32", 2048, "llama7b4l_sdpa_fp32_b4_s2048", "llama7b4l_sdpa_bf16_b4_s2048",
      281.22735595703125, 28.24665641784668, 1621114880, 810565632},
 });
 
-bool is_fused_target(std::string_view b) { return b == "cudnn" || b == "flash"; }
+bool is_fused_target(std::string_view b) { return b == backend::kCudnn || b == backend::kFlash; }
 
 }  // namespace
 

@@ -11,7 +11,7 @@ namespace {
 void set_gain_key(const Report& report, const Finding& f, FixPlan& p) {
   std::set<std::string> backends, dtypes;
   for (const Call& c : report.calls) {
-    if (c.direction == "backward" || std::find(f.layers.begin(), f.layers.end(), c.layer) == f.layers.end()) continue;
+    if (c.direction == direction::kBackward || std::find(f.layers.begin(), f.layers.end(), c.layer) == f.layers.end()) continue;
     backends.insert(c.backend);
     dtypes.insert(c.shape.dtype);
     p.seq_len = std::max(p.seq_len, c.shape.Sq);

@@ -7,7 +7,10 @@
 
 #include "attnprof/analyze.h"
 #include "attnprof/attention.h"
+#include "attnprof/call_facts.h"
+#include "attnprof/render.h"
 #include "attnprof/trace_index.h"
+#include "attnprof/vocabulary.h"
 
 namespace attnprof::test {
 namespace {
@@ -151,6 +154,48 @@ TEST(SyntheticTraces, FlexAttentionTemplateKernelIsAFusedFlexCallWithoutAnAttent
   EXPECT_EQ(r.calls[0].library, "triton");
   EXPECT_TRUE(r.calls[0].fused);
   EXPECT_DOUBLE_EQ(r.calls[0].device_time_us, 50);
+}
+
+// Adding a backend is one vocabulary row plus its kernel rows (docs/architecture.md, "How to
+// add a backend"): with only those two rows a made-up library's kernel is recognised, named,
+// classed, costed and rendered, with no other code knowing it.
+TEST(NewBackend, OneVocabularyRowAndItsKernelRowAreAllAMadeUpBackendNeeds) {
+  const BackendWord backend_rows[] = {{"made_up", "", "", BackendClass::kFused, false}};
+  const KernelPattern kernel_rows[] = {{"madeUpAttnFwdKernel", MatchKind::kContains, 30, KernelKind::kFusedAttention,
+                                        "made_up", "made_up_lib", "nvidia", direction::kForward, KernelPart::kMain}};
+  const ScopedBackendWords words(backend_rows);
+  const ScopedKernelRows kernels(kernel_rows);
+  TraceBuilder b;
+  b.op("made_up_lib::run", 0, 100);
+  b.kernel("void madeUpAttnFwdKernel<128>(float*)", 10, 40);
+  const Report r = b.analyze();
+  ASSERT_EQ(r.calls.size(), 1u);
+  const Call& call = r.calls[0];
+  EXPECT_EQ(call.backend, "made_up");
+  EXPECT_EQ(call.library, "made_up_lib");
+  EXPECT_EQ(call.direction, direction::kForward);
+  EXPECT_TRUE(call.fused);
+  EXPECT_DOUBLE_EQ(call.device_time_us, 40);
+  // Its class comes from the row: the dashboard's colour and the FLOP count (a fused kernel
+  // does not materialise the scores) read it.
+  EXPECT_STREQ(backend_class_of(call), backend_class::kFused);
+  EXPECT_FALSE(materialises_scores("made_up"));
+  const std::string text = render_text(r);
+  EXPECT_NE(text.find("made_up"), std::string::npos) << text;
+}
+
+TEST(NewBackend, AnEagerClassRowIsCostedAsMaterialisingTheScoresAndTheRowsLeaveWithTheirScope) {
+  {
+    const BackendWord backend_rows[] = {{"made_up_eager", "", "", BackendClass::kEager, false}};
+    const ScopedBackendWords words(backend_rows);
+    EXPECT_TRUE(materialises_scores("made_up_eager"));
+    ASSERT_NE(backend_word("made_up_eager"), nullptr);
+  }
+  EXPECT_EQ(backend_word("made_up_eager"), nullptr);
+  EXPECT_FALSE(materialises_scores("made_up_eager"));
+  const std::string_view kernel = "madeUpAttnFwdKernel";
+  const KernelPattern* seen = classify_kernel(kernel);
+  EXPECT_TRUE(seen == nullptr || seen->backend != "made_up") << "the kernel rows left with their scope";
 }
 
 TEST(SyntheticTraces, AttentionOpRecordedWhileTorchCompileTracesIsNotACall) {

@@ -3,6 +3,7 @@
 // left outside (the GPU spec table's dtype sizes, hw/) agree with the tables.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -287,6 +288,125 @@ TEST(Utf8Vocabulary, SequencesFollowRfc3629AndOnlyOneSourceDecidesIt) {
 TEST(ForcedBackendVocabulary, TheScaleCommandAndTheSweepShareTheMarkerWithoutSpellingIt) {
   for (const char* file : {"cpp/src/analysis/scaling_analysis.cpp", "cpp/cli/cmd_scale.cpp", "python/attnprof/sweep.py"})
     EXPECT_EQ(read_source(file).find("_force_"), std::string::npos) << file;
+}
+
+}  // namespace
+}  // namespace attnprof
+
+namespace attnprof {
+namespace {
+
+// The contents of the string literals of a C++ source: comments are skipped, a raw string
+// is one literal, a character literal none (a ' after a digit separates digits).
+std::vector<std::string> string_literals(std::string_view t) {
+  std::vector<std::string> out;
+  const auto past = [&](std::string_view end, size_t from) {
+    const size_t at = t.find(end, from);
+    return at == std::string_view::npos ? t.size() : at + end.size();
+  };
+  size_t i = 0;
+  while (i < t.size()) {
+    const bool word_before = i > 0 && (std::isalnum(static_cast<unsigned char>(t[i - 1])) || t[i - 1] == '_');
+    if (t.substr(i, 2) == "//") {
+      i = past("\n", i);
+    } else if (t.substr(i, 2) == "/*") {
+      i = past("*/", i + 2);
+    } else if (t.substr(i, 2) == "R\"" && !word_before) {
+      const size_t open = t.find('(', i);
+      const std::string close = ")" + std::string(t.substr(i + 2, open - i - 2)) + "\"";
+      const size_t end = t.find(close, open);
+      out.emplace_back(t.substr(open + 1, end - open - 1));
+      i = end + close.size();
+    } else if (t[i] == '"' || (t[i] == '\'' && !word_before)) {
+      const char quote = t[i];
+      size_t j = i + 1;
+      while (j < t.size() && t[j] != quote) j += t[j] == '\\' ? 2 : 1;
+      if (quote == '"') out.emplace_back(t.substr(i + 1, j - i - 1));
+      i = j + 1;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+TEST(OneSpelling, TheLiteralScannerSkipsCommentsAndCharactersAndKeepsRawStrings) {
+  const auto found = string_literals("a = \"x\"; // \"comment\"\n/* \"block\" */ c = '\"'; n = 1'000; r = R\"d(\"y\")d\";");
+  EXPECT_EQ(found, (std::vector<std::string>{"x", "\"y\""}));
+}
+
+// The words each spelled once, in vocabulary.h: backends, mask kinds and patterns, directions
+// and phases. "none", "unknown" and "full" are left out: they are also plain words of other
+// fields (a roofline verdict, a window source, an extent).
+std::set<std::string> vocabulary_words() {
+  std::set<std::string> words;
+  for (const BackendWord& w : kBackendWords) words.emplace(w.name);
+  for (const MaskWord& w : kMaskKindWords) words.emplace(w.name);
+  for (const MaskWord& w : kMaskPatternWords) words.emplace(w.name);
+  for (std::string_view w : kDirections) words.emplace(w);
+  for (std::string_view w : kPhases) words.emplace(w);
+  for (const char* generic : {mask_kind::kNone, mask_kind::kUnknown, mask_pattern::kUnknown, mask_pattern::kFull})
+    words.erase(generic);
+  return words;
+}
+
+// Literals equal to a vocabulary word that mean something else, by file under the source root.
+struct AllowedSpelling {
+  std::string_view file;
+  std::string_view word;
+  std::string_view why;
+};
+
+constexpr AllowedSpelling kAllowed[] = {
+    {"cpp/src/analysis/model_configs.cpp", "sliding_window", "the key of a model's config.json"},
+    {"cpp/src/analysis/predict_analysis.cpp", "eager", "transformers' attn_implementation (--attn eager|sdpa)"},
+    {"cpp/src/attention/attention_candidates.cpp", "backward", "a word of autograd op names"},
+    {"cpp/src/attention/call_flops.cpp", "xformers", "the kernel catalog's library column"},
+    {"cpp/src/attention/call_flops.cpp", "block", "a FLOP count's granularity"},
+    {"cpp/src/attention/kernel_catalog.cpp", "cudnn", "the library column"},
+    {"cpp/src/attention/kernel_catalog.cpp", "xformers", "the library column"},
+    {"cpp/src/attention/kernel_catalog.cpp", "flash", "a word that marks a name as attention"},
+    {"cpp/src/attention/kernel_template.cpp", "causal", "a label of a kernel's template name"},
+    {"cpp/src/fleet/file_names.cpp", "prefill", "a word of a disaggregated server's trace file name"},
+    {"cpp/src/fleet/file_names.cpp", "decode", "a word of a disaggregated server's trace file name"},
+    {"cpp/src/fleet/plan_fleet.cpp", "prefill", "the stage of those file names"},
+    {"cpp/src/heads/safetensors_reader.cpp", "causal", "a metadata key of the heads file (docs/heads.md)"},
+    {"cpp/src/heads/safetensors_reader.cpp", "sliding_window", "a metadata key of the heads file"},
+    {"cpp/src/pipeline/analyze.cpp", "cudnn", "the key of a library version (SourceInfo::versions)"},
+    {"cpp/src/rules/explain.cpp", "cudnn", "the key of a library version"},
+    {"cpp/src/rules/explain_input.cpp", "causal", "a key of `explain --batch` rows"},
+    {"cpp/src/render/cost_tables.cpp", "mixed", "the roofline verdict of calls that disagree"},
+    {"cpp/bindings/heads.cpp", "causal", "a Python attribute name"},
+};
+
+bool allowed(const std::string& file, const std::string& word) {
+  for (const AllowedSpelling& a : kAllowed)
+    if (a.file == file && a.word == word) return true;
+  return false;
+}
+
+// The former second spellings (mask kinds in the capture and the rules, mask patterns in heads,
+// cost and FLOPs, directions, phases, the library backends in explain.cpp, the gain table's
+// backends) are lookups now; a new one fails here. Python's copies: tests/test_vocabulary.py.
+TEST(OneSpelling, NoSourceSpellsAVocabularyWordOutsideTheVocabulary) {
+  const std::set<std::string> words = vocabulary_words();
+  ASSERT_TRUE(words.count(backend::kFlash) && words.count(mask_pattern::kSlidingWindow) && words.count(phase::kDecode));
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const char* folder : {"cpp/src", "cpp/bindings"})
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(std::filesystem::path(ATTNPROF_SOURCE_DIR) / folder)) {
+      const std::string ext = entry.path().extension().string();
+      if (!entry.is_regular_file() || (ext != ".cpp" && ext != ".h")) continue;
+      const std::string file = std::filesystem::relative(entry.path(), ATTNPROF_SOURCE_DIR).string();
+      for (const std::string& literal : string_literals(read_source(file))) {
+        if (!words.count(literal)) continue;
+        seen.emplace(file, literal);
+        EXPECT_TRUE(allowed(file, literal)) << file << " spells \"" << literal
+                                            << "\": use its vocabulary.h constant";
+      }
+    }
+  for (const AllowedSpelling& a : kAllowed)
+    EXPECT_TRUE(seen.count({std::string(a.file), std::string(a.word)})) << a.file << " no longer spells " << a.word
+                                                                          << ": drop it from kAllowed";
 }
 
 }  // namespace
