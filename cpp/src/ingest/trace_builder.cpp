@@ -20,19 +20,6 @@ namespace attnprof::ingest {
 using simdjson::error_code;
 using simdjson::SUCCESS;
 
-bool is_structural_error(error_code e) {
-  switch (e) {
-    case SUCCESS:
-    case simdjson::INCORRECT_TYPE:
-    case simdjson::NUMBER_OUT_OF_RANGE:
-    case simdjson::NUMBER_ERROR:
-    case simdjson::NO_SUCH_FIELD:
-      return false;
-    default:
-      return true;
-  }
-}
-
 simdjson::error_code check_literal(od::value v) {
   od::json_type t;
   if (auto e = v.type().get(t)) return e;

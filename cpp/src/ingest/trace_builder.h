@@ -21,7 +21,19 @@ namespace attnprof::ingest {
 namespace od = simdjson::ondemand;
 
 // Errors after which the document cannot be read on; the rest are value-level problems.
-bool is_structural_error(simdjson::error_code e);
+// Inline: asked after every value read, where a call of its own cost 0.3% of the instructions.
+inline bool is_structural_error(simdjson::error_code e) {
+  switch (e) {
+    case simdjson::SUCCESS:
+    case simdjson::INCORRECT_TYPE:
+    case simdjson::NUMBER_OUT_OF_RANGE:
+    case simdjson::NUMBER_ERROR:
+    case simdjson::NO_SUCH_FIELD:
+      return false;
+    default:
+      return true;
+  }
+}
 
 // The Category of a Kineto `cat` string (every spelling ingest knows).
 Category category_of(std::string_view cat);
