@@ -72,13 +72,21 @@ bool is_digit(char c) { return c >= '0' && c <= '9'; }
 // (callgrind). False for every other form, which the general path then reads.
 bool kineto_micros_to_ns(std::string_view text, int64_t& out) {
   const size_t n = text.size();
+  const char* p = text.data();
   size_t point = 0;  // 0: none where the form has it (the whole part has at least one digit)
-  for (size_t f = 1; f <= 3 && f < n; ++f)
-    if (text[n - 1 - f] == '.') point = n - 1 - f;
+  if (n >= 5 && p[n - 4] == '.') point = n - 4;
+  else if (n >= 4 && p[n - 3] == '.') point = n - 3;
+  else if (n >= 3 && p[n - 2] == '.') point = n - 2;
   if (point == 0 || point > 15) return false;
-  uint64_t whole = 0, fraction = 0;
-  if (!digit_run(text.data(), point, whole) || !digit_run(text.data() + point + 1, n - point - 1, fraction)) return false;
-  for (size_t f = n - point - 1; f < 3; ++f) fraction *= 10;
+  uint64_t whole = 0;
+  if (!digit_run(p, point, whole)) return false;
+  uint64_t fraction = 0;  // as ns: the digits after the point, padded to three
+  uint64_t scale = 100;
+  for (size_t i = point + 1; i < n; ++i, scale /= 10) {
+    const unsigned d = static_cast<unsigned>(static_cast<unsigned char>(p[i])) - '0';
+    if (d > 9) return false;
+    fraction += d * scale;
+  }
   out = static_cast<int64_t>(whole * 1000 + fraction);  // < 10^18: no overflow
   return true;
 }
@@ -94,12 +102,9 @@ std::optional<int64_t> micros_via_floating(std::string_view text) {
   return static_cast<int64_t>(ns);
 }
 
-}  // namespace
-
-bool micros_text_to_ns(std::string_view text, int64_t& out) {
-  while (!text.empty() && is_json_space(text.back())) text.remove_suffix(1);
-  if (text.empty()) return false;
-  if (kineto_micros_to_ns(text, out)) return true;
+// Every other form (no point, more fraction digits, a sign, an exponent, 16+ digits): out of
+// line, so that the common form's path stays short.
+[[gnu::noinline]] bool any_micros_to_ns(std::string_view text, int64_t& out) {
   size_t i = 0;
   const bool negative = text[0] == '-';
   if (negative) ++i;
@@ -141,6 +146,14 @@ bool micros_text_to_ns(std::string_view text, int64_t& out) {
     return false;
   out = negative ? -ns : ns;
   return true;
+}
+
+}  // namespace
+
+bool micros_text_to_ns(std::string_view text, int64_t& out) {
+  while (!text.empty() && is_json_space(text.back())) text.remove_suffix(1);
+  if (text.empty()) return false;
+  return kineto_micros_to_ns(text, out) || any_micros_to_ns(text, out);
 }
 
 std::optional<int64_t> micros_text_to_ns(std::string_view text) {

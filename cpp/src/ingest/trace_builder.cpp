@@ -227,6 +227,15 @@ struct TraceBuilder::Event {
   }
   // After the last key: an 'X' event without a name still has its args read.
   bool args_readable() const { return ph == 'X' ? has_cat : knows_what_args_hold(); }
+  // category_of(cat), looked up once: read_args and finish_event both ask for an 'X' event.
+  Category category() {
+    if (!category_known) category_value = category_of(cat), category_known = true;
+    return category_value;
+  }
+
+ private:
+  Category category_value = Category::kOther;
+  bool category_known = false;
 };
 
 namespace {
@@ -484,7 +493,7 @@ error_code TraceBuilder::read_args(od::object args, Event& ev) {
   if (ev.ph == 'M') return read_metadata_args(args, ev);
   const bool memory = (ev.ph == 'i' || ev.ph == 'I') && ev.name == kineto::kMemoryEventName;
   if (ev.ph != 'X' && !memory) return SUCCESS;
-  const Category cat = ev.ph == 'X' ? category_of(ev.cat) : Category::kOther;
+  const Category cat = ev.ph == 'X' ? ev.category() : Category::kOther;
   // A python_function's args hold only its frame ids (Kineto's Python tracer writes no
   // External id or correlation there, and frames are linked by time): with the ids not
   // kept, nothing in them is read. Frames are two events in five of a with_stack trace.
@@ -806,7 +815,7 @@ void TraceBuilder::finish_event(Event& ev) {
       }
       Slice s;
       s.name = intern(ev.name);
-      s.cat = category_of(ev.cat);
+      s.cat = ev.category();
       // PyTorch's legacy (pre-Kineto) profiler wrote its op ranges without a "cat".
       if (!ev.has_cat) {
         s.cat = Category::kCpuOp;
