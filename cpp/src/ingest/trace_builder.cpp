@@ -69,7 +69,8 @@ const char* find_quote_or_backslash(const char* p) {
 // An object key as a view into the parsed buffer, between its quotes, escapes not undone. Its
 // end is found from its value's start, not by scanning the key: simdjson has already checked
 // that only whitespace, a ':' and whitespace lie between the key's closing quote and the value.
-std::string_view raw_key(od::field& field) {
+// Always inlined: it runs for every key of every event, and a call cost a fifth of it.
+[[gnu::always_inline]] inline std::string_view raw_key(od::field& field) {
   const char* begin = field.key().raw();
   const char* p = field.value().raw_json_token().data();
   do --p; while (is_json_space(*p));  // the ':'
