@@ -101,7 +101,8 @@ simdjson::error_code key_of(od::field& field, std::string_view& key, size_t& whi
 // A string value as a view into the parsed buffer when it holds no escape (names, categories
 // and phases nearly always), else unescaped by simdjson; the value is not consumed on the
 // fast path (the object's iteration steps over it). Errors as get_string().
-simdjson::error_code string_of(od::value& v, std::string_view& out) {
+// Always inlined, as raw_key: it reads the name and category of every event.
+[[gnu::always_inline]] inline simdjson::error_code string_of(od::value& v, std::string_view& out) {
   const std::string_view token = v.raw_json_token();  // the string and the whitespace after it
   if (!token.empty() && token[0] == '"') {
     const char* end = find_quote_or_backslash(token.data() + 1);
