@@ -19,7 +19,7 @@ def report(fixtures_dir):
 
 
 def test_formats_are_the_registry_rows():
-    assert [name for name, _ in formats()] == ["json", "text", "markdown", "html", "chrome", "tensorboard"]
+    assert [name for name, _ in formats()] == ["json", "text", "markdown", "html", "csv", "chrome", "tensorboard"]
     assert dict(formats())["markdown"] == ".md"
 
 
@@ -40,7 +40,7 @@ def test_save_chrome_annotates_the_reports_own_trace(report, tmp_path):
 
 
 def test_unknown_format_or_extension_is_a_value_error_naming_the_formats(report, tmp_path):
-    with pytest.raises(ValueError, match="json, text, markdown, html, chrome, tensorboard"):
+    with pytest.raises(ValueError, match="json, text, markdown, html, csv, chrome, tensorboard"):
         report.save(tmp_path / "r.out", "pdf")
     with pytest.raises(ValueError, match="r.pdf: no report format"):
         report.save(tmp_path / "r.pdf")

@@ -44,6 +44,9 @@ struct DashboardOptions {
 std::string render_html(const std::vector<Report>& reports, const DashboardOptions& options);
 std::string render_html(const std::vector<ReportView>& views, const DashboardOptions& options);
 
+// The dashboard's stylesheet, for other pages attnprof writes (document.h's markdown_page).
+std::string_view dashboard_stylesheet();
+
 // HTML text escaping (&, <, >, ", ') after replacing invalid UTF-8 by U+FFFD.
 std::string html_escape(std::string_view text);
 

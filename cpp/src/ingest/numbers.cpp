@@ -104,6 +104,8 @@ std::optional<int64_t> micros_via_floating(std::string_view text) {
 
 // Every other form (no point, more fraction digits, a sign, an exponent, 16+ digits): out of
 // line, so that the common form's path stays short.
+// long: one pass over the number's text: sign, whole, fraction and exponent share the index,
+// and each part's checks sit where the part is read
 [[gnu::noinline]] bool any_micros_to_ns(std::string_view text, int64_t& out) {
   size_t i = 0;
   const bool negative = text[0] == '-';

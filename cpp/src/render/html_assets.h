@@ -1,9 +1,12 @@
-// Inline CSS and JavaScript of the dashboard (html_assets.cpp).
+// The dashboard's stylesheet and script: the files of cpp/src/render/dashboard/, embedded at build
+// time (cmake/dashboard_assets.cmake generates these definitions). The script lays out the view
+// model of html_view.cpp and html_sections.cpp; it only writes text with textContent and
+// attributes with setAttribute.
 #pragma once
 
+#include <string_view>
+
 namespace attnprof::render {
-extern const char* const kDashboardCss;
-extern const char* const kDashboardJs;         // helpers and the core sections (html_assets.cpp)
-extern const char* const kDashboardSectionsJs; // roofline, scaling, heads, what-if, diff (html_sections_js.cpp)
-extern const char* const kDashboardPageJs;     // lays out the sections the page asks for (html_sections_js.cpp)
+extern const std::string_view kDashboardCss;     // style.css
+extern const std::string_view kDashboardScript;  // the .js files in page order, one function
 }  // namespace attnprof::render

@@ -63,7 +63,7 @@ TEST(Formats, NamesExtensionsAndFlagsAreUniqueAndEveryFormatCanBeWritten) {
     EXPECT_TRUE(find_output_format(name).ok()) << name;
   const auto unknown = find_output_format("pdf");
   ASSERT_FALSE(unknown.ok());
-  EXPECT_NE(unknown.error().message.find("json, text, markdown, html, chrome, tensorboard"), std::string::npos);
+  EXPECT_NE(unknown.error().message.find("json, text, markdown, html, csv, chrome, tensorboard"), std::string::npos);
 }
 
 // A new format is its own file (renderer and row) plus one line of format_list.h: the registry
