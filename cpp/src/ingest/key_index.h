@@ -15,8 +15,9 @@
 namespace attnprof::ingest {
 
 namespace detail {
+// Always inlined: a call per key of every event costs more than the compares (callgrind).
 template <const auto& Keys, size_t... I>
-constexpr size_t find_key(std::string_view key, std::index_sequence<I...>) {
+[[gnu::always_inline]] constexpr size_t find_key(std::string_view key, std::index_sequence<I...>) {
   size_t found = Keys.size();
   static_cast<void>(((key == Keys[I] ? (found = I, true) : false) || ...));
   return found;
@@ -26,7 +27,7 @@ constexpr size_t find_key(std::string_view key, std::index_sequence<I...>) {
 // Position of `key` in the constexpr array of string_views `Keys`; Keys.size() when it is
 // none of them.
 template <const auto& Keys>
-constexpr size_t find_key(std::string_view key) {
+[[gnu::always_inline]] constexpr size_t find_key(std::string_view key) {
   return detail::find_key<Keys>(key, std::make_index_sequence<std::size(Keys)>{});
 }
 

@@ -64,6 +64,30 @@ TEST(MicrosTextToNs, APointAtEveryByteOfAnEightDigitBlock) {
   EXPECT_EQ(micros_text_to_ns("1234567890123456"), 1234567890123456000);  // two blocks
 }
 
+// Kineto's spelling, 1-15 digits, a point and 1-3 digits, is read in 8-digit blocks: every
+// whole-part length (a shorter block below 8 digits, two blocks above), each fraction length,
+// and a non-digit at each place of the whole part and of the fraction.
+TEST(MicrosTextToNs, KinetoSpellingAtEveryLengthOfItsWholePart) {
+  const std::string digits = "918273645546372";
+  for (size_t n = 1; n <= digits.size(); ++n) {
+    const std::string whole = digits.substr(0, n);
+    EXPECT_EQ(micros_text_to_ns(whole + ".123"), std::stoll(whole) * 1000 + 123) << whole;
+    EXPECT_EQ(micros_text_to_ns(whole + ".12"), std::stoll(whole) * 1000 + 120) << whole;
+    EXPECT_EQ(micros_text_to_ns(whole + ".1"), std::stoll(whole) * 1000 + 100) << whole;
+    for (size_t at = 0; at < n; ++at) {
+      std::string bad = whole + ".123";
+      bad[at] = ':';
+      EXPECT_FALSE(micros_text_to_ns(bad)) << bad;
+    }
+  }
+  EXPECT_FALSE(micros_text_to_ns("5136435918930./81"));
+  EXPECT_FALSE(micros_text_to_ns("5136435918930.8:1"));
+  EXPECT_FALSE(micros_text_to_ns("5136435918930.88:"));
+  EXPECT_EQ(micros_text_to_ns("999999999999999.999"), 999999999999999999);  // 15 + 3 digits
+  EXPECT_EQ(micros_text_to_ns("0000000000000.001"), 1);
+  EXPECT_FALSE(micros_text_to_ns(".123"));
+}
+
 TEST(MicrosTextToNs, OverflowAndGarbageAreRejected) {
   EXPECT_FALSE(micros_text_to_ns("99999999999999999999"));
   EXPECT_FALSE(micros_text_to_ns("1e400"));
