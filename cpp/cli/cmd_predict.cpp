@@ -10,6 +10,7 @@
 #include "attnprof/io.h"
 #include "attnprof/predict.h"
 #include "attnprof/report_json.h"
+#include "attnprof/text_format.h"
 #include "command.h"
 
 namespace attnprof::cli {
@@ -70,7 +71,7 @@ int run_predict(const PredictCliOptions& o) {
     if (Status s = write_file_atomic(o.html_path, render_html({report}, view)); !s) fail("predict", s.error());
   }
   std::fputs(fmt::format("{}: {} parameters, weights {}\n", model->name, parameter_count(*model),
-                         format_bytes(static_cast<double>(prediction->rows.empty() ? 0 : prediction->rows[0].weights_bytes)))
+                         bytes_text(static_cast<double>(prediction->rows.empty() ? 0 : prediction->rows[0].weights_bytes)))
                  .c_str(),
              stdout);
   std::fputs(render_cost_text(report).c_str(), stdout);

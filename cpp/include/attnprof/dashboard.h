@@ -44,10 +44,4 @@ struct DashboardOptions {
 std::string render_html(const std::vector<Report>& reports, const DashboardOptions& options);
 std::string render_html(const std::vector<ReportView>& views, const DashboardOptions& options);
 
-// HTML text escaping (&, <, >, ", ') after replacing invalid UTF-8 by U+FFFD.
-std::string html_escape(std::string_view text);
-
-// Replaces every invalid UTF-8 sequence by U+FFFD (EF BF BD).
-std::string sanitize_utf8(std::string_view text);
-
 }  // namespace attnprof

@@ -9,31 +9,12 @@
 #include "attnprof/cost_render.h"
 #include "attnprof/output_format.h"
 #include "attnprof/render.h"
+#include "attnprof/text_format.h"
 #include "attnprof/vocabulary.h"
 #include "attnprof/report_view.h"
 
 namespace attnprof {
 namespace {
-
-std::string md_escape(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '|': out += "\\|"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '`': out += "\\`"; break;
-      case '*': out += "\\*"; break;
-      case '_': out += "\\_"; break;
-      case '[': out += "\\["; break;
-      case ']': out += "\\]"; break;
-      case '\n': case '\r': out += ' '; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string row(const std::vector<std::string>& cells) {
   std::string out = "|";
@@ -47,8 +28,6 @@ std::string header_row(const std::vector<std::string>& cells) {
   return row(cells) + sep + "\n";
 }
 
-std::string us(double v) { return fmt::format("{:.1f}", v); }
-
 }  // namespace
 
 // Head utilisation and sparsity (cpp/src/heads; docs/heads.md), "" without a heads section.
@@ -56,25 +35,25 @@ std::string heads_markdown(const Report& r) {
   if (!r.heads) return "";
   const HeadsSection& h = *r.heads;
   std::string out = "\n## Heads\n\n";
-  if (!h.weights_look_trained) out += "**Weights look untrained:** " + md_escape(h.untrained_reason) + "\n\n";
+  if (!h.weights_look_trained) out += "**Weights look untrained:** " + markdown_escape(h.untrained_reason) + "\n\n";
   if (!h.heads.empty()) {
     out += header_row({"layer", "head", "entropy", "max weight", "sink/special", "output share", "blocks @95%",
                         "sink+window", "kind"});
     for (const HeadStats& s : h.heads)
       out += row({std::to_string(s.layer), std::to_string(s.head), fmt::format("{:.3f}", s.entropy),
-                  fmt::format("{:.3f}", s.max_weight), fmt::format("{:.1f}%", 100 * s.special_mass),
-                  s.output_share < 0 ? "-" : fmt::format("{:.1f}%", 100 * s.output_share),
-                  fmt::format("{:.1f}%", 100 * s.block_coverage_95), fmt::format("{:.1f}%", 100 * s.sink_window_recall),
-                  s.kind.empty() ? "-" : md_escape(s.kind)});
+                  fmt::format("{:.3f}", s.max_weight), percent_text(s.special_mass),
+                  s.output_share < 0 ? "-" : percent_text(s.output_share),
+                  percent_text(s.block_coverage_95), percent_text(s.sink_window_recall),
+                  s.kind.empty() ? "-" : markdown_escape(s.kind)});
   }
   for (const HeadCandidate& c : h.candidates)
-    out += fmt::format("- candidate: layer {} head {}: **{}**: {}{}\n", c.layer, c.head, md_escape(c.action),
-                       md_escape(c.reason),
+    out += fmt::format("- candidate: layer {} head {}: **{}**: {}{}\n", c.layer, c.head, markdown_escape(c.action),
+                       markdown_escape(c.reason),
                        c.kv_bytes_per_token ? fmt::format(" (frees {} KV bytes per token)", c.kv_bytes_per_token) : "");
   for (const auto& [layers, verdict] : grouped_window_verdicts(h.sliding_window))
-    out += fmt::format("- masked attention, {}: {}\n", layers, md_escape(verdict));
-  if (!h.sampling_note.empty()) out += "- " + md_escape(h.sampling_note) + "\n";
-  for (const std::string& n : h.notes) out += "- " + md_escape(n) + "\n";
+    out += fmt::format("- masked attention, {}: {}\n", layers, markdown_escape(verdict));
+  if (!h.sampling_note.empty()) out += "- " + markdown_escape(h.sampling_note) + "\n";
+  for (const std::string& n : h.notes) out += "- " + markdown_escape(n) + "\n";
   return out;
 }
 
@@ -84,9 +63,9 @@ namespace {
 std::string unrecognised_markdown(const Report& r) {
   if (!r.unrecognised || r.unrecognised->empty()) return "";
   std::string out = "\n## Unrecognised attention-like kernels\n\nCounted as library `unknown`; please report them.\n\n" +
-                    header_row({"kind", "name", "count", "time (us)"});
+                    header_row({"kind", "name", "count", "time"});
   for (const UnrecognisedName& n : *r.unrecognised)
-    out += row({n.kind, md_escape(short_kernel_name(n.name)), std::to_string(n.count), us(n.device_time_us)});
+    out += row({n.kind, markdown_escape(short_kernel_name(n.name)), std::to_string(n.count), time_text(n.device_time_us)});
   return out;
 }
 
@@ -94,7 +73,7 @@ std::string unrecognised_markdown(const Report& r) {
 
 std::string escaped_row(const std::vector<std::string>& cells) {
   std::vector<std::string> escaped;
-  for (const std::string& c : cells) escaped.push_back(md_escape(c));
+  for (const std::string& c : cells) escaped.push_back(markdown_escape(c));
   return row(escaped);
 }
 
@@ -102,16 +81,16 @@ std::string escaped_row(const std::vector<std::string>& cells) {
 std::string story_markdown(const Report& r) {
   std::string out;
   if (r.steps.size() > 1) {
-    out += "\n## Steps\n\n" + md_escape(steps_line(r)) + "\n\n" +
+    out += "\n## Steps\n\n" + markdown_escape(steps_line(r)) + "\n\n" +
            header_row({"step", "marker", "phase", "tokens", "calls", "attention", "overhead", "GPU time", "share"});
     for (const auto& cells : step_rows(r, 200)) out += escaped_row(cells);
     if (r.steps.size() > 200) out += fmt::format("\n... {} more steps (JSON Report: `steps`)\n", r.steps.size() - 200);
   }
   if (!r.summary.phases.empty()) {
-    out += "\n## Phases\n\n" + header_row({"phase", "steps", "calls", "time", "share", "useful TFLOP/s", "backends", "kernels"});
+    out += "\n## Phases\n\n" + header_row({"phase", "steps", "calls", "time", "share", "useful FLOP/s", "backends", "kernels"});
     for (const auto& cells : phase_rows(r)) out += escaped_row(cells);
   }
-  if (const std::string scope = heads_scope_text(r.source); !scope.empty()) out += "\n" + md_escape(scope) + "\n";
+  if (const std::string scope = heads_scope_text(r.source); !scope.empty()) out += "\n" + markdown_escape(scope) + "\n";
   return out;
 }
 namespace {
@@ -120,7 +99,7 @@ namespace {
 std::string ranks_markdown(const Report& r) {
   if (!r.ranks) return "";
   const RanksSection& k = *r.ranks;
-  std::string out = "\n## Ranks\n\n" + md_escape(ranks_line(k)) + "\n";
+  std::string out = "\n## Ranks\n\n" + markdown_escape(ranks_line(k)) + "\n";
   if (!k.stragglers.empty()) {
     out += "\n### Stragglers\n\n" + header_row(straggler_columns());
     for (const auto& cells : straggler_rows(k, kMaxRankLines)) out += escaped_row(cells);
@@ -129,7 +108,7 @@ std::string ranks_markdown(const Report& r) {
   }
   const std::vector<std::string> differ = disagreement_lines(k);
   if (!differ.empty()) out += "\n### Ranks that ran something else than most ranks\n\n";
-  for (size_t i = 0; i < differ.size() && i < kMaxRankLines; ++i) out += "- " + md_escape(differ[i]) + "\n";
+  for (size_t i = 0; i < differ.size() && i < kMaxRankLines; ++i) out += "- " + markdown_escape(differ[i]) + "\n";
   if (differ.size() > kMaxRankLines)
     out += fmt::format("- ... {} more (JSON Report: `ranks.disagreements`)\n", differ.size() - kMaxRankLines);
   if (!k.groups.empty()) {
@@ -146,7 +125,7 @@ std::string ranks_markdown(const Report& r) {
 // "no attention found", or what still resembles attention (finding::kAttentionCandidates).
 std::string no_calls_markdown(const Report& r) {
   for (const Finding& f : r.findings)
-    if (f.rule == finding::kAttentionCandidates) return fmt::format("\n**{}**\n\n{}\n", md_escape(f.title), md_escape(f.detail));
+    if (f.rule == finding::kAttentionCandidates) return fmt::format("\n**{}**\n\n{}\n", markdown_escape(f.title), markdown_escape(f.detail));
   return "\n**no attention found**\n";
 }
 
@@ -156,20 +135,20 @@ std::string render_markdown(const ReportView& v) {
   const Report& r = *v.report;
   const Summary& s = r.summary;
   std::string out = "# attnprof report\n\n";
-  for (const std::string& f : r.source.files) out += fmt::format("- {}: `{}`\n", source_file_kind(f), md_escape(f));
-  out += fmt::format("- device: {}\n", md_escape(device_text(r.source, s.has_gpu)));
+  for (const std::string& f : r.source.files) out += fmt::format("- {}: {}\n", source_file_kind(f), markdown_code(f));
+  out += fmt::format("- device: {}\n", markdown_escape(device_text(r.source, s.has_gpu)));
   const std::string cost = render_cost_markdown(v.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
   if (r.calls.empty())
     return out + (cost.empty() && !r.heads ? no_calls_markdown(r) : "\n" + cost) + ranks_markdown(r) +
            unrecognised_markdown(r) + heads_markdown(r);
   const bool no_time = device_time_unknown(s);
-  out += fmt::format("- attention calls: {} ({} fused: {:.0f}% of calls, {} of time)\n", s.call_count,
-                     s.fused_call_count, 100 * s.fused_call_fraction,
-                     no_time ? std::string("unknown share") : fmt::format("{:.0f}%", 100 * s.fused_time_fraction));
+  out += fmt::format("- attention calls: {} ({} fused: {} of calls, {} of time)\n", s.call_count,
+                     s.fused_call_count, percent_text(s.fused_call_fraction),
+                     no_time ? std::string("unknown share") : percent_text(s.fused_time_fraction));
   out += fmt::format("- attention {} time: {}", s.has_gpu ? "device" : "CPU",
-                     no_time ? std::string("unknown") : us(s.attention_device_time_us) + " us");
+                     no_time ? std::string("unknown") : time_text(s.attention_device_time_us));
   if (s.has_gpu && !no_time)
-    out += fmt::format(" ({:.1f}% of {} us GPU busy time)", 100 * s.attention_share, us(s.gpu_time_us));
+    out += fmt::format(" ({} of {} GPU busy time)", percent_text(s.attention_share), time_text(s.gpu_time_us));
   out += "\n";
   if (s.unknown_time_call_count > 0)
     out += fmt::format("- device time unknown for {} call(s): their attention kernels were not recorded (graph capture?)\n",
@@ -179,16 +158,16 @@ std::string render_markdown(const ReportView& v) {
   out += ranks_markdown(r);
   if (!v.unfused.empty()) {
     out += "\n## Unfused attention calls\n\n" +
-           header_row({"layer", "step", "direction", "backend", "time (us)", "shape", "kernels"});
+           header_row({"layer", "step", "direction", "backend", "time", "shape", "kernels"});
     for (const Call* c : v.unfused)
       out += row({std::to_string(c->layer), std::to_string(c->step), c->direction, c->backend,
-                  time_or_unknown(c->device_time_unknown, us(c->device_time_us)),
-                  md_escape(shape_text(c->shape)), md_escape(kernels_text(*c))});
+                  time_or_unknown(c->device_time_unknown, time_text(c->device_time_us)),
+                  markdown_escape(shape_text(c->shape)), markdown_escape(kernels_text(*c))});
   }
 
   const bool per_phase = std::any_of(v.layers.begin(), v.layers.end(),
                                      [](const ActivationRow& a) { return a.layer && !a.layer->phases.empty(); });
-  std::vector<std::string> columns{"layer", "module", "backend", "library", "fused share", "calls", "time (us)", "shape", "kernels"};
+  std::vector<std::string> columns{"layer", "module", "backend", "library", "fused share", "calls", "time", "shape", "kernels"};
   if (per_phase) columns.insert(columns.begin() + 7, "per phase");
   out += "\n## Activation map\n\n" + header_row(columns);
   for (const ActivationRow& activation : v.layers) {
@@ -197,12 +176,12 @@ std::string render_markdown(const ReportView& v) {
     const Call& first = *activation.first;
     const std::string backends = backends_text(layer);
     std::vector<std::string> cells{
-        std::to_string(layer.index), md_escape(layer.module.empty() ? "-" : layer.module), md_escape(backends),
-        md_escape(first.library),
-        time_or_unknown(layer.device_time_unknown, fmt::format("{:.0f}%", 100 * layer.fused_time_fraction)),
-        std::to_string(layer.call_ids.size()), time_or_unknown(layer.device_time_unknown, us(layer.device_time_us)),
-        md_escape(shape_text(first.shape)), md_escape(kernels_text(first))};
-    if (per_phase) cells.insert(cells.begin() + 7, layer.phases.empty() ? "-" : md_escape(layer_phases_text(layer)));
+        std::to_string(layer.index), markdown_escape(layer.module.empty() ? "-" : layer.module), markdown_escape(backends),
+        markdown_escape(first.library),
+        time_or_unknown(layer.device_time_unknown, percent_text(layer.fused_time_fraction)),
+        std::to_string(layer.call_ids.size()), time_or_unknown(layer.device_time_unknown, time_text(layer.device_time_us)),
+        markdown_escape(shape_text(first.shape)), markdown_escape(kernels_text(first))};
+    if (per_phase) cells.insert(cells.begin() + 7, layer.phases.empty() ? "-" : markdown_escape(layer_phases_text(layer)));
     out += row(cells);
   }
   out += unrecognised_markdown(r);
@@ -217,28 +196,28 @@ std::string render_markdown(const ReportView& v) {
     for (const auto& [backend, value] : why.rejected) rejected += (rejected.empty() ? "" : "; ") + backend + ": " + value;
     std::string fix = e.fix;
     if (!e.consistency_note.empty()) fix = e.consistency_note + (fix.empty() ? "" : ". " + fix);
-    out += row({std::to_string(c.layer), md_escape(c.backend), md_escape(e.predicted_backend), md_escape(rejected),
-                md_escape(fix),
-                e.expected_speedup > 0 ? md_escape(expected_gain_text(e)) : "-"});
+    out += row({std::to_string(c.layer), markdown_escape(c.backend), markdown_escape(e.predicted_backend), markdown_escape(rejected),
+                markdown_escape(fix),
+                e.expected_speedup > 0 ? markdown_escape(expected_gain_text(e)) : "-"});
   }
 
   if (!r.findings.empty()) {
     out += "\n## Findings\n\n";
     for (const Finding& f : r.findings) {
       const FixVerification* verified = verification_of(r, f);
-      out += fmt::format("- **{}** {}: {}{}\n", md_escape(f.severity), md_escape(f.title), md_escape(f.detail),
-                         verified ? " **" + md_escape(verification_mark(*verified)) + "**" : "");
+      out += fmt::format("- **{}** {}: {}{}\n", markdown_escape(f.severity), markdown_escape(f.title), markdown_escape(f.detail),
+                         verified ? " **" + markdown_escape(verification_mark(*verified)) + "**" : "");
     }
   }
   if (r.verification) {
-    out += "\n## Verified fixes\n\n" + md_escape(verification_line(r)) + "\n\n" + header_row(verification_columns());
+    out += "\n## Verified fixes\n\n" + markdown_escape(verification_line(r)) + "\n\n" + header_row(verification_columns());
     for (const auto& cells : verification_rows(r)) out += escaped_row(cells);
   }
   if (!cost.empty()) out += "\n## Cost\n\n" + cost;
   out += heads_markdown(r);
   if (!r.source.missing.empty()) {
     out += "\n## Notes\n\n";
-    for (const std::string& m : r.source.missing) out += "- " + md_escape(m) + "\n";
+    for (const std::string& m : r.source.missing) out += "- " + markdown_escape(m) + "\n";
   }
   return out;
 }
