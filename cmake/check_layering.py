@@ -26,6 +26,26 @@ import sys
 import tempfile
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+STAGE_CALL = re.compile(r"^attnprof_stage\(([^)]*)\)", re.MULTILINE)
+STAGE_LISTS = ("DEPS", "HEADERS", "PRIVATE_LIBS")
+
+
+def declared_stages(cmake_text):
+    """The graph of the attnprof_stage(name DEPS ... HEADERS ... PRIVATE_LIBS ...) calls of a
+    CMakeLists.txt, as CMake writes it to stage_graph.json: {name: {"deps", "headers"}}. Read
+    from the source, so a check of the docs needs no configured build; main() proves that it
+    reads what CMake wrote."""
+    graph = {}
+    for call in STAGE_CALL.finditer(cmake_text):
+        words = re.sub(r"#.*", "", call.group(1)).split()
+        lists, current = {k: [] for k in STAGE_LISTS}, None
+        for word in words[1:]:
+            if word in lists:
+                current = word
+            elif current:
+                lists[current].append(word)
+        graph[words[0]] = {"deps": lists["DEPS"], "headers": lists["HEADERS"]}
+    return graph
 
 
 def closure(graph, stage):
@@ -221,7 +241,10 @@ def main():
     for node in graph.values():  # CMake writes [""] for an empty list
         node["deps"] = [d for d in node["deps"] if d]
         node["headers"] = [h for h in node["headers"] if h]
-    errors = check(graph, args.root)
+    with open(os.path.join(args.root, "CMakeLists.txt")) as f:
+        errors = [] if declared_stages(f.read()) == graph else [
+            "declared_stages() reads CMakeLists.txt differently from CMake's stage_graph.json"]
+    errors = errors or check(graph, args.root)
     if not errors and args.libs:
         errors = check_symbols(graph, args.libs)
     for e in errors:

@@ -1,6 +1,6 @@
 """The rules against real torch CPU decisions: a grid of SDPA inputs goes through
 torch._fused_sdp_choice (the function SDPA dispatches with) and through
-`attnprof explain --batch --arch cpu --torch <this torch>`; both must agree on every row."""
+`attnprof explain --inputs --arch cpu --torch <this torch>`; both must agree on every row."""
 from __future__ import annotations
 
 import itertools
@@ -85,7 +85,7 @@ def test_explain_batch_agrees_with_torch_fused_sdp_choice_on_cpu(run_cli, tmp_pa
     src = tmp_path / "grid.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows))
     version = torch.__version__.split("+")[0]
-    proc = run_cli("explain", "--batch", src, "--arch", "cpu", "--torch", version, "-o", "-", check_code=0)
+    proc = run_cli("explain", "--inputs", src, "--arch", "cpu", "--torch", version, "--json", "-", check_code=0)
     got = [json.loads(line) for line in proc.stdout.splitlines()]
     assert len(got) == len(rows)
     wrong = [(r, e, g["fused_choice"], g["can_use_flash_attention"]["rules"])
@@ -96,7 +96,7 @@ def test_explain_batch_agrees_with_torch_fused_sdp_choice_on_cpu(run_cli, tmp_pa
 def test_explain_batch_reads_stdin_and_names_the_failing_cpu_rule(run_cli, attnprof_cli):
     import subprocess
     row = _row(64, 64, "fp32", 8, False, 16, 16, "none", 4, False, 0.1, False, 1)
-    proc = subprocess.run([attnprof_cli, "explain", "--batch", "-", "--arch", "cpu", "--torch", "2.13"],
+    proc = subprocess.run([attnprof_cli, "explain", "--inputs", "-", "--arch", "cpu", "--torch", "2.13"],
                           input=json.dumps(row) + "\n", capture_output=True, text=True, check=True)
     out = json.loads(proc.stdout)
     assert out["fused_choice"] == "MATH"
@@ -110,7 +110,7 @@ def test_explain_batch_bad_line_is_one_error_line_and_exit_2(run_cli, tmp_path, 
     src = tmp_path / "bad.jsonl"
     src.write_text(json.dumps(_row(64, 64, "fp32", 8, False, 16, 16, "none", 4, False, 0, False, 1)) + "\n" + bad + "\n")
     out = tmp_path / "out.jsonl"
-    proc = run_cli("explain", "--batch", src, "--arch", "cpu", "--torch", "2.13", "-o", out)
+    proc = run_cli("explain", "--inputs", src, "--arch", "cpu", "--torch", "2.13", "--json", out)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "line 2" in proc.stderr
     assert not out.exists()

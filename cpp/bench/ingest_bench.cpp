@@ -22,6 +22,8 @@ double peak_rss_mb() {
   return static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
 
+// long: the peer being measured, a bare On-Demand walk: one loop, as a reader of simdjson's
+// documentation would write it, so calls of our own do not change what it costs
 int bare_simdjson(const char* path, int64_t& events) {
   simdjson::padded_string text;
   if (simdjson::padded_string::load(path).get(text)) return 1;

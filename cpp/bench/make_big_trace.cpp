@@ -95,6 +95,26 @@ void append_copy(const EventTemplate& t, double dt_us, int64_t did, std::string&
   out += t.pieces.back();
 }
 
+// From the first event's start to the last one's end.
+double time_span_us(const json& events) {
+  double t0 = std::numeric_limits<double>::max(), t1 = 0;
+  for (const auto& e : events) {
+    if (!e.contains("ts") || !e["ts"].is_number()) continue;
+    const double ts = e["ts"].get<double>();
+    t0 = std::min(t0, ts);
+    t1 = std::max(t1, ts + (e.contains("dur") && e["dur"].is_number() ? e["dur"].get<double>() : 0.0));
+  }
+  return t1 - t0;
+}
+
+// The document's other keys, "{\"k\": v, ..." without its closing brace: traceEvents follows.
+std::string header_keys(const json& doc) {
+  std::string header = doc.dump(1);
+  header.pop_back();  // drop the closing '}'
+  while (!header.empty() && (header.back() == '\n' || header.back() == ' ')) header.pop_back();
+  return header;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -110,14 +130,7 @@ int main(int argc, char** argv) {
   json doc = json::parse(*text);
   json events = std::move(doc["traceEvents"]);
   doc.erase("traceEvents");
-  double t0 = std::numeric_limits<double>::max(), t1 = 0;
-  for (const auto& e : events) {
-    if (!e.contains("ts") || !e["ts"].is_number()) continue;
-    const double ts = e["ts"].get<double>();
-    t0 = std::min(t0, ts);
-    t1 = std::max(t1, ts + (e.contains("dur") && e["dur"].is_number() ? e["dur"].get<double>() : 0.0));
-  }
-  const double span_us = t1 - t0 + 1000.0;
+  const double span_us = time_span_us(events) + 1000.0;
   const int64_t id_span = max_id(events) + 1;
   size_t copy_bytes = 0;  // one dump per event of copy 0, for the size estimate
   for (const auto& e : events) copy_bytes += e.dump().size() + 2;
@@ -129,10 +142,7 @@ int main(int argc, char** argv) {
   for (const auto& e : events) templates.push_back(make_template(e));
 
   std::ofstream out(argv[2], std::ios::binary);
-  std::string header = doc.dump(1);  // {"k": v, ...} -> write keys, then traceEvents
-  header.pop_back();                 // drop the closing '}'
-  while (!header.empty() && (header.back() == '\n' || header.back() == ' ')) header.pop_back();
-  out << header << ",\n\"traceEvents\": [\n";
+  out << header_keys(doc) << ",\n\"traceEvents\": [\n";
   std::string buffer;  // one copy at a time, written in one call
   for (size_t k = 0; k < copies; ++k) {
     buffer.clear();

@@ -13,6 +13,7 @@
 #include "attnprof/text_format.h"
 #include "command.h"
 #include "fleet_inputs.h"
+#include "flags.h"
 #include "outputs.h"
 
 namespace attnprof::cli {
@@ -22,7 +23,7 @@ struct AnalyzeCommandOptions {
   std::vector<std::string> traces;
   OutputOptions outputs;
   std::string stdout_format = "text";
-  std::string torch_version, cudnn_version, arch, gpu_spec, gains;
+  std::string torch_version, cudnn_version, arch, gpu_spec, kernels, gains;
   size_t threads = 0;
   std::optional<std::string> ray;  // --ray [ADDRESS]: "" = start a local Ray
   std::string out_dir;
@@ -39,7 +40,7 @@ void take_back_ray_value(AnalyzeCommandOptions& o) {
 }
 
 [[noreturn]] void hand_to_ray(const AnalyzeCommandOptions& o) {
-  FleetRequest request{o.traces, *o.ray, o.out_dir, o.strict, o.outputs.paths, o.stdout_format, o.torch_version, o.arch};
+  FleetRequest request{o.traces, *o.ray, o.out_dir, o.strict, o.outputs.files(), o.stdout_format, o.torch_version, o.arch};
   fail("analyze", run_fleet_in_python(request));
 }
 
@@ -68,13 +69,8 @@ DirectoryProgressFn directory_progress_bar(const std::string& dir) {
   };
 }
 
-int run_analyze(AnalyzeCommandOptions& o) {
-  take_back_ray_value(o);
-  if (o.traces.empty())
-    fail("analyze", {ErrorCode::kInvalidArgument, "traces is required: a trace, a directory, a glob or @FILE of traces"});
-  if (o.ray) hand_to_ray(o);
-  if (!o.out_dir.empty())
-    fail("analyze", {ErrorCode::kInvalidArgument, "--out-dir is where the fleet's workers write each rank's Report: add --ray"});
+// The flags as the pipeline's options; the files they name are read here (bad file: exit 2).
+AnalyzeOptions analyze_options_of(const AnalyzeCommandOptions& o) {
   AnalyzeOptions options;
   if (!o.torch_version.empty()) options.torch_version = o.torch_version;
   if (!o.cudnn_version.empty()) options.cudnn_version = o.cudnn_version;
@@ -85,47 +81,60 @@ int run_analyze(AnalyzeCommandOptions& o) {
     if (!peaks) fail("analyze", peaks.error());
     options.measured_peaks = std::move(*peaks);
   }
+  if (!o.kernels.empty()) {
+    Result<CatalogExtension> kernels = load_catalog_extension(o.kernels);
+    if (!kernels) fail("analyze", kernels.error());
+    options.kernels = std::move(*kernels);
+  }
   if (!o.gains.empty()) {
     Result<std::vector<rules::MeasuredGain>> gains = load_measured_gains(o.gains);
     if (!gains) fail("analyze", gains.error());
     options.measured_gains = std::move(*gains);
   }
+  return options;
+}
+
+// The Reports of one input: one per profiling stage for a directory, glob or @list of rank
+// traces (cpp/src/pipeline/ranks.cpp, cpp/src/fleet), else the one trace's.
+void analyze_input(const std::string& path, AnalyzeOptions& options, std::vector<Report>& reports) {
+  Result<std::optional<std::vector<std::string>>> fleet = fleet_files(path);
+  if (!fleet) fail("analyze", fleet.error());
+  if (*fleet) {
+    options.progress = nullptr;
+    Result<std::vector<Report>> stages = analyze_files_stages(**fleet, path, options, directory_progress_bar(path));
+    if (!stages) fail("analyze", stages.error());
+    for (Report& r : *stages) reports.push_back(std::move(r));
+    return;
+  }
+  if (path.find("://") != std::string::npos)
+    fail("analyze", {ErrorCode::kInvalidArgument,
+                     fmt::format("{}: a trace in remote storage is read by the fleet's workers: add --ray", path)});
+  options.progress = progress_bar("reading " + path);
+  // Each Trace is freed once analysed, before the next trace is read and the outputs are
+  // built: several traces then hold one Trace at a time, and the Report's JSON (1.7 GB at
+  // 20 GB) does not come on top of a Trace. With only the rows the analyses read, freeing it
+  // is a few large blocks (docs/performance.md, "Where the memory goes").
+  Result<Report> report = analyze_file(path, options);
+  if (!report) fail("analyze", report.error());
+  reports.push_back(std::move(*report));
+}
+
+int run_analyze(AnalyzeCommandOptions& o) {
+  take_back_ray_value(o);
+  if (o.traces.empty())
+    fail("analyze", {ErrorCode::kInvalidArgument, "traces is required: a trace, a directory, a glob or @FILE of traces"});
+  if (o.ray) hand_to_ray(o);
+  if (!o.out_dir.empty())
+    fail("analyze", {ErrorCode::kInvalidArgument, "--out-dir is where the fleet's workers write each rank's Report: add --ray"});
+  AnalyzeOptions options = analyze_options_of(o);
   // Every trace is read before anything is written: bad input leaves no output file.
   std::vector<Report> reports;
   const FreeCoresProbe cores;  // for the outputs' threads
-  for (const std::string& path : o.traces) {
-    // A directory, glob or @list holds per-rank traces: one Report per profiling stage, each
-    // with a ranks section (cpp/src/pipeline/ranks.cpp, cpp/src/fleet).
-    Result<std::optional<std::vector<std::string>>> fleet = fleet_files(path);
-    if (!fleet) fail("analyze", fleet.error());
-    if (*fleet) {
-      options.progress = nullptr;
-      Result<std::vector<Report>> stages = analyze_files_stages(**fleet, path, options, directory_progress_bar(path));
-      if (!stages) fail("analyze", stages.error());
-      for (Report& r : *stages) reports.push_back(std::move(r));
-      continue;
-    }
-    if (path.find("://") != std::string::npos)
-      fail("analyze", {ErrorCode::kInvalidArgument,
-                       fmt::format("{}: a trace in remote storage is read by the fleet's workers: add --ray", path)});
-    options.progress = progress_bar("reading " + path);
-    // Each Trace is freed once analysed, before the next trace is read and the outputs are
-    // built: several traces then hold one Trace at a time, and the Report's JSON (1.7 GB at
-    // 20 GB) does not come on top of a Trace. With only the rows the analyses read, freeing it
-    // is a few large blocks (docs/performance.md, "Where the memory goes").
-    Result<Report> report = analyze_file(path, options);
-    if (!report) fail("analyze", report.error());
-    reports.push_back(std::move(*report));
-  }
+  for (const std::string& path : o.traces) analyze_input(path, options, reports);
   check_strict(o, reports);
   const std::vector<ReportView> views = views_of(reports);  // once, for every output
   const FormatInput input{reports, views, cores.threads_for(o.threads)};
-  if (Status s = write_outputs(o.outputs, input); !s) fail("analyze", s.error());
-  auto format = find_output_format(o.stdout_format);
-  if (!format) fail("analyze", format.error());
-  auto printed = render_output(**format, input);
-  if (!printed) fail("analyze", printed.error());
-  std::fputs(printed->c_str(), stdout);
+  if (Status s = write_report_outputs(o.outputs, input, o.stdout_format); !s) fail("analyze", s.error());
   return kExitOk;
 }
 
@@ -139,7 +148,7 @@ void setup_analyze(CLI::App& app) {
   cmd->add_option("traces", o->traces,
                   "trace files (.json or .json.gz) written by torch.profiler; a directory, quoted glob or @FILE of "
                   "per-rank traces");
-  add_output_options(*cmd, o->outputs);
+  add_report_options(*cmd, o->outputs, "the Report");
   std::vector<std::string> printable;  // the formats that are one text (formats.h)
   std::string names;
   for (const OutputFormat& f : output_formats()) {
@@ -149,25 +158,23 @@ void setup_analyze(CLI::App& app) {
   }
   cmd->add_option("--format", o->stdout_format, "what to print on stdout (default text): " + names)
       ->check(CLI::IsMember(printable));
-  cmd->add_option("--torch", o->torch_version, "PyTorch version of the run, when the trace lacks it (e.g. 2.11)");
-  cmd->add_option("--cudnn", o->cudnn_version, "cuDNN version of the run (e.g. 9.19)");
-  cmd->add_option("--arch", o->arch, "GPU architecture when the trace lacks deviceProperties (sm90, gfx942, cpu)");
+  add_word(*cmd, kTorchFlag, o->torch_version);
+  add_word(*cmd, kCudnnFlag, o->cudnn_version);
+  add_word(*cmd, kArchFlag, o->arch);
   cmd->add_option("--gpu-spec", o->gpu_spec,
                   "JSON file of ceilings you measured on your GPU, replacing the datasheet peaks of the roofline and "
                   "the compute/memory-bound verdicts: {\"bandwidth_gbs\": 4000, \"tflops\": {\"bf16\": 700}} "
-                  "(fields: name, bandwidth_gbs, tflops.bf16/fp16/fp8/tf32/fp32; docs/cost.md)");
+                  "(fields: name, bandwidth_gbs, tflops.bf16/fp16/fp8/tf32/fp32; TOML when the name ends in .toml; "
+                  "docs/cost.md)");
+  cmd->add_option("--kernels", o->kernels,
+                  "JSON or TOML file of kernel and op names to add to the catalogs (library, backend, vendor, "
+                  "direction, and where an op's arguments give the shape), so a custom kernel gets a call and a cost "
+                  "(docs/cost.md, \"Kernels and ops of your own\")");
   cmd->add_option("--gains", o->gains,
                   "JSON file of gains attnprof.verify measured on your model (attnprof.verify(..., gains=FILE)): "
                   "the findings' expected gains then come from your measurements where the fix, backend, dtype and "
                   "device match and the sequence length is within 2x (docs/verify.md)");
-  cmd->add_option("--threads", o->threads,
-                  "threads parsing each trace file, the reading thread included: 0 = measured (default): after "
-                  "0.1 s of parsing alone, one worker per core the machine left idle, at most 8, none when under "
-                  "half a core was idle; 1 = no extra thread; N = the reading thread and N - 1 workers. "
-                  "The result is the same for any value; each worker holds up to two 1 MiB chunks and their tables. "
-                  "The index, analyses and JSON output after the parse use as many, by default the cores the "
-                  "parse got plus those left idle")
-      ->check(CLI::Range(0, 256));
+  add_word(*cmd, kThreadsFlag, o->threads)->check(CLI::Range(0, 256));
   cmd->add_option("--ray", o->ray,
                   "analyse the rank traces on Ray, one task per trace (pip install 'attnprof[ray]'): no ADDRESS = "
                   "a local Ray on this machine, else an existing cluster (auto, ray://head:10001, head:6379); "

@@ -7,6 +7,8 @@
 #include "attnprof/diff.h"
 #include "attnprof/io.h"
 #include "command.h"
+#include "flags.h"
+#include "outputs.h"
 
 namespace attnprof::cli {
 namespace {
@@ -16,7 +18,8 @@ struct DiffCommandOptions {
   std::vector<std::string> extra_baseline, extra_candidate;
   double max_fused_drop = 5;
   std::string max_time_increase = "10%", max_memory_increase = "10%";
-  std::string config_path, markdown_path, json_path, html_path, repo;
+  std::string config_path, repo;
+  OutputOptions outputs;
   std::string torch_version, cudnn_version, arch;
   bool time_given = false, memory_given = false, fused_given = false;
 };
@@ -63,18 +66,18 @@ int run_diff(const DiffCommandOptions& o) {
   // Everything is read and compared before any file is written.
   Result<DiffResult> result = diff_paths(o.baseline, o.candidate, options);
   if (!result) fail("diff", result.error());
-  if (!o.markdown_path.empty()) {
-    if (Status s = write_file_atomic(o.markdown_path, diff_to_markdown(*result)); !s) fail("diff", s.error());
-  }
-  if (!o.json_path.empty()) {
-    if (Status s = write_file_atomic(o.json_path, diff_to_json(*result)); !s) fail("diff", s.error());
-  }
-  if (!o.html_path.empty()) {
-    const DashboardOptions view{.labels = {}, .sections = {"diff"}, .diff_json = diff_to_json(*result, false)};
-    if (Status s = write_file_atomic(o.html_path, render_html(std::vector<Report>{}, view)); !s) fail("diff", s.error());
-  }
-  std::fputs(diff_to_text(*result).c_str(), stdout);
-  return result->regression() ? kExitRegression : kExitOk;
+  const DiffResult& r = *result;
+  Document doc;
+  doc.title = "attnprof diff";
+  doc.text = [&r] { return diff_to_text(r); };
+  doc.json = [&r] { return diff_to_json(r); };
+  doc.markdown = [&r] { return diff_to_markdown(r); };
+  doc.html = [&r] {
+    const DashboardOptions view{.labels = {}, .sections = {"diff"}, .diff_json = diff_to_json(r, false)};
+    return render_html(std::vector<Report>{}, view);
+  };
+  if (Status s = write_document_outputs(o.outputs, doc); !s) fail("diff", s.error());
+  return r.regression() ? kExitRegression : kExitOk;
 }
 
 void setup_diff(CLI::App& app) {
@@ -92,12 +95,15 @@ void setup_diff(CLI::App& app) {
                                "largest allowed growth of attention device time (default 10%)");
   auto* memory = cmd->add_option("--max-memory-increase", o->max_memory_increase,
                                  "largest allowed growth of peak memory during attention (default 10%)");
-  cmd->add_option("--config", o->config_path,
+  cmd->add_option("--thresholds", o->config_path,
                   "JSON file with max_fused_drop / max_time_increase / max_memory_increase (flags win)")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--md", o->markdown_path, "write a Markdown summary (pull-request comment) to FILE");
-  cmd->add_option("--json", o->json_path, "write the machine-readable verdict to FILE (docs/diff.md)");
-  cmd->add_option("--html", o->html_path, "write the per-layer changes and causes as a self-contained HTML page");
+  add_document_options(*cmd, o->outputs, "the verdict (docs/diff.md)", false);
+  add_deprecated(o->outputs,
+                 cmd->add_option("--config", o->config_path, "old spelling of --thresholds")
+                     ->check(CLI::ExistingFile)
+                     ->group(""),
+                 "--thresholds");
   cmd->add_option("--baseline-run", o->extra_baseline,
                   "another run of the baseline (repeatable): runs and steps give the noise estimate")
       ->allow_extra_args(false)  // one file per flag: never swallow the positionals
@@ -107,9 +113,9 @@ void setup_diff(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--repo", o->repo,
                   "git repository to list commits from when the Reports' recorded one is absent (default: cwd)");
-  cmd->add_option("--torch", o->torch_version, "PyTorch version of traces that lack it (e.g. 2.11)");
-  cmd->add_option("--cudnn", o->cudnn_version, "cuDNN version of traces that lack it (e.g. 9.19)");
-  cmd->add_option("--arch", o->arch, "GPU architecture of traces that lack deviceProperties (sm90, cpu)");
+  add_word(*cmd, kTorchFlag, o->torch_version);
+  add_word(*cmd, kCudnnFlag, o->cudnn_version);
+  add_word(*cmd, kArchFlag, o->arch);
   cmd->footer(
       "Exit status: 0 = no regression, 1 = regression, 2 = bad input or output error.\n"
       "A change smaller than the spread of the steps/runs of either side is not a regression (docs/diff.md).");

@@ -16,15 +16,15 @@
 #include "attnprof/report_view.h"
 #include "attnprof/report_json.h"
 #include "command.h"
+#include "flags.h"
+#include "outputs.h"
 
 namespace attnprof::cli {
 namespace {
 
 struct HeadsCliOptions {
   std::string path;
-  std::string json_path;
-  std::string markdown_path;
-  std::string html_path;
+  OutputOptions outputs;
   HeadOptions heads;
   int64_t window = 0;  // sliding window the user knows (traces do not record it)
 };
@@ -61,16 +61,10 @@ Report heads_report_from_trace(const HeadsCliOptions& o) {
 int run_heads(const HeadsCliOptions& o) {
   const Report report = is_safetensors(o.path) ? heads_report_from_tensors(o) : heads_report_from_trace(o);
   const ReportView view = make_report_view(report);  // once, for every output
-  if (!o.json_path.empty())
-    if (Status s = write_file_atomic(o.json_path, report_to_json(report)); !s) fail("heads", s.error());
-  if (!o.markdown_path.empty())
-    if (Status s = write_file_atomic(o.markdown_path, render_markdown(view)); !s) fail("heads", s.error());
-  if (!o.html_path.empty()) {
-    const DashboardOptions page{.labels = {}, .sections = {"heads"}, .diff_json = ""};
-    if (Status s = write_file_atomic(o.html_path, render_html(std::vector<ReportView>{view}, page)); !s)
-      fail("heads", s.error());
-  }
-  std::fputs(render_text(view).c_str(), stdout);
+  const Document doc = report_document(report, [&view] { return render_text(view); },
+                                       [&view] { return render_markdown(view); },
+                                       {.labels = {}, .sections = {"heads"}, .diff_json = ""});
+  if (Status s = write_document_outputs(o.outputs, doc); !s) fail("heads", s.error());
   return kExitOk;
 }
 
@@ -81,9 +75,7 @@ void setup_heads(CLI::App& app) {
   cmd->add_option("file", o->path, "Q/K tensors (.safetensors, see docs/heads.md) or a trace (.json/.json.gz)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--json", o->json_path, "write the Report (heads section) as JSON");
-  cmd->add_option("--md", o->markdown_path, "write the Report as Markdown");
-  cmd->add_option("--html", o->html_path, "write the head heat maps and window verdicts as a self-contained HTML page");
+  add_document_options(*cmd, o->outputs, "the Report (heads)", false);
   cmd->add_option("--block-size", o->heads.block_size, "block size of the coverage statistics: 64 or 128")
       ->check(CLI::IsMember({64, 128}));
   cmd->add_option("--sink-tokens", o->heads.sink_tokens, "first tokens counted as attention sinks")
@@ -98,7 +90,7 @@ void setup_heads(CLI::App& app) {
   cmd->add_option("--max-query-blocks", o->heads.max_query_blocks,
                   "sample this many query blocks per batch row and head (0 = all; reports the error)")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", o->heads.threads, "worker threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  add_word(*cmd, kThreadsFlag, o->heads.threads)->check(CLI::NonNegativeNumber);
   cmd->callback([o] { exit_with(run_heads(*o)); });
 }
 

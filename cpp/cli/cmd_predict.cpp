@@ -2,6 +2,7 @@
 // OOM threshold from a model config alone (nothing is run).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
@@ -12,6 +13,8 @@
 #include "attnprof/report_json.h"
 #include "attnprof/text_format.h"
 #include "command.h"
+#include "flags.h"
+#include "outputs.h"
 
 namespace attnprof::cli {
 namespace {
@@ -24,10 +27,9 @@ struct PredictCliOptions {
   std::string attn = "sdpa";
   std::string gpu;
   std::string memory_cap;
-  std::vector<int64_t> lengths = {512, 1024, 2048, 4096, 8192, 16384, 32768};
+  std::string lengths = "512,1024,2048,4096,8192,16384,32768";
   bool use_cache = false;
-  std::string json_path;
-  std::string html_path;
+  OutputOptions outputs;
 };
 
 Result<ModelConfig> load_model(const PredictCliOptions& o) {
@@ -51,7 +53,12 @@ int run_predict(const PredictCliOptions& o) {
   options.dtype = o.dtype;
   options.attn = o.attn;
   options.use_cache = o.use_cache;
-  options.lengths = o.lengths;
+  auto lengths = lengths_argument(o.lengths);
+  if (!lengths) fail("predict", lengths.error());
+  for (const LengthBin& bin : *lengths)
+    if (std::find(options.lengths.begin(), options.lengths.end(), bin.tokens) == options.lengths.end())
+      options.lengths.push_back(bin.tokens);
+  std::sort(options.lengths.begin(), options.lengths.end());
   if (!o.gpu.empty()) {
     options.gpu = find_gpu_spec(o.gpu);
     if (options.gpu == nullptr)
@@ -64,17 +71,14 @@ int run_predict(const PredictCliOptions& o) {
   auto prediction = predict(*model, options);
   if (!prediction) fail("predict", prediction.error());
   const Report report = prediction_report(*model, options, *prediction);
-  if (!o.json_path.empty())
-    if (Status s = write_file_atomic(o.json_path, report_to_json(report)); !s) fail("predict", s.error());
-  if (!o.html_path.empty()) {
-    const DashboardOptions view{.labels = {}, .sections = {"scaling"}, .diff_json = ""};
-    if (Status s = write_file_atomic(o.html_path, render_html({report}, view)); !s) fail("predict", s.error());
-  }
-  std::fputs(fmt::format("{}: {} parameters, weights {}\n", model->name, parameter_count(*model),
-                         bytes_text(static_cast<double>(prediction->rows.empty() ? 0 : prediction->rows[0].weights_bytes)))
-                 .c_str(),
-             stdout);
-  std::fputs(render_cost_text(report).c_str(), stdout);
+  const std::string model_line =
+      fmt::format("{}: {} parameters, weights {}", model->name, parameter_count(*model),
+                  bytes_text(static_cast<double>(prediction->rows.empty() ? 0 : prediction->rows[0].weights_bytes)));
+  const Document doc = report_document(
+      report, [&] { return model_line + "\n" + render_cost_text(report); },
+      [&] { return markdown_escape(model_line) + "\n\n" + render_cost_markdown(report); },
+      {.labels = {}, .sections = {"scaling"}, .diff_json = ""});
+  if (Status s = write_document_outputs(o.outputs, doc); !s) fail("predict", s.error());
   return kExitOk;
 }
 
@@ -82,18 +86,17 @@ void setup_predict(CLI::App& app) {
   auto o = std::make_shared<PredictCliOptions>();
   CLI::App* cmd = app.add_subcommand("predict", "Predict memory, time and the OOM threshold per sequence length "
                                                 "from a model config, without running anything");
-  auto* model = cmd->add_option("--model", o->model, "a known model: llama-2-7b, llama-3-8b, mistral-7b, gpt2, ...");
-  auto* config = cmd->add_option("--config", o->config_path, "a Hugging Face config.json")->check(CLI::ExistingFile);
+  auto* model = add_word(*cmd, kModelFlag, o->model);
+  auto* config = add_word(*cmd, kConfigFlag, o->config_path)->check(CLI::ExistingFile);
   model->excludes(config);
   cmd->add_option("--batch", o->batch, "batch size")->check(CLI::PositiveNumber);
-  cmd->add_option("--dtype", o->dtype, "bf16, fp16, fp32");
+  add_word(*cmd, kDtypeFlag, o->dtype)->capture_default_str();
   cmd->add_option("--attn", o->attn, "eager (materialised scores) or sdpa (fused)")->check(CLI::IsMember({"eager", "sdpa"}));
-  cmd->add_option("--gpu", o->gpu, "GPU for the time estimate and the memory budget, e.g. A100-80GB");
-  cmd->add_option("--memory-cap", o->memory_cap, "memory budget, e.g. 24GiB (overrides the GPU's memory)");
-  cmd->add_option("--lengths", o->lengths, "sequence lengths")->delimiter(',');
+  add_word(*cmd, kGpuFlag, o->gpu);
+  add_word(*cmd, kMemoryCapFlag, o->memory_cap);
+  add_word(*cmd, kLengthsFlag, o->lengths)->capture_default_str();
   cmd->add_flag("--use-cache", o->use_cache, "count the KV cache the pass keeps (generation prefill)");
-  cmd->add_option("--json", o->json_path, "write the Report as JSON");
-  cmd->add_option("--html", o->html_path, "write memory and time against S as a self-contained HTML page");
+  add_document_options(*cmd, o->outputs, "the Report (memory and time against S)", false);
   cmd->callback([o, model, config] {
     if (model->count() + config->count() == 0)
       fail("predict", make_error(ErrorCode::kInvalidArgument, "give --model NAME or --config config.json"));

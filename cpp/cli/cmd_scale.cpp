@@ -12,6 +12,8 @@
 #include "attnprof/report_json.h"
 #include "attnprof/scaling.h"
 #include "command.h"
+#include "flags.h"
+#include "outputs.h"
 
 namespace attnprof::cli {
 namespace {
@@ -21,23 +23,16 @@ struct ScaleOptions {
   std::string memory_cap;  // "24GiB"
   std::string gpu;         // "A100-80GB"
   std::string alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF to simulate
-  std::string json_path;
-  std::string markdown_path;
-  std::string html_path;
+  OutputOptions outputs;
 };
 
 int run_scale(const ScaleOptions& o) {
   Result<Report> report = scale_traces(o.traces, o.memory_cap, o.gpu, o.alloc_conf);
   if (!report) fail("scale", report.error());
-  if (!o.json_path.empty())
-    if (Status s = write_file_atomic(o.json_path, report_to_json(*report)); !s) fail("scale", s.error());
-  if (!o.markdown_path.empty())
-    if (Status s = write_file_atomic(o.markdown_path, render_cost_markdown(*report)); !s) fail("scale", s.error());
-  if (!o.html_path.empty()) {
-    const DashboardOptions view{.labels = {}, .sections = {"scaling", "advice"}, .diff_json = ""};
-    if (Status s = write_file_atomic(o.html_path, render_html({*report}, view)); !s) fail("scale", s.error());
-  }
-  std::fputs(render_cost_text(*report).c_str(), stdout);
+  const Report& r = *report;
+  const Document doc = report_document(r, [&r] { return render_cost_text(r); }, [&r] { return render_cost_markdown(r); },
+                                       {.labels = {}, .sections = {"scaling", "advice"}, .diff_json = ""});
+  if (Status s = write_document_outputs(o.outputs, doc); !s) fail("scale", s.error());
   return kExitOk;
 }
 
@@ -50,13 +45,11 @@ void setup_scale(CLI::App& app) {
   cmd->add_option("traces", o->traces, "Kineto traces of the same model at different lengths/backends")
       ->required()
       ->check(CLI::ExistingFile);
-  auto* cap = cmd->add_option("--memory-cap", o->memory_cap, "memory budget, e.g. 24GiB or 80GB");
-  cmd->add_option("--gpu", o->gpu, "budget = this GPU's memory, e.g. A100-80GB, H100-SXM, MI300X")->excludes(cap);
+  auto* cap = add_word(*cmd, kMemoryCapFlag, o->memory_cap);
+  add_word(*cmd, kGpuFlag, o->gpu)->excludes(cap);
   cmd->add_option("--alloc-conf", o->alloc_conf,
                   "PYTORCH_CUDA_ALLOC_CONF of the run to simulate, e.g. expandable_segments:True");
-  cmd->add_option("--json", o->json_path, "write the Report (scaling + advice sections) as JSON");
-  cmd->add_option("--markdown", o->markdown_path, "write the tables as Markdown");
-  cmd->add_option("--html", o->html_path, "write the scaling charts and backend advice as a self-contained HTML page");
+  add_document_options(*cmd, o->outputs, "the Report (scaling and advice)", false);
   cmd->callback([o] { exit_with(run_scale(*o)); });
 }
 

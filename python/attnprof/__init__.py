@@ -8,9 +8,10 @@
 The analysis runs in the C++ core (attnprof._core); this package captures and converts.
 """
 from ._core import __version__
+from ._core import explain, matrix  # the answers of `attnprof explain` / `attnprof matrix`
 from .report import AttentionReport, analyze
 
-__all__ = ["profile", "trace_handler", "analyze", "AttentionReport", "__version__"]
+__all__ = ["profile", "trace_handler", "analyze", "explain", "matrix", "AttentionReport", "__version__"]
 
 try:
     import torch as _torch  # noqa: F401

@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
         return _run(argv)
 
 
-def _run(argv: list[str] | None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m attnprof.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--out", default="attnprof-demo")
     parser.add_argument("--models", default="gpt2,bert,llama,vit,mistral")
@@ -298,20 +298,12 @@ def _run(argv: list[str] | None) -> int:
     parser.add_argument("--trainer", action=argparse.BooleanOptionalAction, default=True,
                         help="also train a tiny LLaMA under transformers.Trainer with AttentionProfilerCallback: "
                              "a warm-up step and two profiled steps (CPU; writes OUT/trainer/attnprof/)")
-    args = parser.parse_args(argv)
+    return parser
 
-    wanted = args.models.split(",")
-    models = [m for m in _models() if m.name in wanted]
-    unknown = set(wanted) - {m.name for m in models}
-    if unknown:
-        parser.error(f"unknown model(s): {', '.join(sorted(unknown))}")
-    attns = args.attn.split(",")
-    device = torch.device(args.device)
-    if device.type == "cpu":
-        torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
-    runs = [(m, a) for m in models for a in attns]
+
+def _profile_runs(runs, device, args, reports: list, labels: list) -> None:
+    """Profiles each (model, attention) run into OUT/<model>-<attn>/, printing its report unless --quiet."""
     progress = _Progress(len(runs))
-    reports, labels, started = [], [], time.perf_counter()
     for model, attn in runs:
         run = f"{model.name}-{attn}"
         progress.start(run)
@@ -326,6 +318,9 @@ def _run(argv: list[str] | None) -> int:
             print(f"\n=== {run}: {model.what}, {attn}, {device.type} ===\n{_core.render(report_json, 'text')}",
                   flush=True)
     progress.clear()
+
+
+def _sweep_and_verify(device, args, reports: list, labels: list) -> None:
     if args.sweep:
         sys.stderr.write(f"attnprof demo: scaling sweep (S = {', '.join(map(str, SWEEP_LENGTHS))}) and heads of llama\n")
         reports.append(sweep_demo(device, os.path.join(args.out, "sweep")))
@@ -334,16 +329,38 @@ def _run(argv: list[str] | None) -> int:
         sys.stderr.write(f"attnprof demo: verifying the eager llama's fixes (S = {VERIFY_LENGTH})\n")
         reports.append(verify_demo(device, os.path.join(args.out, "verify")))
         labels.append("llama-eager-verified")
+
+
+def _trainer_outputs(out: str) -> None:
+    trainer_dir = os.path.join(out, "trainer")
+    for step, scalars in trainer_demo(trainer_dir).items():
+        shown = ", ".join(f"{k.removeprefix('attnprof/')}={v:g}" for k, v in scalars.items())
+        print(f"Trainer step {step} (AttentionProfilerCallback): {shown}")
+    print(f"Trainer Reports: {os.path.join(trainer_dir, 'attnprof')}/step-N.report.json, step-N.html")
+
+
+def _run(argv: list[str] | None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    wanted = args.models.split(",")
+    models = [m for m in _models() if m.name in wanted]
+    unknown = set(wanted) - {m.name for m in models}
+    if unknown:
+        parser.error(f"unknown model(s): {', '.join(sorted(unknown))}")
+    attns = args.attn.split(",")
+    device = torch.device(args.device)
+    if device.type == "cpu":
+        torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
+    runs = [(m, a) for m in models for a in attns]
+    reports, labels, started = [], [], time.perf_counter()
+    _profile_runs(runs, device, args, reports, labels)
+    _sweep_and_verify(device, args, reports, labels)
     if hasattr(_core, "render_html"):
         _core.write_file_atomic(os.path.join(args.out, "dashboard.html"), _core.render_html(reports, labels))
         _screenshot(os.path.join(args.out, "dashboard.html"))
         _fixture_dashboard(args.out)
     if args.trainer:
-        trainer_dir = os.path.join(args.out, "trainer")
-        for step, scalars in trainer_demo(trainer_dir).items():
-            shown = ", ".join(f"{k.removeprefix('attnprof/')}={v:g}" for k, v in scalars.items())
-            print(f"Trainer step {step} (AttentionProfilerCallback): {shown}")
-        print(f"Trainer Reports: {os.path.join(trainer_dir, 'attnprof')}/step-N.report.json, step-N.html")
+        _trainer_outputs(args.out)
     print(f"attnprof demo: {len(runs)} runs in {time.perf_counter() - started:.0f} s on {device.type}; "
           f"outputs in {args.out}/ (per run: trace.json, report.json, report.md"
           f"{', dashboard.html' if hasattr(_core, 'render_html') else ''})")

@@ -246,6 +246,22 @@ def _read_text(path: str, storage_options: dict) -> str:
         return f.read()
 
 
+def _rank_files(paths: str | Iterable[str], storage: dict) -> tuple[list[str], str]:
+    """The rank traces ``paths`` names, and the fleet's label (the first spec, and how many more)."""
+    specs = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    specs = [os.fspath(s) for s in specs]
+    files = [f for spec in specs for f in expand_input(spec, storage)]
+    if not files:
+        raise FleetError("no rank traces given")
+    return files, specs[0] if len(specs) == 1 else f"{specs[0]} (+{len(specs) - 1} more)"
+
+
+def _raise_on_failed_ranks(summaries: list[str]) -> None:
+    failed = [s for s in map(json.loads, summaries) if s.get("error")]
+    if failed:
+        raise FleetError(f"--strict: {len(failed)} rank trace(s) failed; first: {failed[0]['error']}")
+
+
 def analyze(paths: str | Iterable[str], address: str | None = None, *, out_dir: str | None = None,
             strict: bool = False, progress: ProgressFn | bool | None = None, retries: int = DEFAULT_RETRIES,
             torch_version: str = "", arch: str = "", storage_options: dict | None = None,
@@ -259,13 +275,8 @@ def analyze(paths: str | Iterable[str], address: str | None = None, *, out_dir: 
     FleetError with one line for bad input or a missing Ray."""
     from .report import AttentionReport
 
-    specs = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    specs = [os.fspath(s) for s in specs]
     storage = storage_options or {}
-    files = [f for spec in specs for f in expand_input(spec, storage)]
-    if not files:
-        raise FleetError("no rank traces given")
-    label = specs[0] if len(specs) == 1 else f"{specs[0]} (+{len(specs) - 1} more)"
+    files, label = _rank_files(paths, storage)
     ray = _ray()
     _connect(ray, address, runtime_env)
     task = ray.remote(_analyze_one)
@@ -275,9 +286,8 @@ def analyze(paths: str | Iterable[str], address: str | None = None, *, out_dir: 
     results = _run_tasks(ray, task, files, sizes, want_report=False, out_dir=out_dir or "", options=options,
                          retries=retries, progress=report_fn)
     summaries = [summary for summary, _ in results]
-    failed = [s for s in map(json.loads, summaries) if s.get("error")]
-    if strict and failed:
-        raise FleetError(f"--strict: {len(failed)} rank trace(s) failed; first: {failed[0]['error']}")
+    if strict:
+        _raise_on_failed_ranks(summaries)
     try:
         body_files = _core.fleet_body_files(summaries, label)
     except ValueError as e:

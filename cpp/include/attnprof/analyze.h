@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attnprof/attention.h"
 #include "attnprof/capture.h"
 #include "attnprof/cpu_cores.h"
 #include "attnprof/error.h"
@@ -29,6 +30,10 @@ struct AnalyzeOptions {
   size_t ingest_threads = 0;  // threads parsing one trace file (IngestOptions::threads; 0 = one per core)
   size_t tail_threads = 1;    // threads of the stages after ingest (trace index); analyze_file sets it (FreeCoresProbe)
   std::optional<MeasuredPeaks> measured_peaks;  // --gpu-spec FILE: replaces the datasheet's ceilings
+  // --kernels FILE: kernel and op names added to the catalogs (load_catalog_extension). A run
+  // with one keeps every op's recorded inputs at ingest: the user's ops are not in the
+  // built-in list of what the analyses read (analysis_reads).
+  std::optional<CatalogExtension> kernels;
   std::vector<rules::MeasuredGain> measured_gains;  // --gains FILE: the user's verified gains (docs/verify.md)
 };
 
@@ -40,8 +45,17 @@ Result<std::vector<rules::MeasuredGain>> load_measured_gains(const std::string& 
 
 // A --gpu-spec document: {"name": "...", "bandwidth_gbs": N, "tflops": {"bf16": N, "fp16": N,
 // "fp8": N, "tf32": N, "fp32": N}}, every number positive; an error names the first bad field.
-Result<MeasuredPeaks> parse_measured_peaks(std::string_view json_text, const std::string& path);
+// TOML (the same fields as keys and a [tflops] table) when `path` ends in ".toml", else JSON.
+Result<MeasuredPeaks> parse_measured_peaks(std::string_view text, const std::string& path);
 Result<MeasuredPeaks> load_measured_peaks(const std::string& path);
+
+// A --kernels document (docs/cost.md, "Kernels and ops of your own"): {"kernels": [{"pattern",
+// "match", "priority", "kind", "backend", "library", "vendor", "direction", "part", "phase"}],
+// "ops": [{"name", "match", "backend", "library", "direction", "fused", "layout", "args":
+// {"query": 0, "key": 1, "value": 2, ...}}]}; TOML ([[kernels]], [[ops]]) when `path` ends in
+// ".toml". An error names the file and the first bad field ("kernels[0].match").
+Result<CatalogExtension> parse_catalog_extension(std::string_view text, const std::string& path);
+Result<CatalogExtension> load_catalog_extension(const std::string& path);
 
 // The threads worth starting for the work after ingest (trace index, outputs): 1 for
 // requested == 1 (the one-core pass starts no thread), `requested` for N > 1; for 0

@@ -9,7 +9,8 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
+#include <deque>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,6 +23,9 @@
 #include "attnprof/trace_index.h"
 
 namespace attnprof {
+
+// Entries a user's file adds to both catalogs (--kernels FILE; defined below the op catalog).
+struct CatalogExtension;
 
 // ---- kernel catalog ------------------------------------------------------------------
 
@@ -73,7 +77,8 @@ std::span<const KernelPattern> kernel_catalog();
 std::string_view kernel_function_name(std::string_view kernel_name);
 // The best catalog entry; an attention-like name (has_attention_vocabulary) that no entry
 // above kFallbackPriority matches gets unrecognised_attention_kernel(). nullptr when neither.
-const KernelPattern* classify_kernel(std::string_view kernel_name);
+// `extension`: the user's entries join the contest (CatalogExtension says how they rank).
+const KernelPattern* classify_kernel(std::string_view kernel_name, const CatalogExtension* extension = nullptr);
 
 // The library's own name of a kernel: its function less "void ", parameters and template
 // arguments, a wrapper (cutlass::device_kernel<X>, FA3's arch guards, ck_tile::kentry) named by
@@ -81,7 +86,8 @@ const KernelPattern* classify_kernel(std::string_view kernel_name);
 std::string kernel_display_name(std::string_view kernel_name);
 // What the kernel's template arguments or generated name spell (KernelTemplate, report.h):
 // nullopt for names of no family that spells anything (docs/backends.md).
-std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name);
+std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name,
+                                                   const CatalogExtension* extension = nullptr);
 // From the call's main fused kernel: call.kernel_template, and the head dim, dtype (and, for a
 // kernel without an op, causal) where the trace recorded none.
 // `known`: what earlier calls' kernel names gave (a trace repeats a few names over many calls).
@@ -90,7 +96,7 @@ struct KernelTemplateEntry {
   std::optional<KernelTemplate> facts;  // read_kernel_template of it
 };
 using KernelTemplates = std::unordered_map<std::string, KernelTemplateEntry>;
-void apply_kernel_template(Call& call, KernelTemplates* known = nullptr);
+void apply_kernel_template(Call& call, KernelTemplates* known = nullptr, const CatalogExtension* extension = nullptr);
 
 // True when a word of the name is attention vocabulary (attn, attention, fmha, mha, flash,
 // paged, sdpa, mla, sage, ...). Words are split at non-alphanumerics, lower->upper case
@@ -111,12 +117,13 @@ std::string gpu_vendor_of_kernels(const Trace& trace, const TraceIndex& index);
 // An op name with attention vocabulary that neither the op catalog nor the kernel catalog
 // knows ("aiter::some_new_attention_fwd"; not "_C_cache_ops::reshape_and_cache_flash", a
 // known KV-cache write).
-bool is_unrecognised_attention_op(std::string_view op_name);
+bool is_unrecognised_attention_op(std::string_view op_name, const CatalogExtension* extension = nullptr);
 
 // The attention-like kernel and op names of the trace the catalogs do not know, with how
 // often they ran and their device time (ops: the time of the GPU work they launched), so a
 // user can see and report them. One check per distinct name.
-std::vector<UnrecognisedName> unrecognised_attention_names(const Trace& trace, const TraceIndex& index);
+std::vector<UnrecognisedName> unrecognised_attention_names(const Trace& trace, const TraceIndex& index,
+                                                           const CatalogExtension* extension = nullptr);
 
 // ---- op catalog ----------------------------------------------------------------------
 
@@ -165,7 +172,23 @@ struct AttentionOp {
 };
 
 std::span<const AttentionOp> attention_op_catalog();
-const AttentionOp* classify_attention_op(std::string_view op_name);
+const AttentionOp* classify_attention_op(std::string_view op_name, const CatalogExtension* extension = nullptr);
+
+// ---- catalog extension (catalog_extension.cpp; docs/cost.md, "Kernels and ops of your own") --
+
+// Kernel and op entries read from a user's file, so a custom kernel gets a name, a backend and
+// a cost without a release. Precedence is explicit: a user kernel entry carries a priority
+// (kUserKernelPriority unless the file says otherwise) and wins over a built-in entry of the
+// same or a lower priority; a user op entry that matches wins over every built-in op (the
+// longest matching user name first). Among user entries of one priority the first in the file
+// wins. The entries view names the extension owns; copies share them.
+inline constexpr int kUserKernelPriority = 100;  // above every built-in entry (the highest is 60)
+struct CatalogExtension {
+  std::string file;
+  std::vector<KernelPattern> kernels;
+  std::vector<AttentionOp> ops;
+  std::shared_ptr<const std::deque<std::string>> names;  // what the entries' string_views point into
+};
 
 // ---- what the analyses read of a trace (trace_reads.cpp) ----------------------------
 
@@ -200,11 +223,13 @@ std::string dtype_name(std::string_view torch_type);
 
 // Every attention call of the trace, in CPU start order, with kernels, shapes, flags,
 // FLOPs; layer/step/pairing are filled by attribute_layers.
-std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& index);
+std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& index,
+                                          const CatalogExtension* extension = nullptr);
 
 // Sorts the call's kernels, sums its device time (the CPU time of its ops on a trace without
 // GPU activity), derives the decode/cross/gqa flags, FLOPs and TFLOP/s.
-void finish_call(Call& call, bool trace_has_gpu, KernelTemplates* templates = nullptr);
+void finish_call(Call& call, bool trace_has_gpu, KernelTemplates* templates = nullptr,
+                 const CatalogExtension* extension = nullptr);
 
 // The shape facts a call lacks ("B", "Hq", "Sq", "Skv", "D", "dtype"): the trace did not
 // record them, so no rule verdict, FLOP count or gain is derived from them.

@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "attnprof/report.h"
+#include "attnprof/table.h"
 
 namespace attnprof {
 
-struct CostTable;  // report_view.h
+using CostTable = Table;  // also in report_view.h
 
 // Empty string when the report has none of the cost data.
 std::string render_cost_text(const Report& report);

@@ -44,4 +44,7 @@ struct DashboardOptions {
 std::string render_html(const std::vector<Report>& reports, const DashboardOptions& options);
 std::string render_html(const std::vector<ReportView>& views, const DashboardOptions& options);
 
+// The dashboard's stylesheet, for other pages attnprof writes (document.h's markdown_page).
+std::string_view dashboard_stylesheet();
+
 }  // namespace attnprof

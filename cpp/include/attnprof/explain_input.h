@@ -29,4 +29,30 @@ std::string decision_json_text(const Decision& decision, const Env& env, const s
 // "row" field when it has one). Errors name `label`, the line and the field.
 Result<std::string> explain_batch(std::string_view text, const std::string& label, const Env& base);
 
+// One `explain` question as every front end spells it (the CLI's flags, attnprof.explain's
+// keywords): shapes as "B,H,S,D", names as in the vocabulary. k defaults to q, v to k.
+struct ExplainRequest {
+  std::string q, k, v, dtype = "bf16", mask = "none", mask_shape, backends;
+  bool causal = false, gqa = false, grad = false, nested = false, deterministic = false;
+  double dropout = 0;
+  std::string arch = "sm90", torch = "2.11", cudnn = "9.19";
+};
+
+// "flash,efficient,cudnn,math" as sdpa_kernel([...]) enables them; "" = all.
+Result<EnabledBackends> parse_backends(std::string_view list);
+Result<Env> env_of(const ExplainRequest& request);
+Result<SdpaInput> input_of(const ExplainRequest& request);
+
+// SDPA's decision for one request, with the explanation the Report would give.
+struct ExplainAnswer {
+  SdpaInput input;
+  Env env;
+  Decision decision;
+  Explanation explanation;
+};
+Result<ExplainAnswer> explain_request(const ExplainRequest& request);
+std::string explain_text(const ExplainAnswer& answer);
+std::string explain_markdown(const ExplainAnswer& answer);
+std::string explain_json(const ExplainAnswer& answer);  // decision_json_text with the fix
+
 }  // namespace attnprof::rules

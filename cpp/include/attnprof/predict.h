@@ -93,6 +93,10 @@ struct LengthBin {
 // kInvalidArgument (the line that could not be read).
 Result<std::vector<LengthBin>> parse_length_distribution(std::string_view text);
 
+// A lengths argument as every front end takes it: a comma list of positive token counts
+// ("512,1024", each counted once), or the path of a file parse_length_distribution reads.
+Result<std::vector<LengthBin>> lengths_argument(std::string_view argument);
+
 // Keys query i (1-based) sees: full causal i; window W: min(i, W) plus the global (first G)
 // tokens that fell out of the window: min(G, max(0, i - W)). Summed over i = 1..S.
 double visible_key_sum(int64_t length, int64_t window, int64_t global_tokens);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "attnprof/table.h"
 #include "attnprof/call_facts.h"
 #include "attnprof/report.h"
 
@@ -40,12 +41,7 @@ struct ExplanationGroup {
 
 // A cost section as a table (roofline/memory per layer, scaling, allocator replay, advice,
 // what-if); terminal text and Markdown lay the same table out.
-struct CostTable {
-  std::string title;
-  std::vector<std::string> header;
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> notes;
-};
+using CostTable = Table;
 
 struct ReportView {
   const Report* report = nullptr;

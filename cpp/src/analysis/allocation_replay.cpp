@@ -287,6 +287,12 @@ struct PassRunner {
       rest = 0;
     }
     if (rest > 0) segments.emplace_back(0, rest);
+    return seed_segments(small, segments, regions);
+  }
+  // Allocates the small pools' segments (two small requests fill one), then the large
+  // segments (the first ones in the recorded regions), and frees them all into the cache.
+  bool seed_segments(const std::vector<int64_t>& small, const std::vector<std::pair<int32_t, int64_t>>& segments,
+                     const std::vector<size_t>& regions) {
     std::vector<uint64_t> seeded;
     const auto seed = [&](int32_t pool, int64_t bytes) {
       seeded.push_back(kSeedBase + seeded.size());
@@ -295,9 +301,9 @@ struct PassRunner {
       sim.end_allocate_to_pool();
       return ok;
     };
-    for (int32_t p = 0; p < pools; ++p)
-      for (int64_t b = 0; b < small[static_cast<size_t>(p)]; b += kSmallSegment)
-        if (!seed(p, kSmallRequest) || !seed(p, kSmallRequest)) return false;
+    for (size_t p = 0; p < small.size(); ++p)
+      for (int64_t b = 0; b < small[p]; b += kSmallSegment)
+        if (!seed(static_cast<int32_t>(p), kSmallRequest) || !seed(static_cast<int32_t>(p), kSmallRequest)) return false;
     for (size_t j = 0; j < segments.size(); ++j) {
       if (!seed(segments[j].first, segments[j].second)) return false;
       if (j < regions.size()) seeded_regions.emplace_back(regions[j], sim.address_of(seeded.back()));

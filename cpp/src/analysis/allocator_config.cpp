@@ -81,6 +81,7 @@ class ConfigParser {
     return "";
   }
 
+  // long: one case per PYTORCH_CUDA_ALLOC_CONF key PyTorch accepts, each with its own check
   std::string option(const std::string& key) {
     const std::string& v = tokens_[i_];
     bool ignored = false;
@@ -126,6 +127,21 @@ class ConfigParser {
     return "";
   }
 
+  // One "<MiB>:<d>" entry of the list: `d` divisions for the interval (a power of 2); the
+  // first entry also sets every smaller interval. `last` becomes its index.
+  std::string interval_divisions(const std::string& interval, int64_t d, bool& first, size_t& last) {
+    auto& table = config_.roundup_power2_divisions;
+    int64_t mb = 0;
+    if (!parse_number(interval, mb) || !is_power_of_two(mb))
+      return fmt::format("roundup_power2_divisions: interval '{}' is not a power of 2", interval);
+    const size_t index = std::min(static_cast<size_t>(std::bit_width(static_cast<uint64_t>(mb)) - 1), table.size() - 1);
+    if (first) std::fill(table.begin(), table.begin() + static_cast<std::ptrdiff_t>(index), d);
+    first = false;
+    table[index] = d;
+    last = index;
+    return "";
+  }
+
   // "[256:1,512:2,>:4]": interval (MiB, a power of 2) -> divisions; the first entry also
   // covers every smaller interval, ">" every interval from the last one named.
   std::string division_list() {
@@ -141,15 +157,8 @@ class ConfigParser {
         return fmt::format("roundup_power2_divisions: '{}' is not 0 or a power of 2", tokens_[i_]);
       if (interval == ">") {
         std::fill(table.begin() + static_cast<std::ptrdiff_t>(last), table.end(), d);
-      } else {
-        int64_t mb = 0;
-        if (!parse_number(interval, mb) || !is_power_of_two(mb))
-          return fmt::format("roundup_power2_divisions: interval '{}' is not a power of 2", interval);
-        const size_t index = std::min(static_cast<size_t>(std::bit_width(static_cast<uint64_t>(mb)) - 1), table.size() - 1);
-        if (first) std::fill(table.begin(), table.begin() + static_cast<std::ptrdiff_t>(index), d);
-        first = false;
-        table[index] = d;
-        last = index;
+      } else if (auto e = interval_divisions(interval, d, first, last); !e.empty()) {
+        return e;
       }
       if (i_ + 1 < tokens_.size() && tokens_[i_ + 1] != "]") {
         if (auto e = expect(",", "a roundup_power2_divisions entry"); !e.empty()) return e;

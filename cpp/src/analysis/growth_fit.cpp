@@ -13,6 +13,24 @@ namespace {
 // A term's share of y at the largest measured S from which the fit calls the growth by it.
 constexpr double kGrowthShare = 0.25;
 
+// Gauss-Jordan elimination with partial pivoting of the n x (n + 1) augmented system `a`,
+// leaving it diagonal; false when it is singular.
+bool gauss_jordan(double (&a)[3][4], int n) {
+  for (int col = 0; col < n; ++col) {
+    int pivot = col;
+    for (int r = col + 1; r < n; ++r)
+      if (std::abs(a[r][col]) > std::abs(a[pivot][col])) pivot = r;
+    if (std::abs(a[pivot][col]) < 1e-12) return false;
+    for (int c = 0; c <= n; ++c) std::swap(a[col][c], a[pivot][c]);
+    for (int r = 0; r < n; ++r) {
+      if (r == col) continue;
+      const double f = a[r][col] / a[col][col];
+      for (int c = col; c <= n; ++c) a[r][c] -= f * a[col][c];
+    }
+  }
+  return true;
+}
+
 // Solves the normal equations of the terms in `mask` (bit k = S^k) on S scaled to [0, 1].
 // Returns false when the system is singular.
 bool solve_subset(std::span<const double> s, std::span<const double> y, unsigned mask,
@@ -30,18 +48,7 @@ bool solve_subset(std::span<const double> s, std::span<const double> y, unsigned
       a[r][n] += basis[r] * y[i];
     }
   }
-  for (int col = 0; col < n; ++col) {  // Gauss-Jordan with partial pivoting
-    int pivot = col;
-    for (int r = col + 1; r < n; ++r)
-      if (std::abs(a[r][col]) > std::abs(a[pivot][col])) pivot = r;
-    if (std::abs(a[pivot][col]) < 1e-12) return false;
-    for (int c = 0; c <= n; ++c) std::swap(a[col][c], a[pivot][c]);
-    for (int r = 0; r < n; ++r) {
-      if (r == col) continue;
-      const double f = a[r][col] / a[col][col];
-      for (int c = col; c <= n; ++c) a[r][c] -= f * a[col][c];
-    }
-  }
+  if (!gauss_jordan(a, n)) return false;
   coef = {0, 0, 0};
   for (int r = 0; r < n; ++r) coef[static_cast<size_t>(terms[static_cast<size_t>(r)])] = a[r][n] / a[r][r];
   return true;
@@ -55,27 +62,13 @@ std::string growth_class(const FitTerm& fit, double largest) {
   return "constant";
 }
 
-}  // namespace
-
-double evaluate_fit(const FitTerm& fit, double length) {
-  return fit.c0 + fit.c1 * length + fit.c2 * length * length;
-}
-
-FitTerm fit_growth(std::span<const double> lengths, std::span<const double> values) {
-  FitTerm fit;
-  if (lengths.empty() || lengths.size() != values.size()) return fit;
-  double scale = 0;
-  for (double s : lengths) scale = std::max(scale, std::abs(s));
-  if (scale == 0) scale = 1;
-  std::vector<double> scaled;
-  for (double s : lengths) scaled.push_back(s / scale);
-
-  // NNLS over three terms: the optimum is the least-squares fit of some subset of terms whose
-  // coefficients are all >= 0; try every subset and keep the feasible one with least error.
+// NNLS over three terms: the optimum is the least-squares fit of some subset of terms whose
+// coefficients are all >= 0; try every subset and keep the feasible one with least error.
+std::array<double, 3> nonnegative_fit(std::span<const double> scaled, std::span<const double> values) {
   double best_sse = std::numeric_limits<double>::infinity();
   std::array<double, 3> best{0, 0, 0};
   for (unsigned mask = 1; mask < 8; ++mask) {
-    if (static_cast<size_t>(std::popcount(mask)) > lengths.size()) continue;
+    if (static_cast<size_t>(std::popcount(mask)) > scaled.size()) continue;
     std::array<double, 3> coef{};
     if (!solve_subset(scaled, values, mask, coef)) continue;
     if (coef[0] < 0 || coef[1] < 0 || coef[2] < 0) continue;
@@ -89,10 +82,19 @@ FitTerm fit_growth(std::span<const double> lengths, std::span<const double> valu
       best = coef;
     }
   }
-  fit.c0 = best[0];
-  fit.c1 = best[1] / scale;
-  fit.c2 = best[2] / (scale * scale);
+  return best;
+}
 
+}  // namespace
+
+double evaluate_fit(const FitTerm& fit, double length) {
+  return fit.c0 + fit.c1 * length + fit.c2 * length * length;
+}
+
+namespace {
+
+// The fit's residuals and relative RMS error over the points; returns the largest length.
+double add_residuals(std::span<const double> lengths, std::span<const double> values, FitTerm& fit) {
   double mean = 0, sq = 0, largest = 0;
   for (size_t i = 0; i < lengths.size(); ++i) {
     const double r = values[i] - evaluate_fit(fit, lengths[i]);
@@ -104,6 +106,26 @@ FitTerm fit_growth(std::span<const double> lengths, std::span<const double> valu
   const double n = static_cast<double>(lengths.size());
   mean /= n;
   fit.rel_rms_error = mean != 0 ? std::sqrt(sq / n) / std::abs(mean) : 0;
+  return largest;
+}
+
+}  // namespace
+
+FitTerm fit_growth(std::span<const double> lengths, std::span<const double> values) {
+  FitTerm fit;
+  if (lengths.empty() || lengths.size() != values.size()) return fit;
+  double scale = 0;
+  for (double s : lengths) scale = std::max(scale, std::abs(s));
+  if (scale == 0) scale = 1;
+  std::vector<double> scaled;
+  for (double s : lengths) scaled.push_back(s / scale);
+
+  const std::array<double, 3> best = nonnegative_fit(scaled, values);
+  fit.c0 = best[0];
+  fit.c1 = best[1] / scale;
+  fit.c2 = best[2] / (scale * scale);
+
+  const double largest = add_residuals(lengths, values, fit);
   fit.growth = growth_class(fit, largest);
   if (fit.c2 > 0) {
     // c2*S^2 = c1*S + c0  ->  S = (c1 + sqrt(c1^2 + 4*c2*c0)) / (2*c2)

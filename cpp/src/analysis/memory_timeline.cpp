@@ -2,28 +2,45 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 
 namespace attnprof::analysis {
 
-MemoryTimeline::MemoryTimeline(const Trace& trace) : memory_(&trace.memory) {
+namespace {
+
+// The device whose allocator the timeline follows: among those with events that record a
+// total, a GPU before the CPU, then the one with the most events; its event count.
+struct ChosenDevice {
+  std::pair<int32_t, int32_t> device;  // (device type, id)
+  size_t events = 0;
+};
+
+std::optional<ChosenDevice> chosen_device(const Trace& trace) {
   constexpr int32_t kCpu = 0;
   std::map<std::pair<int32_t, int32_t>, size_t> counts;  // (device type, id) -> events
   for (const MemoryEvent& e : trace.memory)
     if (e.total_allocated >= 0) ++counts[{e.device_type, e.device_id}];
-  if (counts.empty()) return;
-  std::pair<int32_t, int32_t> chosen = counts.begin()->first;
-  size_t best = 0;
+  if (counts.empty()) return std::nullopt;
+  ChosenDevice chosen{counts.begin()->first, 0};
   bool best_is_device = false;
   for (const auto& [device, n] : counts) {
     const bool is_device = device.first != kCpu;
-    if ((is_device && !best_is_device) || (is_device == best_is_device && n > best)) {
-      chosen = device;
-      best = n;
+    if ((is_device && !best_is_device) || (is_device == best_is_device && n > chosen.events)) {
+      chosen = {device, n};
       best_is_device = is_device;
     }
   }
-  rows_.reserve(best);
+  return chosen;
+}
+
+}  // namespace
+
+MemoryTimeline::MemoryTimeline(const Trace& trace) : memory_(&trace.memory) {
+  const std::optional<ChosenDevice> picked = chosen_device(trace);
+  if (!picked) return;
+  const std::pair<int32_t, int32_t> chosen = picked->device;
+  rows_.reserve(picked->events);
   bool in_order = true;
   int64_t last_ts = INT64_MIN;
   uint32_t row = 0;

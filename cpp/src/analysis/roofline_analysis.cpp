@@ -121,23 +121,24 @@ std::optional<Finding> flag_disproportionate_layers(const std::vector<Layer>& la
   return finding;
 }
 
-// One line per backend: "cudnn attention reaches 61% of NVIDIA H200 bf16 peak (best layer 3:
-// 63%); compute-bound, 64% of the attainable roofline".
-std::vector<Finding> roofline_findings(const std::vector<Call>& calls, const std::vector<CallCost>& costs,
-                                       const SourceInfo& source, const GpuSpec* spec) {
-  struct Sum {
-    double flops = 0, executed = 0, bytes = 0, peak_seconds = 0, seconds = 0;
-    bool upper_bound = false;
-    std::string dtype;
-  };
-  std::map<std::string, Sum> by_backend;
-  std::map<std::string, std::pair<int64_t, double>> best_layer;  // backend -> (layer, fraction)
+namespace {
+
+// The timed calls of one backend whose FLOPs are known, added up.
+struct RooflineSum {
+  double flops = 0, executed = 0, bytes = 0, peak_seconds = 0, seconds = 0;
+  bool upper_bound = false;
+  std::string dtype;
+  std::pair<int64_t, double> best_layer{-1, -1.0};  // (layer, fraction of peak)
+};
+
+std::map<std::string, RooflineSum> roofline_sums(const std::vector<Call>& calls, const std::vector<CallCost>& costs) {
+  std::map<std::string, RooflineSum> by_backend;
   for (size_t i = 0; i < calls.size(); ++i) {
     const Call& call = calls[i];
     const CallCost& cost = costs[i];
     if (cost.peak_tflops <= 0 || call.device_time_us <= 0) continue;
     if (call_flops(call) <= 0) continue;  // FLOPs unknown (no key length): no share of peak, not 0%
-    Sum& sum = by_backend[call.backend];
+    RooflineSum& sum = by_backend[call.backend];
     const double seconds = call.device_time_us * 1e-6;
     sum.flops += call_flops(call);
     sum.executed += call.flops_executed;
@@ -146,41 +147,54 @@ std::vector<Finding> roofline_findings(const std::vector<Call>& calls, const std
     sum.seconds += seconds;
     sum.peak_seconds += cost.peak_tflops * 1e12 * seconds;
     sum.dtype = call.shape.dtype;
-    auto& best = best_layer.try_emplace(call.backend, -1, -1.0).first->second;
-    if (cost.peak_fraction > best.second) best = {call.layer, cost.peak_fraction};
+    if (cost.peak_fraction > sum.best_layer.second) sum.best_layer = {call.layer, cost.peak_fraction};
   }
+  return by_backend;
+}
+
+// Where the GPU's bandwidth is known: which roof bounds the backend, and how close it comes.
+void add_roofline_bound(const RooflineSum& sum, const GpuSpec& spec, Finding& finding) {
+  const double peak = sum.peak_seconds / sum.seconds / 1e12;  // time-weighted TFLOP/s
+  const double intensity = sum.executed / sum.bytes, ridge = peak * 1e12 / (spec.bandwidth_gbs * 1e9);
+  const double attainable = std::min(peak, intensity * spec.bandwidth_gbs / 1e3);
+  finding.title += fmt::format("; {}-bound, {} of the attainable roofline", intensity >= ridge ? "compute" : "memory",
+                               percent_text(sum.executed / sum.seconds / 1e12 / attainable));
+  finding.detail += fmt::format(" Arithmetic intensity {:.0f} FLOP/byte (executed FLOPs over the minimum HBM "
+                                "traffic) against a ridge point of {:.0f} ({} / {:.0f} GB/s).",
+                                intensity, ridge, flops_text(peak), spec.bandwidth_gbs);
+}
+
+Finding roofline_finding(const std::string& name, const RooflineSum& sum, const SourceInfo& source, const GpuSpec* spec) {
   const std::string peaks = source.measured_peaks ? fmt::format("measured ({})", source.measured_peaks->file)
                                                   : std::string("the GPU spec table's datasheet");
+  const double fraction = sum.flops / sum.peak_seconds;
+  const auto& best = sum.best_layer;
+  const std::string le = sum.upper_bound ? "<= " : "";
+  Finding finding;
+  finding.severity = "info";
+  finding.rule = finding::kRoofline;
+  finding.title = fmt::format("{} attention reaches {}{} of {} {} {}peak (best layer {}: {})", name, le,
+                              percent_text(fraction), source.device_name, sum.dtype, source.measured_peaks ? "measured " : "",
+                              best.first, percent_text(best.second));
+  finding.detail = fmt::format("{}{} useful ({}{} executed) over {} of attention kernels; "
+                               "useful FLOPs 2*B*Hq*(D+Dv) per unmasked (q, k) pair, executed what the kernel "
+                               "computed; peaks from {} (docs/cost.md).",
+                               le, flops_text(sum.flops / sum.seconds / 1e12), le, flops_text(sum.executed / sum.seconds / 1e12),
+                               time_text(sum.seconds * 1e6), peaks);
+  if (spec != nullptr && spec->bandwidth_gbs > 0 && sum.bytes > 0 && sum.executed > 0)
+    add_roofline_bound(sum, *spec, finding);
+  if (best.first >= 0) finding.layers.push_back(best.first);
+  return finding;
+}
+
+}  // namespace
+
+// One line per backend: "cudnn attention reaches 61% of NVIDIA H200 bf16 peak (best layer 3:
+// 63%); compute-bound, 64% of the attainable roofline".
+std::vector<Finding> roofline_findings(const std::vector<Call>& calls, const std::vector<CallCost>& costs,
+                                       const SourceInfo& source, const GpuSpec* spec) {
   std::vector<Finding> findings;
-  for (const auto& [name, sum] : by_backend) {
-    const double fraction = sum.flops / sum.peak_seconds;
-    const auto& best = best_layer[name];
-    const std::string le = sum.upper_bound ? "<= " : "";
-    Finding finding;
-    finding.severity = "info";
-    finding.rule = finding::kRoofline;
-    finding.title = fmt::format("{} attention reaches {}{} of {} {} {}peak (best layer {}: {})", name, le,
-                                percent_text(fraction), source.device_name, sum.dtype,
-                                source.measured_peaks ? "measured " : "", best.first, percent_text(best.second));
-    finding.detail = fmt::format("{}{} useful ({}{} executed) over {} of attention kernels; "
-                                 "useful FLOPs 2*B*Hq*(D+Dv) per unmasked (q, k) pair, executed what the kernel "
-                                 "computed; peaks from {} (docs/cost.md).",
-                                 le, flops_text(sum.flops / sum.seconds / 1e12), le, flops_text(sum.executed / sum.seconds / 1e12),
-                                 time_text(sum.seconds * 1e6), peaks);
-    const double peak = sum.peak_seconds / sum.seconds / 1e12;  // time-weighted TFLOP/s
-    if (spec != nullptr && spec->bandwidth_gbs > 0 && sum.bytes > 0 && sum.executed > 0) {
-      const double intensity = sum.executed / sum.bytes, ridge = peak * 1e12 / (spec->bandwidth_gbs * 1e9);
-      const double attainable = std::min(peak, intensity * spec->bandwidth_gbs / 1e3);
-      finding.title += fmt::format("; {}-bound, {} of the attainable roofline",
-                                   intensity >= ridge ? "compute" : "memory",
-                                   percent_text(sum.executed / sum.seconds / 1e12 / attainable));
-      finding.detail += fmt::format(" Arithmetic intensity {:.0f} FLOP/byte (executed FLOPs over the minimum HBM "
-                                    "traffic) against a ridge point of {:.0f} ({} / {:.0f} GB/s).",
-                                    intensity, ridge, flops_text(peak), spec->bandwidth_gbs);
-    }
-    if (best.first >= 0) finding.layers.push_back(best.first);
-    findings.push_back(std::move(finding));
-  }
+  for (const auto& [name, sum] : roofline_sums(calls, costs)) findings.push_back(roofline_finding(name, sum, source, spec));
   return findings;
 }
 

@@ -154,7 +154,7 @@ AllocatorLimit allocator_limit(const MemoryBudget& budget) {
   return {std::max<int64_t>(0, budget.bytes - kCudaContextBytes),
           "device memory less 512 MiB for the CUDA context (estimate, pytorch/pytorch#107667, #109888); the "
           "cuBLAS workspace comes from the caching allocator (already in the trace); NCCL buffers of multi-GPU jobs "
-          "are not subtracted (pass --memory-cap net of them)"};
+          "are not subtracted (give a memory cap net of them)"};
 }
 
 Result<int64_t> parse_byte_size(std::string_view text) {
@@ -184,14 +184,14 @@ Result<MemoryBudget> choose_memory_budget(const std::string& memory_cap, const s
   if (!memory_cap.empty()) {
     auto bytes = parse_byte_size(memory_cap);
     if (!bytes) return bytes.error();
-    return MemoryBudget{*bytes, "--memory-cap " + memory_cap, /*caps_allocator=*/true};
+    return MemoryBudget{*bytes, "memory cap " + memory_cap, /*caps_allocator=*/true};
   }
   if (!gpu.empty()) {
     const GpuSpec* spec = find_gpu_spec(gpu);
     if (spec == nullptr || spec->memory_bytes == 0)
       return make_error(ErrorCode::kInvalidArgument,
                         fmt::format("unknown GPU '{}' (known: {})", gpu, gpu_spec_names(/*with_memory_only=*/true)));
-    return MemoryBudget{spec->memory_bytes, fmt::format("--gpu {} ({})", gpu, spec->name)};
+    return MemoryBudget{spec->memory_bytes, fmt::format("GPU {} ({})", gpu, spec->name)};
   }
   if (traced_device.device_memory_bytes > 0)
     return MemoryBudget{traced_device.device_memory_bytes, fmt::format("deviceProperties ({})", traced_device.device_name)};

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 
 #include "attnprof/cost.h"
+#include "attnprof/io.h"
 #include "attnprof/predict.h"
 
 namespace attnprof {
@@ -38,21 +40,31 @@ bool parse_number(std::string_view s, double& out) {
   return ec == std::errc() && end == s.data() + s.size();
 }
 
+// {"tokens": 812} or {"length": 812, "count": 3} (the first length key present counts).
+bool read_json_line(std::string_view line, double& tokens, double& count) {
+  const auto parsed = parse_json_input(line, "", "line");
+  if (!parsed || !parsed->is_object()) return false;
+  const nlohmann::json& j = *parsed;
+  for (const char* key : {"tokens", "length", "num_tokens", "len", "prompt_tokens"})
+    if (j.contains(key) && j[key].is_number()) {
+      tokens = j[key].get<double>();
+      break;
+    }
+  if (j.contains("count") && j["count"].is_number()) count = j["count"].get<double>();
+  return true;
+}
+
+// "812" or "812,3" (a comma, semicolon or tab before the count).
+bool read_text_line(std::string_view line, double& tokens, double& count) {
+  const size_t comma = line.find_first_of(",;\t");
+  if (!parse_number(line.substr(0, comma), tokens)) return false;
+  return comma == std::string_view::npos || parse_number(line.substr(comma + 1), count);
+}
+
 // One line: "812", "812,3", {"tokens": 812} or {"length": 812, "count": 3}.
 bool parse_line(std::string_view line, LengthBin& bin) {
   double tokens = 0, count = 1;
-  if (line.front() == '{') {
-    const auto parsed = parse_json_input(line, "", "line");
-    if (!parsed || !parsed->is_object()) return false;
-    const nlohmann::json& j = *parsed;
-    for (const char* key : {"tokens", "length", "num_tokens", "len", "prompt_tokens"})
-      if (j.contains(key) && j[key].is_number()) { tokens = j[key].get<double>(); break; }
-    if (j.contains("count") && j["count"].is_number()) count = j["count"].get<double>();
-  } else {
-    const size_t comma = line.find_first_of(",;\t");
-    if (!parse_number(line.substr(0, comma), tokens)) return false;
-    if (comma != std::string_view::npos && !parse_number(line.substr(comma + 1), count)) return false;
-  }
+  if (!(line.front() == '{' ? read_json_line(line, tokens, count) : read_text_line(line, tokens, count))) return false;
   // Whole token counts up to 2^53, where doubles (the FLOP sums) stop counting exactly; from_chars
   // reads "inf" and "nan" too, and neither is a count.
   if (!(tokens >= 1 && tokens <= kMaxExactDouble) || !(count > 0 && count <= kMaxExactDouble)) return false;
@@ -123,6 +135,30 @@ WhatIfSection what_if(const ModelConfig& m, const std::vector<LengthBin>& bins, 
   w.flops_saving = w.full_flops > 0 ? 1 - w.window_flops / w.full_flops : 0;
   w.memory_saving = w.full_kv_bytes > 0 ? 1 - w.window_kv_bytes / w.full_kv_bytes : 0;
   return w;
+}
+
+Result<std::vector<LengthBin>> lengths_argument(std::string_view argument) {
+  const std::string path(argument);
+  if (std::filesystem::is_regular_file(path)) {
+    Result<std::string> text = read_text_file(path);
+    if (!text) return text.error();
+    Result<std::vector<LengthBin>> bins = parse_length_distribution(*text);
+    if (!bins) return make_error(bins.error().code, path + ": " + bins.error().message);
+    return bins;
+  }
+  std::vector<LengthBin> bins;
+  for (size_t start = 0; start <= argument.size();) {
+    const size_t comma = std::min(argument.find(',', start), argument.size());
+    const std::string_view item = argument.substr(start, comma - start);
+    int64_t tokens = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), tokens);
+    if (ec != std::errc() || end != item.data() + item.size() || tokens <= 0)
+      return make_error(ErrorCode::kInvalidArgument,
+                        fmt::format("lengths '{}': expected positive token counts (512,1024) or a file of them", argument));
+    bins.push_back({tokens, 1});
+    start = comma + 1;
+  }
+  return bins;
 }
 
 }  // namespace attnprof

@@ -78,60 +78,78 @@ std::optional<Finding> unknown_flops_finding(const std::vector<Call>& calls) {
   return f;
 }
 
-std::vector<Finding> core_findings(const Report& report, std::optional<Finding> candidates) {
-  std::vector<Finding> findings;
-  const Summary& s = report.summary;
-  // One finding per unfused backend, the costliest first.
-  struct Group {
-    std::vector<int64_t> layers;
-    int64_t calls = 0;
-    double time_us = 0;
-    size_t kernels = 0;
-  };
-  std::map<std::string, Group> unfused;
-  for (const Call& c : report.calls) {
+namespace {
+
+// The unfused calls of one backend.
+struct UnfusedGroup {
+  std::vector<int64_t> layers;  // sorted
+  int64_t calls = 0;
+  double time_us = 0;
+  size_t kernels = 0;
+};
+
+// The unfused calls by backend, the costliest first.
+std::vector<std::pair<std::string, UnfusedGroup>> unfused_by_backend(const std::vector<Call>& calls) {
+  std::map<std::string, UnfusedGroup> unfused;
+  for (const Call& c : calls) {
     if (c.fused) continue;
-    Group& g = unfused[c.backend];
+    UnfusedGroup& g = unfused[c.backend];
     if (c.layer >= 0 && std::find(g.layers.begin(), g.layers.end(), c.layer) == g.layers.end()) g.layers.push_back(c.layer);
     ++g.calls;
     g.time_us += c.device_time_us;
     g.kernels += c.kernels.size();
   }
-  std::vector<std::pair<std::string, Group>> ranked(unfused.begin(), unfused.end());
+  std::vector<std::pair<std::string, UnfusedGroup>> ranked(unfused.begin(), unfused.end());
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second.time_us > b.second.time_us; });
-  for (auto& [backend, g] : ranked) {
-    std::sort(g.layers.begin(), g.layers.end());
-    const double share = s.attention_device_time_us > 0 ? g.time_us / s.attention_device_time_us : 0;
-    Finding f;
-    f.severity = share >= 0.2 ? "high" : "medium";
-    f.title = fmt::format("{} attention call{} ran unfused ({}): {} of attention time", g.calls,
-                          g.calls == 1 ? "" : "s", backend, percent_text(share));
-    // A CPU-only trace has no kernels: the unfused work is separate CPU ops.
-    f.detail = fmt::format(
-        "Layers {} computed softmax(QK^T)V {}; the full Sq x Skv score matrix was written to and read from "
-        "memory. A fused backend ({}) computes the same result in one {} without materialising it.",
-        layer_list(g.layers),
-        s.has_gpu ? fmt::format("with separate kernels ({} kernels, {})", g.kernels, time_text(g.time_us))
-                  : fmt::format("with separate CPU ops ({} of CPU time)", time_text(g.time_us)),
-        s.has_gpu ? "flash, efficient, cudnn" : "SDPA's CPU flash attention", s.has_gpu ? "kernel" : "op");
-    f.layers = g.layers;
-    f.cause = "unfused:" + backend;
-    findings.push_back(std::move(f));
-  }
+  for (auto& [backend, g] : ranked) std::sort(g.layers.begin(), g.layers.end());
+  return ranked;
+}
+
+Finding unfused_finding(const std::string& backend, const UnfusedGroup& g, const Summary& s) {
+  const double share = s.attention_device_time_us > 0 ? g.time_us / s.attention_device_time_us : 0;
+  Finding f;
+  f.severity = share >= 0.2 ? "high" : "medium";
+  f.title = fmt::format("{} attention call{} ran unfused ({}): {} of attention time", g.calls,
+                        g.calls == 1 ? "" : "s", backend, percent_text(share));
+  // A CPU-only trace has no kernels: the unfused work is separate CPU ops.
+  f.detail = fmt::format(
+      "Layers {} computed softmax(QK^T)V {}; the full Sq x Skv score matrix was written to and read from "
+      "memory. A fused backend ({}) computes the same result in one {} without materialising it.",
+      layer_list(g.layers),
+      s.has_gpu ? fmt::format("with separate kernels ({} kernels, {})", g.kernels, time_text(g.time_us))
+                : fmt::format("with separate CPU ops ({} of CPU time)", time_text(g.time_us)),
+      s.has_gpu ? "flash, efficient, cudnn" : "SDPA's CPU flash attention", s.has_gpu ? "kernel" : "op");
+  f.layers = g.layers;
+  f.cause = "unfused:" + backend;
+  return f;
+}
+
+// What a run without unfused calls says instead: no attention (or the candidates' finding),
+// or that every call was fused.
+Finding no_unfused_finding(const Report& report, std::optional<Finding> candidates) {
+  const Summary& s = report.summary;
+  if (report.calls.empty() && candidates) return std::move(*candidates);
+  if (report.calls.empty())
+    return {"info", "no attention found", "The trace has no attention op, no attention kernel "
+            "and no matmul -> softmax -> matmul pattern.", "", {}, 0};
+  return {"info", fmt::format("all {} attention calls used fused kernels", report.calls.size()),
+          s.has_gpu ? fmt::format("Attention took {}, {} of GPU busy time.", time_text(s.attention_device_time_us),
+                                  percent_text(s.attention_share))
+                    : fmt::format("Attention took {} of CPU time (no GPU in the trace).",
+                                  time_text(s.attention_device_time_us)),
+          "", {}, 0};
+}
+
+}  // namespace
+
+// One finding per unfused backend, the costliest first; then the unknown-FLOPs finding; then,
+// where no call ran unfused, what the run shows instead.
+std::vector<Finding> core_findings(const Report& report, std::optional<Finding> candidates) {
+  std::vector<Finding> findings;
+  const auto unfused = unfused_by_backend(report.calls);
+  for (const auto& [backend, g] : unfused) findings.push_back(unfused_finding(backend, g, report.summary));
   if (auto f = unknown_flops_finding(report.calls)) findings.push_back(std::move(*f));
-  if (report.calls.empty() && candidates) {
-    findings.push_back(std::move(*candidates));
-  } else if (report.calls.empty()) {
-    findings.push_back({"info", "no attention found", "The trace has no attention op, no attention kernel "
-                        "and no matmul -> softmax -> matmul pattern.", "", {}, 0});
-  } else if (unfused.empty()) {
-    findings.push_back({"info", fmt::format("all {} attention calls used fused kernels", report.calls.size()),
-                        s.has_gpu ? fmt::format("Attention took {}, {} of GPU busy time.",
-                                                time_text(s.attention_device_time_us), percent_text(s.attention_share))
-                                  : fmt::format("Attention took {} of CPU time (no GPU in the trace).",
-                                                time_text(s.attention_device_time_us)),
-                        "", {}, 0});
-  }
+  if (unfused.empty()) findings.push_back(no_unfused_finding(report, std::move(candidates)));
   return findings;
 }
 

@@ -83,26 +83,25 @@ int64_t block_size_of(const TensorDims& k, int64_t kv_heads) {
   return 0;
 }
 
-// Returns true when the longest key sequence was bounded from the block table (a ceiling:
-// the last block of a sequence is partly filled).
-bool fill_packed_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
-  const auto& q = args.dims(op.query);
-  const auto& k = args.dims(op.key);
-  const auto& v = args.dims(op.value);
-  // A 2-D q [Hq, D] next to a 3-D k [kv_len, Hkv, D] of the same head dim is one query token
-  // (FlashInfer's single decode); a 2-D [tokens, hidden] q has no such k.
+// The query of a packed op: [tokens, Hq, D], or a 2-D [Hq, D] next to a 3-D k [kv_len, Hkv, D]
+// of the same head dim, one query token (FlashInfer's single decode; a 2-D [tokens, hidden] q
+// has no such k). False for any other q.
+bool fill_packed_query(const TensorDims& q, const TensorDims& k, Shape& shape) {
   if (q.size() == 2 && k.size() == 3 && q[1] == k[2] && k[1] > 0 && q[0] % k[1] == 0) {
     shape.tokens = 1;
     shape.Hq = q[0];
     shape.D = q[1];
-  } else if (q.size() == 3) {
-    shape.tokens = q[0];
-    shape.Hq = q[1];
-    shape.D = q[2];
-  } else {
-    return false;
+    return true;
   }
-  const bool paged = op.layout == TensorLayout::kPaged || k.size() >= 4;
+  if (q.size() != 3) return false;
+  shape.tokens = q[0];
+  shape.Hq = q[1];
+  shape.D = q[2];
+  return true;
+}
+
+// Hkv (and Dv) of a packed or paged k/v.
+void fill_packed_kv_heads(const TensorDims& k, const TensorDims& v, Shape& shape) {
   if (k.size() == 3 || k.size() == 4) shape.Hkv = k[k.size() - 2];
   // A 4-D cache is [blocks, block_size, Hkv, D] ("NHD") or [blocks, Hkv, block_size, D]
   // ("HND", a string argument the trace may not keep): Hq is a multiple of Hkv.
@@ -112,18 +111,27 @@ bool fill_packed_shape(const OpArgsView& args, const AttentionOp& op, Shape& sha
     shape.Hkv = k[1];
     if (v.size() == 4) shape.Dv = v[2];
   }
-  if (paged) shape.kv_cache = k;
+}
+
+// Skv as a ceiling: the block table's blocks per sequence times the cache's block size.
+bool keys_from_block_table(const TensorDims& table, const TensorDims& k, Shape& shape) {
+  if (table.size() != 2 || table[1] <= 0) return false;
+  const int64_t block = block_size_of(k, shape.Hkv);
+  if (block <= 0) return false;
+  shape.Skv = table[1] * block;
+  return true;
+}
+
+// B, Sq and Skv of a packed op from its offsets, lengths, max lengths or block table. Returns
+// true when the longest key sequence was bounded from the block table (a ceiling: the last
+// block of a sequence is partly filled).
+bool fill_packed_lengths(const OpArgsView& args, const AttentionOp& op, const TensorDims& k, bool paged,
+                         Shape& shape) {
   if (const auto& offsets = args.dims(op.offsets); offsets.size() == 1 && offsets[0] > 1) shape.B = offsets[0] - 1;
   if (const auto& lens = args.dims(op.seq_lens); lens.size() == 1 && lens[0] > 0) shape.B = lens[0];
   shape.Sq = static_cast<int64_t>(args.number(op.max_seqlen_q).value_or(0));
   shape.Skv = static_cast<int64_t>(args.number(op.max_seqlen_k).value_or(0));
-  bool bounded_by_blocks = false;
-  if (const auto& table = args.dims(op.block_table); shape.Skv == 0 && table.size() == 2) {
-    if (const int64_t block = block_size_of(k, shape.Hkv); block > 0 && table[1] > 0) {
-      shape.Skv = table[1] * block;
-      bounded_by_blocks = true;
-    }
-  }
+  const bool bounded_by_blocks = shape.Skv == 0 && keys_from_block_table(args.dims(op.block_table), k, shape);
   // Every sequence has at least one query token: as many tokens as sequences is decode.
   if (shape.Sq == 0 && shape.B > 0 && shape.tokens == shape.B) shape.Sq = 1;
   if (shape.B == 1) {
@@ -131,6 +139,57 @@ bool fill_packed_shape(const OpArgsView& args, const AttentionOp& op, Shape& sha
     if (shape.Skv == 0 && !paged && k.size() == 3) shape.Skv = k[0];
   }
   return bounded_by_blocks;
+}
+
+// Returns true when the longest key sequence was bounded from the block table.
+bool fill_packed_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
+  const auto& k = args.dims(op.key);
+  if (!fill_packed_query(args.dims(op.query), k, shape)) return false;
+  const bool paged = op.layout == TensorLayout::kPaged || k.size() >= 4;
+  fill_packed_kv_heads(k, args.dims(op.value), shape);
+  if (paged) shape.kv_cache = k;
+  return fill_packed_lengths(args, op, k, paged, shape);
+}
+
+void fill_bhsd_shape(const TensorDims& q, const TensorDims& k, Shape& shape) {
+  if (q.size() >= 3) {
+    shape.B = q.size() == 4 ? q[0] : 1;
+    shape.Hq = q[q.size() - 3];
+    shape.Sq = q[q.size() - 2];
+    shape.D = q.back();
+  }
+  if (k.size() >= 3) {
+    shape.Hkv = k[k.size() - 3];
+    shape.Skv = k[k.size() - 2];
+  }
+}
+
+void fill_bshd_shape(const TensorDims& q, const TensorDims& k, Shape& shape) {
+  if (q.size() == 4) {
+    shape.B = q[0];
+    shape.Sq = q[1];
+    shape.Hq = q[2];
+    shape.D = q[3];
+  }
+  if (k.size() == 4) {
+    shape.Skv = k[1];
+    shape.Hkv = k[2];
+  }
+}
+
+// [B, S, embedding] with the head count an argument; v carries the embedding, not the head dim.
+void fill_bse_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
+  const auto& q = args.dims(op.query);
+  const auto& k = args.dims(op.key);
+  const int64_t heads = static_cast<int64_t>(args.number(op.heads).value_or(0));
+  if (q.size() == 3 && heads > 0) {
+    shape.B = q[0];
+    shape.Sq = q[1];
+    shape.Hq = heads;
+    shape.D = q[2] / heads;
+  }
+  if (k.size() == 3) shape.Skv = k[1];
+  if (shape.D > 0) shape.Dv = shape.D;
 }
 
 // Reads B, H, S, D from the q/k/v dims according to the op's layout. Returns true when the
@@ -141,47 +200,14 @@ bool fill_shape(const OpArgsView& args, const AttentionOp& op, Shape& shape) {
   const auto& k = args.dims(op.key);
   const auto& v = args.dims(op.value);
   switch (op.layout) {
-    case TensorLayout::kBHSD:
-      if (q.size() >= 3) {
-        shape.B = q.size() == 4 ? q[0] : 1;
-        shape.Hq = q[q.size() - 3];
-        shape.Sq = q[q.size() - 2];
-        shape.D = q.back();
-      }
-      if (k.size() >= 3) {
-        shape.Hkv = k[k.size() - 3];
-        shape.Skv = k[k.size() - 2];
-      }
-      break;
-    case TensorLayout::kBSHD:
-      if (q.size() == 4) {
-        shape.B = q[0];
-        shape.Sq = q[1];
-        shape.Hq = q[2];
-        shape.D = q[3];
-      }
-      if (k.size() == 4) {
-        shape.Skv = k[1];
-        shape.Hkv = k[2];
-      }
-      break;
+    case TensorLayout::kBHSD: fill_bhsd_shape(q, k, shape); break;
+    case TensorLayout::kBSHD: fill_bshd_shape(q, k, shape); break;
     case TensorLayout::kTHD:
-    case TensorLayout::kPaged:
-      bounded = fill_packed_shape(args, op, shape);
-      break;
-    case TensorLayout::kBSE: {
-      const int64_t heads = static_cast<int64_t>(args.number(op.heads).value_or(0));
-      if (q.size() == 3 && heads > 0) {
-        shape.B = q[0];
-        shape.Sq = q[1];
-        shape.Hq = heads;
-        shape.D = q[2] / heads;
-      }
-      if (k.size() == 3) shape.Skv = k[1];
-      if (shape.D > 0) shape.Dv = shape.D;  // v carries the embedding, not the head dim
+    case TensorLayout::kPaged: bounded = fill_packed_shape(args, op, shape); break;
+    case TensorLayout::kBSE:
+      fill_bse_shape(args, op, shape);
       shape.dtype = dtype_name(args.type(op.query));
       return false;
-    }
   }
   if (!v.empty() && shape.Dv == 0) shape.Dv = v.back();
   shape.dtype = dtype_name(args.type(op.query));
@@ -293,6 +319,41 @@ bool runs_in_backward(ExtractionContext& ctx, uint32_t slice) {
   return false;
 }
 
+// The kernels under a call's op: its main attention kernel (a fused one, a non-auxiliary one
+// preferred) and whether any can compute attention (fused, or a matmul/softmax).
+struct SubtreeKernels {
+  const KernelPattern* main = nullptr;
+  bool computes_attention = false;
+};
+
+SubtreeKernels subtree_kernels(ExtractionContext& ctx, uint32_t top) {
+  SubtreeKernels found;
+  std::vector<uint32_t> gpu;
+  collect_subtree_gpu(ctx.trace, ctx.index, top, gpu);
+  for (const uint32_t g : gpu) {
+    const KernelPattern* p = ctx.names.kernel(ctx.trace.slices[g]);
+    if (!p) continue;
+    if (p->kind == KernelKind::kFusedAttention && (!found.main || found.main->auxiliary())) found.main = p;
+    found.computes_attention = found.computes_attention || p->kind == KernelKind::kFusedAttention ||
+                               p->kind == KernelKind::kGemm || p->kind == KernelKind::kSoftmax;
+  }
+  return found;
+}
+
+using CallOps = std::vector<std::pair<uint32_t, const AttentionOp*>>;  // slice, its catalog entry
+
+// The call's library: its main kernel's, else the first of its ops' that names one, as the
+// serving engine spells it; aten for math and aten_cpu for CPU flash when none does.
+std::string call_library(const Call& call, const CallOps& ops, bool math) {
+  std::string library = call.library;
+  for (const auto& [slice, op] : ops)
+    if (library.empty() && !op->library.empty()) library = std::string(op->library);
+  library = std::string(library_for_engine(library, engine_of_op(call.op)));
+  if (library.empty() && math) return "aten";
+  if (library.empty() && call.backend == backend::kCpuFlash) return "aten_cpu";
+  return library;
+}
+
 Call call_from_op(ExtractionContext& ctx, uint32_t top) {
   const Trace& trace = ctx.trace;
   Call call;
@@ -303,7 +364,7 @@ Call call_from_op(ExtractionContext& ctx, uint32_t top) {
   call.cpu_dur_ns = top_slice.dur_ns;
 
   // The ops of the call: the top one and the attention ops below it.
-  std::vector<std::pair<uint32_t, const AttentionOp*>> ops{{top, ctx.names.attention_op(top_slice)}};
+  CallOps ops{{top, ctx.names.attention_op(top_slice)}};
   for_each_descendant(ctx.trace, ctx.index, top, [&](uint32_t s) {
     if (const AttentionOp* op = ctx.names.attention_op(trace.slices[s])) ops.emplace_back(s, op);
   });
@@ -328,16 +389,7 @@ Call call_from_op(ExtractionContext& ctx, uint32_t top) {
   add_kernels_under(ctx, top, math ? component::kOther : component::kFused, call);
   claim_ops(ctx, top);
 
-  const KernelPattern* main_kernel = nullptr;
-  bool computes_attention = false;  // a kernel that can compute attention: fused, or a matmul/softmax
-  std::vector<uint32_t> gpu;
-  collect_subtree_gpu(trace, ctx.index, top, gpu);
-  for (const uint32_t g : gpu) {
-    const KernelPattern* p = ctx.names.kernel(trace.slices[g]);
-    if (p && p->kind == KernelKind::kFusedAttention && (!main_kernel || main_kernel->auxiliary())) main_kernel = p;
-    computes_attention = computes_attention || (p && (p->kind == KernelKind::kFusedAttention ||
-                                                      p->kind == KernelKind::kGemm || p->kind == KernelKind::kSoftmax));
-  }
+  const auto [main_kernel, computes_attention] = subtree_kernels(ctx, top);
   if (main_kernel) {
     call.library = std::string(main_kernel->library);
     if (call.backend.empty()) call.backend = std::string(main_kernel->backend);
@@ -348,13 +400,7 @@ Call call_from_op(ExtractionContext& ctx, uint32_t top) {
   call.device_time_unknown = ctx.has_gpu && !computes_attention;
   call.fused = ctx.has_gpu && !call.device_time_unknown ? main_kernel != nullptr : backend_op->fused;
   if (call.backend.empty()) call.backend = backend::kExternal;  // entry op without a recorded backend
-  for (const auto& [slice, op] : ops)
-    if (call.library.empty() && !op->library.empty()) call.library = std::string(op->library);
-  call.library = std::string(library_for_engine(call.library, engine_of_op(call.op)));
-  if (call.library.empty()) {
-    if (math) call.library = "aten";
-    else if (call.backend == backend::kCpuFlash) call.library = "aten_cpu";
-  }
+  call.library = call_library(call, ops, math);
   call.sequence_number = OpArgsView(trace, top_slice).sequence_number();
   return call;
 }
@@ -654,9 +700,9 @@ const NameClasses::Entry& NameClasses::answer(StrId name, Question question) {
   if (e.answered & question) return e;
   const std::string_view text = trace_.strings.get(name);
   switch (question) {
-    case kKernel: e.kernel = classify_kernel(text); break;
-    case kOp: e.op = classify_attention_op(text); break;
-    case kUnrecognisedOp: e.unrecognised_op = is_unrecognised_attention_op(text); break;
+    case kKernel: e.kernel = classify_kernel(text, extension_); break;
+    case kOp: e.op = classify_attention_op(text, extension_); break;
+    case kUnrecognisedOp: e.unrecognised_op = is_unrecognised_attention_op(text, extension_); break;
     case kGraphLaunch: e.graph_launch = runtime_call_role(text) == RuntimeCallRole::kGraphLaunch; break;
   }
   e.answered |= question;
@@ -668,9 +714,9 @@ const AttentionOp* NameClasses::attention_op(const Slice& s) { return is_cpu_op(
 bool NameClasses::unrecognised_attention_op(const Slice& s) { return answer(s.name, kUnrecognisedOp).unrecognised_op; }
 bool NameClasses::graph_launch(const Slice& s) { return answer(s.name, kGraphLaunch).graph_launch; }
 
-ExtractionContext::ExtractionContext(const Trace& t, const TraceIndex& i)
+ExtractionContext::ExtractionContext(const Trace& t, const TraceIndex& i, const CatalogExtension* extension)
     : trace(t), index(i), has_gpu(!i.gpu_slices.empty()), claimed_gpu(t.slices.size(), false),
-      inside_call(t.slices.size(), false), names(t) {}
+      inside_call(t.slices.size(), false), names(t, extension) {}
 
 void note_grad_sequences(ExtractionContext& ctx, uint32_t op, int64_t call_ts, std::string_view component) {
   auto note = [&](uint32_t s) {
@@ -682,18 +728,23 @@ void note_grad_sequences(ExtractionContext& ctx, uint32_t op, int64_t call_ts, s
   for_each_descendant(ctx.trace, ctx.index, op, note);
 }
 
-void add_unfused_backward_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
-  if (ctx.grad_owner.empty()) return;
+namespace {
+
+// An autograd node of an unfused forward call's backward, and the component it computes.
+struct BackwardNode {
+  uint32_t slice;
+  std::string component;
+  int64_t sequence;
+};
+
+// The autograd nodes outside any call, by the unfused forward call whose gradient they compute
+// (ctx.grad_owner: their sequence number's forward op).
+std::map<size_t, std::vector<BackwardNode>> backward_nodes(const ExtractionContext& ctx, const std::vector<Call>& calls) {
   const Trace& trace = ctx.trace;
   std::unordered_map<int64_t, size_t> forward_at;  // CPU start -> forward call
   for (size_t i = 0; i < calls.size(); ++i)
     if (!calls[i].fused && calls[i].direction == "forward") forward_at.emplace(calls[i].cpu_ts_ns, i);
-  struct Node {
-    uint32_t slice;
-    std::string component;
-    int64_t sequence;
-  };
-  std::map<size_t, std::vector<Node>> nodes_of;  // forward call -> its backward nodes
+  std::map<size_t, std::vector<BackwardNode>> nodes_of;
   for (uint32_t i = 0; i < trace.slices.size(); ++i) {
     const Slice& s = trace.slices[i];
     if (!is_cpu_op(s) || ctx.inside_call[i] || !trace.name_of(s).starts_with(kAutogradNodePrefix)) continue;
@@ -705,28 +756,44 @@ void add_unfused_backward_calls(ExtractionContext& ctx, std::vector<Call>& calls
     if (fwd == forward_at.end()) continue;
     nodes_of[fwd->second].push_back({i, owner->second.second, args->sequence_number});
   }
-  for (auto& [index, nodes] : nodes_of) {
+  return nodes_of;
+}
+
+// The backward call of `fwd` (its facts copied, its own op and sequence number).
+Call backward_call_of(const Call& fwd, std::string op, int64_t sequence) {
+  Call bwd;
+  bwd.direction = "backward";
+  bwd.backend = fwd.backend;
+  bwd.library = fwd.library;
+  bwd.fused = false;
+  bwd.sequence_number = sequence;
+  bwd.shape = fwd.shape;
+  bwd.mask = fwd.mask;
+  bwd.causal = fwd.causal;
+  bwd.dropout = fwd.dropout;
+  bwd.scale = fwd.scale;
+  bwd.gqa = fwd.gqa;
+  bwd.op = std::move(op);
+  return bwd;
+}
+
+}  // namespace
+
+void add_unfused_backward_calls(ExtractionContext& ctx, std::vector<Call>& calls) {
+  if (ctx.grad_owner.empty()) return;
+  const Trace& trace = ctx.trace;
+  for (auto& [index, nodes] : backward_nodes(ctx, calls)) {
     auto softmax = std::find_if(nodes.begin(), nodes.end(),
-                                [](const Node& n) { return n.component == component::kSoftmax; });
+                                [](const BackwardNode& n) { return n.component == component::kSoftmax; });
     if (softmax == nodes.end()) continue;  // not the gradient of this attention
     Call& fwd = calls[index];
     fwd.sequence_number = softmax->sequence;
-    Call bwd;
-    bwd.direction = "backward";
-    bwd.backend = fwd.backend;
-    bwd.library = fwd.library;
-    bwd.fused = false;
-    bwd.sequence_number = softmax->sequence;
-    bwd.shape = fwd.shape;
-    bwd.mask = fwd.mask;
-    bwd.causal = fwd.causal;
-    bwd.dropout = fwd.dropout;
-    bwd.scale = fwd.scale;
-    bwd.gqa = fwd.gqa;
-    bwd.op = std::string(trace.name_of(trace.slices[softmax->slice]).substr(kAutogradNodePrefix.size()));
+    Call bwd = backward_call_of(
+        fwd, std::string(trace.name_of(trace.slices[softmax->slice]).substr(kAutogradNodePrefix.size())),
+        softmax->sequence);
     // Autograd interleaves other nodes with these: the call's CPU time is the sum of its own.
     bwd.cpu_ts_ns = INT64_MAX;
-    for (const Node& n : nodes) {
+    for (const BackwardNode& n : nodes) {
       const Slice& s = trace.slices[n.slice];
       bwd.cpu_ts_ns = std::min(bwd.cpu_ts_ns, s.ts_ns);
       bwd.cpu_dur_ns += s.dur_ns;
@@ -762,7 +829,11 @@ void add_kernels_under(ExtractionContext& ctx, uint32_t op, std::string_view com
   }
 }
 
-void finish_call(Call& call, bool trace_has_gpu, KernelTemplates* templates) {
+namespace {
+
+// The call's kernels in time order and its times: attention (device), overhead and other
+// components, and the attention kernels' own (kernel) time.
+void sum_call_times(Call& call, bool trace_has_gpu) {
   std::sort(call.kernels.begin(), call.kernels.end(),
             [](const KernelRef& a, const KernelRef& b) { return a.ts_ns < b.ts_ns; });
   call.device_time_us = 0;
@@ -780,7 +851,13 @@ void finish_call(Call& call, bool trace_has_gpu, KernelTemplates* templates) {
   if (call.device_time_unknown) call.device_time_us = 0;  // the kernels that ran were not attention
   if (call.device != "gpu" || call.device_time_unknown) call.other_time_us = 0;
   call.kernel_time_us = call.device_time_us - call.other_time_us;
-  apply_kernel_template(call, templates);  // head dim, dtype a templated kernel name spells, where the trace lacks them
+}
+
+}  // namespace
+
+void finish_call(Call& call, bool trace_has_gpu, KernelTemplates* templates, const CatalogExtension* extension) {
+  sum_call_times(call, trace_has_gpu);
+  apply_kernel_template(call, templates, extension);  // head dim, dtype a templated kernel name spells, where the trace lacks them
   Shape& s = call.shape;
   if (s.Hkv == 0) s.Hkv = s.Hq;
   if (s.Dv == 0) s.Dv = s.D;
@@ -831,8 +908,9 @@ KernelRef kernel_ref_of(const Trace& trace, const Slice& k, std::string componen
   return ref;
 }
 
-std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& index) {
-  ExtractionContext ctx(trace, index);
+std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& index,
+                                          const CatalogExtension* extension) {
+  ExtractionContext ctx(trace, index, extension);
   claim_compile_tracing(ctx);
   std::vector<Call> calls;
   for (const uint32_t top : call_tops(ctx, false)) calls.push_back(call_from_op(ctx, top));
@@ -847,7 +925,7 @@ std::vector<Call> extract_attention_calls(const Trace& trace, const TraceIndex& 
   mark_cpu_calls(ctx, calls);
 
   KernelTemplates templates;
-  for (Call& call : calls) finish_call(call, ctx.has_gpu, &templates);
+  for (Call& call : calls) finish_call(call, ctx.has_gpu, &templates, extension);
   number_calls_in_start_order(calls);
   return calls;
 }

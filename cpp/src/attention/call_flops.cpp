@@ -187,6 +187,26 @@ double backward_flops_factor(const Call& call) {
   return materialising(call) ? kUnfusedBackwardFactor : kFusedBackwardFactor;
 }
 
+namespace {
+
+// Where the count is only what the call could compute at most, and the first reason why.
+void mark_upper_bounds(const Call& call, CallFlops& f) {
+  auto bound = [&](const char* reason) {
+    f.upper_bound = true;
+    if (f.bound_reason.empty()) f.bound_reason = reason;
+  };
+  // A mask tensor whose rows were not read may hide any number of pairs: every pair it could
+  // leave is counted.
+  if (mask_tensor(call) && call.mask.pattern.empty())
+    bound("mask contents not recorded: every pair it could leave is counted");
+  // A sliding-window kernel whose window the trace does not give skips keys outside it: the
+  // causal count is what it could compute at most.
+  if (call.kernel_template && call.kernel_template->local == 1 && window_of(call) == 0)
+    bound("sliding-window kernel: the window size is not recorded");
+}
+
+}  // namespace
+
 CallFlops count_call_flops(const Call& call) {
   CallFlops f;
   const Shape& s = call.shape;
@@ -205,18 +225,7 @@ CallFlops count_call_flops(const Call& call) {
     f.granularity = "block";
     if (f.alignment == CausalAlignment::kNone) f.useful = f.executed;
   }
-  // A mask tensor whose rows were not read may hide any number of pairs: every pair it could
-  // leave is counted.
-  if (mask_tensor(call) && call.mask.pattern.empty()) {
-    f.upper_bound = true;
-    if (f.bound_reason.empty()) f.bound_reason = "mask contents not recorded: every pair it could leave is counted";
-  }
-  // A sliding-window kernel whose window the trace does not give skips keys outside it: the
-  // causal count is what it could compute at most.
-  if (call.kernel_template && call.kernel_template->local == 1 && window_of(call) == 0) {
-    f.upper_bound = true;
-    if (f.bound_reason.empty()) f.bound_reason = "sliding-window kernel: the window size is not recorded";
-  }
+  mark_upper_bounds(call, f);
   if (call.direction == "backward") {
     f.useful *= backward_flops_factor(call);
     f.executed *= backward_flops_factor(call);

@@ -229,43 +229,54 @@ bool read_engine_step_annotation(std::string_view name, int64_t& prefill_request
 
 bool is_engine_step_frame(std::string_view python_frame_name) { return engine_frame(python_frame_name) != nullptr; }
 
-std::vector<StepGroup> engine_step_groups(const Trace& trace, const TraceIndex& index, const std::vector<Call*>& forward) {
-  // Markers are outermost, so disjoint and sorted: the last one starting at or before a call.
-  auto holds_a_call = [&](const std::vector<Marker>& markers) {
-    return std::any_of(forward.begin(), forward.end(), [&](const Call* c) {
-      auto it = std::upper_bound(markers.begin(), markers.end(), c->cpu_ts_ns,
-                                 [](int64_t t, const Marker& m) { return t < m.ts_ns; });
-      return it != markers.begin() && c->cpu_ts_ns < std::prev(it)->end_ns;
-    });
-  };
+namespace {
+
+// Markers are outermost, so disjoint and sorted: the last one starting at or before a call.
+bool holds_a_call(const std::vector<Marker>& markers, const std::vector<Call*>& forward) {
+  return std::any_of(forward.begin(), forward.end(), [&](const Call* c) {
+    auto it = std::upper_bound(markers.begin(), markers.end(), c->cpu_ts_ns,
+                               [](int64_t t, const Marker& m) { return t < m.ts_ns; });
+    return it != markers.begin() && c->cpu_ts_ns < std::prev(it)->end_ns;
+  });
+}
+
+// The step markers of the first kind, in the order of precedence, that holds a call.
+std::vector<Marker> step_markers(const Trace& trace, const TraceIndex& index, const std::vector<Call*>& forward) {
   const MarkerSlices found = marker_slices(trace);
   std::vector<Marker> markers;
-  for (int kind = 0; kind < 4; ++kind) {  // in the order of precedence
+  for (int kind = 0; kind < 4; ++kind) {
     markers = kind == 0   ? annotation_markers(trace, found.annotations)
               : kind == 1 ? engine_frame_markers(trace, found.engine_frames)
               : kind == 2 ? profiler_step_markers(index)
                           : graph_replay_markers(trace, found.graph_launches, forward);
-    if (holds_a_call(markers)) break;
-    markers.clear();
+    if (holds_a_call(markers, forward)) return markers;
   }
+  return {};
+}
+
+StepGroup group_of(const Marker* held) {
+  StepGroup g;
+  g.held = held != nullptr;
+  if (held)
+    g.marker = {held->ts_ns, held->end_ns, held->name, held->kind, held->phase, held->prefill_requests,
+                held->prefill_tokens, held->decode_requests, held->decode_tokens, held->sum_sq_sk};
+  return g;
+}
+
+}  // namespace
+
+std::vector<StepGroup> engine_step_groups(const Trace& trace, const TraceIndex& index, const std::vector<Call*>& forward) {
+  const std::vector<Marker> markers = step_markers(trace, index, forward);
   // Each marker's calls, and each run of calls between markers, a group.
   std::vector<StepGroup> groups;
   size_t m = 0;
   for (size_t i = 0; i < forward.size(); ++i) {
     const Call* c = forward[i];
     while (m < markers.size() && markers[m].end_ns <= c->cpu_ts_ns) ++m;
-    const bool held = m < markers.size() && markers[m].ts_ns <= c->cpu_ts_ns;
-    const int64_t marker_ts = held ? markers[m].ts_ns : -1;
-    if (groups.empty() || groups.back().held != held || (held && groups.back().marker.ts_ns != marker_ts)) {
-      StepGroup g;
-      g.held = held;
-      if (held) {
-        const Marker& mk = markers[m];
-        g.marker = {mk.ts_ns, mk.end_ns, mk.name, mk.kind, mk.phase, mk.prefill_requests, mk.prefill_tokens,
-                    mk.decode_requests, mk.decode_tokens, mk.sum_sq_sk};
-      }
-      groups.push_back(std::move(g));
-    }
+    const Marker* held = m < markers.size() && markers[m].ts_ns <= c->cpu_ts_ns ? &markers[m] : nullptr;
+    const bool new_group = groups.empty() || groups.back().held != (held != nullptr) ||
+                           (held && groups.back().marker.ts_ns != held->ts_ns);
+    if (new_group) groups.push_back(group_of(held));
     groups.back().calls.push_back(i);
   }
   return groups;

@@ -18,9 +18,12 @@ inline constexpr std::string_view kAutogradNodePrefix = "autograd::engine::evalu
 // table for every question, so no finder keeps a cache of its own.
 class NameClasses {
  public:
-  explicit NameClasses(const Trace& trace) : trace_(trace), entries_(trace.strings.size()) {}
+  // `extension`: the user's catalog entries (--kernels), asked with the built-in ones; may be null.
+  explicit NameClasses(const Trace& trace, const CatalogExtension* extension = nullptr)
+      : trace_(trace), extension_(extension), entries_(trace.strings.size()) {}
   const KernelPattern* kernel(const Slice& s);      // classify_kernel
   const AttentionOp* attention_op(const Slice& s);  // classify_attention_op of a cpu_op, else nullptr
+  const CatalogExtension* extension() const { return extension_; }
   bool unrecognised_attention_op(const Slice& s);   // is_unrecognised_attention_op
   bool graph_launch(const Slice& s);                // cudaGraphLaunch / hipGraphLaunch / cuGraphLaunch
 
@@ -36,12 +39,13 @@ class NameClasses {
   const Entry& answer(StrId name, Question question);
 
   const Trace& trace_;
+  const CatalogExtension* extension_;
   std::vector<Entry> entries_;  // per StrId
   Entry outside_;               // an id past the pool (never from ingest): answered afresh
 };
 
 struct ExtractionContext {
-  ExtractionContext(const Trace& t, const TraceIndex& i);
+  ExtractionContext(const Trace& t, const TraceIndex& i, const CatalogExtension* extension = nullptr);
 
   const Trace& trace;
   const TraceIndex& index;

@@ -291,13 +291,18 @@ bool has_attention_vocabulary(std::string_view name) {
 const KernelPattern& unrecognised_attention_kernel() { return kUnrecognised; }
 bool is_unrecognised(const KernelPattern* p) { return p == &kUnrecognised; }
 
-const KernelPattern* classify_kernel(std::string_view kernel_name) {
+const KernelPattern* classify_kernel(std::string_view kernel_name, const CatalogExtension* extension) {
   // Parameter types name other libraries ("..., flashinfer::QuantizationSFLayout)"): match
   // the function and its template arguments only.
   kernel_name = kernel_function_name(kernel_name);
   const KernelPattern* best = nullptr;
   for (const KernelPattern& p : kCatalog)
     if (matches(p, kernel_name) && (!best || p.priority > best->priority)) best = &p;
+  const KernelPattern* user = nullptr;  // the user's best: the first of the highest priority
+  if (extension)
+    for (const KernelPattern& p : extension->kernels)
+      if (matches(p, kernel_name) && (!user || p.priority > user->priority)) user = &p;
+  if (user && (!best || user->priority >= best->priority)) best = user;
   if ((!best || best->priority < kFallbackPriority) && has_attention_vocabulary(kernel_name)) return &kUnrecognised;
   return best;
 }

@@ -202,6 +202,27 @@ bool read_vllm_paged(std::string_view name, KernelTemplate& t) {
   return true;
 }
 
+void read_trtllm_words(std::string_view name, const std::vector<std::string_view>& ws, KernelTemplate& t) {
+  t.head_dim = number_after(ws, "H");
+  t.tile_m = number_after(ws, "Q");
+  t.tile_n = number_after(ws, "Kv");
+  if (has_word(ws, "Paged")) t.paged = 1;
+  if (has_word(ws, "Causal")) t.causal = 1;
+  if (has_word(ws, "Sliding")) t.local = 1;  // "SlidingOrChunkedCausal": the window is a runtime argument
+  if (has_word(ws, "Var") && has_word(ws, "Seq")) t.varlen = 1;
+  const size_t qkv = name.find("Qkv");
+  const std::string_view after = qkv == std::string_view::npos ? std::string_view() : name.substr(qkv + 3);
+  if (after.starts_with("E4m3")) t.dtype = "fp8_e4m3";
+  else if (after.starts_with("Bfloat16")) t.dtype = "bf16";
+  else if (after.starts_with("Fp16")) t.dtype = "fp16";
+}
+
+void read_aiter_words(const std::vector<std::string_view>& ws, KernelTemplate& t) {
+  t.head_dim = number_after(ws, "hd");
+  if (has_word(ws, "bf")) t.dtype = "bf16";
+  else if (has_word(ws, "fp") && number_after(ws, "fp") == 16) t.dtype = "fp16";
+}
+
 // Names that spell their facts in words: TensorRT-LLM's generated fmha kernels
 // (fmhaSm100aKernel_QkvE4m3OBfloat16H64PagedKvCausalP16VarSeqQ128Kv128PersistentContext:
 // QKV dtype, head dim H, paged KV, causal, varlen, tile Q x Kv) and aiter's (fmha_fwd_hd128_bf16).
@@ -210,24 +231,8 @@ bool read_words(std::string_view name, KernelTemplate& t) {
   const bool trtllm = name.starts_with("fmhaSm") || name.find("fmha_v2_") != std::string_view::npos;
   const bool aiter = name.find("aiter::") != std::string_view::npos;
   if (!trtllm && !aiter) return false;
-  if (trtllm) {
-    t.head_dim = number_after(ws, "H");
-    t.tile_m = number_after(ws, "Q");
-    t.tile_n = number_after(ws, "Kv");
-    if (has_word(ws, "Paged")) t.paged = 1;
-    if (has_word(ws, "Causal")) t.causal = 1;
-    if (has_word(ws, "Sliding")) t.local = 1;  // "SlidingOrChunkedCausal": the window is a runtime argument
-    if (has_word(ws, "Var") && has_word(ws, "Seq")) t.varlen = 1;
-    const size_t qkv = name.find("Qkv");
-    const std::string_view after = qkv == std::string_view::npos ? std::string_view() : name.substr(qkv + 3);
-    if (after.starts_with("E4m3")) t.dtype = "fp8_e4m3";
-    else if (after.starts_with("Bfloat16")) t.dtype = "bf16";
-    else if (after.starts_with("Fp16")) t.dtype = "fp16";
-  } else {
-    t.head_dim = number_after(ws, "hd");
-    if (has_word(ws, "bf")) t.dtype = "bf16";
-    else if (has_word(ws, "fp") && number_after(ws, "fp") == 16) t.dtype = "fp16";
-  }
+  if (trtllm) read_trtllm_words(name, ws, t);
+  else read_aiter_words(ws, t);
   return t.head_dim > 0 || t.paged > 0 || !t.dtype.empty();
 }
 
@@ -328,33 +333,42 @@ std::string_view cute_dsl_class(std::string_view name) {
   return rest.substr(start, end - start);
 }
 
-bool read_cute_dsl(std::string_view name, KernelTemplate& t) {
-  if (cute_dsl_class(name).empty()) return false;
-  std::vector<std::string_view> labels;  // the readable prefix, '_'-separated
+// The readable prefix of a CuTe DSL kernel name, '_'-separated.
+std::vector<std::string_view> cute_dsl_labels(std::string_view name) {
+  std::vector<std::string_view> labels;
   std::string_view prefix = name.substr(0, name.find(kCuteDslMarker));
   for (size_t at = prefix.find('_'); !prefix.empty(); at = prefix.find('_')) {
     labels.push_back(prefix.substr(0, at));
     prefix.remove_prefix(at == std::string_view::npos ? prefix.size() : at + 1);
   }
-  for (size_t i = 0; i < labels.size(); ++i) {
-    const std::string_view label = labels[i];
-    const std::string_view next = i + 1 < labels.size() ? labels[i + 1] : std::string_view();
-    const std::string_view after = i + 2 < labels.size() ? labels[i + 2] : std::string_view();
-    if (label == "head" && next.starts_with("dim") && next.size() > 3) {  // head_dim128
-      t.head_dim = number(next.substr(3)).value_or(0);
-    } else if (label == "head" && next == "dim" && after.starts_with("v")) {  // head_dim_v64
-      t.head_dim_v = number(after.substr(1)).value_or(0);
-    } else if (label.starts_with("tile") && label.find('x') != std::string_view::npos) {  // tile128x128
-      t.tile_m = number(label.substr(4, label.find('x') - 4)).value_or(0);
-      t.tile_n = number(label.substr(label.find('x') + 1)).value_or(0);
-    } else if (label == "causal") {
-      t.causal = 1;
-    } else if (label == "bf16" || label == "fp16") {
-      t.dtype = std::string(label);
-    } else if (label == "e4m3") {
-      t.dtype = "fp8_e4m3";
-    }
+  return labels;
+}
+
+// The fact label `i` (with the two after it) spells, if any.
+void read_cute_dsl_label(const std::vector<std::string_view>& labels, size_t i, KernelTemplate& t) {
+  const std::string_view label = labels[i];
+  const std::string_view next = i + 1 < labels.size() ? labels[i + 1] : std::string_view();
+  const std::string_view after = i + 2 < labels.size() ? labels[i + 2] : std::string_view();
+  if (label == "head" && next.starts_with("dim") && next.size() > 3) {  // head_dim128
+    t.head_dim = number(next.substr(3)).value_or(0);
+  } else if (label == "head" && next == "dim" && after.starts_with("v")) {  // head_dim_v64
+    t.head_dim_v = number(after.substr(1)).value_or(0);
+  } else if (label.starts_with("tile") && label.find('x') != std::string_view::npos) {  // tile128x128
+    t.tile_m = number(label.substr(4, label.find('x') - 4)).value_or(0);
+    t.tile_n = number(label.substr(label.find('x') + 1)).value_or(0);
+  } else if (label == "causal") {
+    t.causal = 1;
+  } else if (label == "bf16" || label == "fp16") {
+    t.dtype = std::string(label);
+  } else if (label == "e4m3") {
+    t.dtype = "fp8_e4m3";
   }
+}
+
+bool read_cute_dsl(std::string_view name, KernelTemplate& t) {
+  if (cute_dsl_class(name).empty()) return false;
+  const std::vector<std::string_view> labels = cute_dsl_labels(name);
+  for (size_t i = 0; i < labels.size(); ++i) read_cute_dsl_label(labels, i, t);
   return true;
 }
 
@@ -367,7 +381,7 @@ std::string kernel_display_name(std::string_view kernel_name) {
   return std::string(head.empty() ? kernel_name : head);
 }
 
-std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name) {
+std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name, const CatalogExtension* extension) {
   const std::string_view function = unwrapped(kernel_function_name(kernel_name));
   KernelTemplate t;
   const bool read = read_fa3(function, t) || read_fa2(function, t) || read_vllm_paged(function, t) ||
@@ -375,21 +389,21 @@ std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name)
                     read_cute_dsl(function, t) || read_cutlass_fmha(kernel_name, t) || read_words(function, t);
   if (!read) return std::nullopt;
   t.name = kernel_display_name(kernel_name);
-  if (const KernelPattern* p = classify_kernel(kernel_name)) t.library = std::string(p->library);
+  if (const KernelPattern* p = classify_kernel(kernel_name, extension)) t.library = std::string(p->library);
   if (t.dtype.empty()) t.dtype = dtype_in(function);
   return t;
 }
 
-void apply_kernel_template(Call& call, KernelTemplates* known) {
+void apply_kernel_template(Call& call, KernelTemplates* known, const CatalogExtension* extension) {
   KernelTemplates local;
   KernelTemplates& templates = known ? *known : local;
   for (const KernelRef& k : call.kernels) {
     if (k.component != component::kFused) continue;
     auto [it, added] = templates.try_emplace(k.name);
     if (added) {  // a main kernel's name, read once per name; an auxiliary kernel's stays unread
-      const KernelPattern* p = classify_kernel(k.name);
+      const KernelPattern* p = classify_kernel(k.name, extension);
       it->second.main = p && p->part == KernelPart::kMain;
-      if (it->second.main) it->second.facts = read_kernel_template(k.name);
+      if (it->second.main) it->second.facts = read_kernel_template(k.name, extension);
     }
     if (!it->second.main) continue;
     std::optional<KernelTemplate> t = it->second.facts;

@@ -242,6 +242,25 @@ void tokens_from_input_dims(const Pass& pass, Step& step) {
   }
 }
 
+// The phase of a pass's step and of each of its calls, which take their layers in call
+// order: the engine's marker where one holds the pass, else inferred from the calls' shapes;
+// none when the run has no phases.
+void assign_pass_phases(const Pass& pass, bool phases, Step& step) {
+  std::set<std::string> call_phases;
+  for (const Call* c : pass.calls) call_phases.insert(inferred_phase(*c));
+  const std::string& marked = pass.group && pass.group->held ? pass.group->marker.phase : std::string();
+  step.phase = !phases ? "" : !marked.empty() ? marked : combined_phase(call_phases);
+  step.phase_inferred = phases && marked.empty() && !step.phase.empty();
+  int64_t layer = 0;
+  for (Call* c : pass.calls) {
+    c->step = step.index;
+    c->layer = layer++;
+    const std::string own = inferred_phase(*c);
+    c->phase = !phases ? "" : !marked.empty() ? marked : !own.empty() ? own : step.phase;
+    c->phase_inferred = phases && marked.empty() && !c->phase.empty();
+  }
+}
+
 std::vector<Step> assign_forward_steps_and_layers(const Trace& trace, const TraceIndex& index, std::vector<Call>& calls) {
   std::vector<Call*> forward;
   for (Call& call : calls)
@@ -252,19 +271,7 @@ std::vector<Step> assign_forward_steps_and_layers(const Trace& trace, const Trac
   std::vector<Step> steps;
   for (const Pass& pass : passes) {
     Step step = step_of_pass(pass, static_cast<int64_t>(steps.size()));
-    std::set<std::string> call_phases;
-    for (const Call* c : pass.calls) call_phases.insert(inferred_phase(*c));
-    const std::string& marked = pass.group && pass.group->held ? pass.group->marker.phase : std::string();
-    step.phase = !phases ? "" : !marked.empty() ? marked : combined_phase(call_phases);
-    step.phase_inferred = phases && marked.empty() && !step.phase.empty();
-    int64_t layer = 0;
-    for (Call* c : pass.calls) {
-      c->step = step.index;
-      c->layer = layer++;
-      const std::string own = inferred_phase(*c);
-      c->phase = !phases ? "" : !marked.empty() ? marked : !own.empty() ? own : step.phase;
-      c->phase_inferred = phases && marked.empty() && !c->phase.empty();
-    }
+    assign_pass_phases(pass, phases, step);
     tokens_from_input_dims(pass, step);
     steps.push_back(std::move(step));
   }
@@ -310,7 +317,11 @@ void match_recomputes(const TraceIndex& index, std::vector<Call>& calls) {
   }
 }
 
-void pair_backward_calls(const TraceIndex& index, std::vector<Call>& calls) {
+namespace {
+
+// Backward calls paired by the Sequence number autograd gave their forward; returns the
+// backward calls it leaves unpaired.
+std::vector<size_t> pair_by_sequence_number(std::vector<Call>& calls) {
   std::unordered_map<int64_t, size_t> forward_by_sequence;
   for (size_t i = 0; i < calls.size(); ++i)
     if (calls[i].direction == "forward" && calls[i].sequence_number >= 0)
@@ -328,10 +339,12 @@ void pair_backward_calls(const TraceIndex& index, std::vector<Call>& calls) {
       unpaired.push_back(i);
     }
   }
-  match_recomputes(index, calls);
-  std::erase_if(unpaired, [&](size_t i) { return calls[i].pair_id >= 0; });
-  // Reverse order: the k-th unpaired backward of a profiler step differentiates the k-th
-  // last unpaired forward before it.
+  return unpaired;
+}
+
+// Reverse order: the k-th unpaired backward of a profiler step differentiates the k-th last
+// unpaired forward before it.
+void pair_in_reverse_order(const TraceIndex& index, const std::vector<size_t>& unpaired, std::vector<Call>& calls) {
   std::map<int64_t, std::vector<size_t>> open_forward;  // profiler step -> forward calls
   for (size_t i = 0; i < calls.size(); ++i) {
     Call& c = calls[i];
@@ -347,14 +360,21 @@ void pair_backward_calls(const TraceIndex& index, std::vector<Call>& calls) {
       c.pair_id = fwd.id;
     }
   }
+}
+
+}  // namespace
+
+void pair_backward_calls(const TraceIndex& index, std::vector<Call>& calls) {
+  std::vector<size_t> unpaired = pair_by_sequence_number(calls);
+  match_recomputes(index, calls);
+  std::erase_if(unpaired, [&](size_t i) { return calls[i].pair_id >= 0; });
+  pair_in_reverse_order(index, unpaired, calls);
   for (Call& bwd : calls) {
-    if (bwd.direction != "backward") continue;
-    if (bwd.pair_id >= 0) {
-      const Call& fwd = calls[static_cast<size_t>(bwd.pair_id)];
-      bwd.layer = fwd.layer;
-      bwd.step = fwd.step;
-      bwd.module = fwd.module;
-    }
+    if (bwd.direction != "backward" || bwd.pair_id < 0) continue;
+    const Call& fwd = calls[static_cast<size_t>(bwd.pair_id)];
+    bwd.layer = fwd.layer;
+    bwd.step = fwd.step;
+    bwd.module = fwd.module;
   }
 }
 

@@ -116,14 +116,24 @@ constexpr AttentionOp kOps[] = {
 
 std::span<const AttentionOp> attention_op_catalog() { return kOps; }
 
-const AttentionOp* classify_attention_op(std::string_view op_name) {
-  // Longest matching prefix wins ("..._attention_backward" before "..._attention").
+namespace {
+
+// Longest matching prefix wins ("..._attention_backward" before "..._attention"); the first on a tie.
+const AttentionOp* longest_match(std::span<const AttentionOp> ops, std::string_view op_name) {
   const AttentionOp* best = nullptr;
-  for (const AttentionOp& op : kOps) {
+  for (const AttentionOp& op : ops) {
     const bool hit = op.match == M::kExact ? op_name == op.name : op_name.starts_with(op.name);
     if (hit && (!best || op.name.size() > best->name.size())) best = &op;
   }
   return best;
+}
+
+}  // namespace
+
+const AttentionOp* classify_attention_op(std::string_view op_name, const CatalogExtension* extension) {
+  if (extension)
+    if (const AttentionOp* user = longest_match(extension->ops, op_name)) return user;
+  return longest_match(kOps, op_name);
 }
 
 }  // namespace attnprof

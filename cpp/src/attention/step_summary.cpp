@@ -83,6 +83,20 @@ void summarize_steps(const Trace& trace, const TraceIndex& index, const std::vec
   }
 }
 
+namespace {
+
+// The call's backend and fused kernels (by display name) into its phase's lists, each once.
+void add_backend_and_kernels(const Call& c, PhaseSummary& p) {
+  if (std::find(p.backends.begin(), p.backends.end(), c.backend) == p.backends.end()) p.backends.push_back(c.backend);
+  for (const KernelRef& k : c.kernels) {
+    if (k.component != component::kFused) continue;
+    std::string name = kernel_display_name(k.name);
+    if (std::find(p.kernels.begin(), p.kernels.end(), name) == p.kernels.end()) p.kernels.push_back(std::move(name));
+  }
+}
+
+}  // namespace
+
 std::vector<PhaseSummary> summarize_phases(const std::vector<Call>& calls, const std::vector<Step>& steps) {
   std::map<std::string, PhaseSummary> by_phase;
   std::map<std::string, double> flops, timed_us;
@@ -101,12 +115,7 @@ std::vector<PhaseSummary> summarize_phases(const std::vector<Call>& calls, const
         timed_us[c.phase] += c.device_time_us;
       }
     }
-    if (std::find(p.backends.begin(), p.backends.end(), c.backend) == p.backends.end()) p.backends.push_back(c.backend);
-    for (const KernelRef& k : c.kernels) {
-      if (k.component != component::kFused) continue;
-      std::string name = kernel_display_name(k.name);
-      if (std::find(p.kernels.begin(), p.kernels.end(), name) == p.kernels.end()) p.kernels.push_back(std::move(name));
-    }
+    add_backend_and_kernels(c, p);
   }
   for (const Step& s : steps)
     if (by_phase.count(s.phase)) ++by_phase[s.phase].steps;
@@ -122,6 +131,29 @@ std::vector<PhaseSummary> summarize_phases(const std::vector<Call>& calls, const
   return out;
 }
 
+namespace {
+
+// When each collective (CPU op, annotation, or GPU activity at its launch) started, in order.
+std::vector<int64_t> collective_times(const Trace& trace, const TraceIndex& index) {
+  // Each distinct name judged once; a trace without any collective name needs no pass over its slices.
+  std::vector<bool> collective_name(trace.strings.size(), false);
+  bool any = false;
+  for (StrId id = 0; id < collective_name.size(); ++id) any |= collective_name[id] = is_collective(trace.strings.get(id));
+  std::vector<int64_t> collective_ts;
+  if (!any) return collective_ts;
+  for (uint32_t i = 0; i < trace.slices.size(); ++i) {
+    const Slice& s = trace.slices[i];
+    if (s.cat != Category::kCpuOp && s.cat != Category::kUserAnnotation && !is_gpu_activity(s)) continue;
+    if (s.name >= collective_name.size() || !collective_name[s.name]) continue;
+    const int64_t ts = is_gpu_activity(s) ? launch_ts(trace, index, i) : s.ts_ns;
+    if (ts >= 0) collective_ts.push_back(ts);
+  }
+  std::sort(collective_ts.begin(), collective_ts.end());
+  return collective_ts;
+}
+
+}  // namespace
+
 void detect_tensor_parallel(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls,
                             SourceInfo& source) {
   // Gaps between consecutive forward calls of one step, by CPU start.
@@ -132,20 +164,8 @@ void detect_tensor_parallel(const Trace& trace, const TraceIndex& index, const s
     if (a.direction == "forward" && b.direction == "forward" && a.step == b.step) gaps.push_back({a.cpu_ts_ns, b.cpu_ts_ns});
   }
   if (gaps.empty()) return;
-  // Each distinct name judged once; a trace without any collective name needs no pass over its slices.
-  std::vector<bool> collective_name(trace.strings.size(), false);
-  bool any = false;
-  for (StrId id = 0; id < collective_name.size(); ++id) any |= collective_name[id] = is_collective(trace.strings.get(id));
-  if (!any) return;
-  std::vector<int64_t> collective_ts;
-  for (uint32_t i = 0; i < trace.slices.size(); ++i) {
-    const Slice& s = trace.slices[i];
-    if (s.cat != Category::kCpuOp && s.cat != Category::kUserAnnotation && !is_gpu_activity(s)) continue;
-    if (s.name >= collective_name.size() || !collective_name[s.name]) continue;
-    const int64_t ts = is_gpu_activity(s) ? launch_ts(trace, index, i) : s.ts_ns;
-    if (ts >= 0) collective_ts.push_back(ts);
-  }
-  std::sort(collective_ts.begin(), collective_ts.end());
+  const std::vector<int64_t> collective_ts = collective_times(trace, index);
+  if (collective_ts.empty()) return;
   size_t with_collective = 0;
   for (const auto& [from, to] : gaps) {
     auto it = std::upper_bound(collective_ts.begin(), collective_ts.end(), from);

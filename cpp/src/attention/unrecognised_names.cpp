@@ -9,10 +9,10 @@
 
 namespace attnprof {
 
-bool is_unrecognised_attention_op(std::string_view op_name) {
+bool is_unrecognised_attention_op(std::string_view op_name, const CatalogExtension* extension) {
   // A backward node runs inside "evaluate_function: <node>": judge the node.
   if (op_name.starts_with(kAutogradNodePrefix)) op_name.remove_prefix(kAutogradNodePrefix.size());
-  return classify_attention_op(op_name) == nullptr && is_unrecognised(classify_kernel(op_name));
+  return classify_attention_op(op_name, extension) == nullptr && is_unrecognised(classify_kernel(op_name, extension));
 }
 
 namespace {
@@ -30,8 +30,9 @@ void append(const Trace& trace, const std::unordered_map<StrId, Tally>& tallies,
 
 }  // namespace
 
-std::vector<UnrecognisedName> unrecognised_attention_names(const Trace& trace, const TraceIndex& index) {
-  NameClasses names(trace);
+std::vector<UnrecognisedName> unrecognised_attention_names(const Trace& trace, const TraceIndex& index,
+                                                           const CatalogExtension* extension) {
+  NameClasses names(trace, extension);
   const auto unknown_kernel = [&](const Slice& k) { return is_unrecognised(names.kernel(k)); };
   const auto known_attention = [&](const Slice& k) {
     const KernelPattern* p = names.kernel(k);

@@ -98,16 +98,15 @@ std::string backend_of_sdp_choice(std::string_view choice, std::string_view devi
   return std::string(backend_of_sdp_backend(choice, device));
 }
 
-CaptureSection merge_capture(std::vector<Call>& calls, std::vector<Layer>& layers, const Trace& trace,
-                             const CaptureSidecar& sidecar) {
-  CaptureSection section;
-  MergeStats& stats = section.stats;
-  CaptureRanges ranges = collect_ranges(trace);
-  std::unordered_map<int64_t, const CapturedCall*> by_id;
-  for (const CapturedCall& c : sidecar.calls) by_id[c.id] = &c;
+namespace {
 
-  std::unordered_map<int64_t, const CapturedCall*> matched;  // report call id -> record
-  std::unordered_map<int64_t, bool> used_ids;
+using CapturedById = std::unordered_map<int64_t, const CapturedCall*>;
+
+// Each forward call inside a captured call's range takes that record (keyed by report call id
+// in `matched`; the record ids used in `used_ids`); one inside only a module range takes the
+// module path.
+void match_forward_calls(std::vector<Call>& calls, const CaptureRanges& ranges, const CapturedById& by_id,
+                         CapturedById& matched, std::unordered_map<int64_t, bool>& used_ids, MergeStats& stats) {
   for (Call& call : calls) {
     if (call.direction == "backward") continue;
     // The call's first op decides: an eager call's extracted span may reach past the range.
@@ -129,7 +128,10 @@ CaptureSection merge_capture(std::vector<Call>& calls, std::vector<Layer>& layer
       ++stats.module_only_calls;
     }
   }
-  // Backward calls inherit their forward partner's capture (same module, same choice).
+}
+
+// Backward calls inherit their forward partner's capture (same module, same choice).
+void inherit_forward_capture(std::vector<Call>& calls, const CapturedById& matched) {
   for (Call& call : calls) {
     if (call.direction != "backward" || call.pair_id < 0) continue;
     auto it = matched.find(call.pair_id);
@@ -138,24 +140,41 @@ CaptureSection merge_capture(std::vector<Call>& calls, std::vector<Layer>& layer
     if (!it->second->module.empty()) call.module = it->second->module;
     call.source = "trace+capture";
   }
+}
+
+// The capture's versions, and what it could not add to the report.
+void note_versions_and_missing(const CaptureSidecar& sidecar, CaptureSection& section) {
+  for (const auto& [name, value] : {std::pair{"torch", &sidecar.torch_version},
+                                    std::pair{"transformers", &sidecar.transformers_version}})
+    if (!value->empty()) section.versions.emplace_back(name, *value);
+  if (section.stats.unmatched_captured > 0) {
+    section.missing.push_back(fmt::format(
+        "{} attention call(s) captured live ran inside the trace but match no call extracted "
+        "from it; their arguments are not in the report",
+        section.stats.unmatched_captured));
+  }
+  for (const std::string& w : sidecar.warnings) section.missing.push_back("live capture: " + w);
+}
+
+}  // namespace
+
+CaptureSection merge_capture(std::vector<Call>& calls, std::vector<Layer>& layers, const Trace& trace,
+                             const CaptureSidecar& sidecar) {
+  CaptureSection section;
+  MergeStats& stats = section.stats;
+  CaptureRanges ranges = collect_ranges(trace);
+  CapturedById by_id;
+  for (const CapturedCall& c : sidecar.calls) by_id[c.id] = &c;
+  CapturedById matched;  // report call id -> record
+  std::unordered_map<int64_t, bool> used_ids;
+  match_forward_calls(calls, ranges, by_id, matched, used_ids, stats);
+  inherit_forward_capture(calls, matched);
   for (const Range& r : ranges.calls.all()) {
     auto id = call_id_of(r.label);
     if (id && by_id.count(*id) && !used_ids.count(*id)) ++stats.unmatched_captured;
   }
-
   name_layers(calls, layers);
-  for (const auto& [name, value] : {std::pair{"torch", &sidecar.torch_version},
-                                    std::pair{"transformers", &sidecar.transformers_version}})
-    if (!value->empty()) section.versions.emplace_back(name, *value);
-  if (stats.unmatched_captured > 0) {
-    section.missing.push_back(fmt::format(
-        "{} attention call(s) captured live ran inside the trace but match no call extracted "
-        "from it; their arguments are not in the report",
-        stats.unmatched_captured));
-  }
-  for (const std::string& w : sidecar.warnings) {
-    section.missing.push_back("live capture: " + w);
-  }
+  note_versions_and_missing(sidecar, section);
   return section;
 }
 

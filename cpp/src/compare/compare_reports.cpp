@@ -276,6 +276,7 @@ std::string mask_text(const MaskInfo& m) {
 }
 
 // What differs between the inputs of two calls, in words ("head_dim 128 -> 96").
+// long: one comparison per input fact of a call, in the order the changes are printed
 std::vector<std::string> input_changes(const Call& b, const Call& a) {
   std::vector<std::string> out;
   auto num = [&](const char* what, int64_t x, int64_t y) {
@@ -436,6 +437,69 @@ DiffVerdict compare_reports(const DiffSide& baseline, const DiffSide& candidate,
   return v;
 }
 
+namespace {
+
+// One layer of either side: its module, backends and classes on each side, the deltas of its
+// metrics (reported, never gating), and, where both sides ran it, what changed in its inputs
+// and why the candidate's backend was not the baseline's.
+LayerDelta layer_delta(int64_t index, const Report& base, const Report& cand, const SideSamples& bs,
+                       const SideSamples& cs, const DiffThresholds& thresholds) {
+  LayerDelta l;
+  l.layer = index;
+  const auto b_it = bs.per_layer.find(index);
+  const auto c_it = cs.per_layer.find(index);
+  l.in_baseline = b_it != bs.per_layer.end();
+  l.in_candidate = c_it != cs.per_layer.end();
+  l.module = module_of(cand, index);
+  if (l.module.empty()) l.module = module_of(base, index);
+  const std::vector<std::string> before_backends = backends_of(base, index);
+  l.backend_before = joined(before_backends, "+");
+  l.backend_after = joined(backends_of(cand, index), "+");
+  l.class_before = class_of(base, index);
+  l.class_after = class_of(cand, index);
+  const Deltas d = compute_deltas(l.in_baseline ? &b_it->second : nullptr, l.in_candidate ? &c_it->second : nullptr,
+                                  thresholds, false);
+  l.time_us = d.time_us;
+  l.fused_time_pct = d.fused_time_pct;
+  l.fused_calls_pct = d.fused_calls_pct;
+  l.tflops = d.tflops;
+  l.peak_bytes = d.peak_bytes;
+  const Call* bc = representative_call(base, index);
+  const Call* cc = representative_call(cand, index);
+  if (bc && cc) {
+    l.input_changes = input_changes(*bc, *cc);
+    if (l.backend_changed()) l.fallback_explanation = joined(rejection_lines(*cc, before_backends), "; ");
+  }
+  return l;
+}
+
+// What limits the comparison: a side without calls, CPU against GPU, unknown times, no memory.
+void add_comparison_notes(std::span<const Report> baseline, std::span<const Report> candidate, DiffVerdict& v) {
+  const Report& base = baseline.front();
+  const Report& cand = candidate.front();
+  if (base.calls.empty() && cand.calls.empty()) v.notes.push_back("no attention calls on either side");
+  else if (base.calls.empty()) v.notes.push_back("the baseline has no attention calls");
+  else if (cand.calls.empty()) v.notes.push_back("the candidate has no attention calls");
+  if (base.summary.has_gpu != cand.summary.has_gpu && !base.calls.empty() && !cand.calls.empty())
+    v.notes.push_back("one side is a CPU-only trace: device times are not comparable");
+  if (const auto note = unknown_time_note(baseline, candidate)) v.notes.push_back(*note);
+  if (!v.peak_bytes.known)
+    v.notes.push_back("peak memory not compared: a side has no memory data (profile_memory=False?)");
+}
+
+// The fleets' ranks, where both runs have them, compared and gated.
+void compare_fleet_ranks(const Report& base, const Report& cand, const DiffThresholds& thresholds, DiffVerdict& v) {
+  if (base.ranks && cand.ranks) {
+    v.ranks = compare_ranks(*base.ranks, *cand.ranks, thresholds);
+    add_rank_reasons(v.reasons, *v.ranks, thresholds);
+    if (const auto note = body_rank_note(*base.ranks, *cand.ranks)) v.notes.push_back(*note);
+  } else if (base.ranks || cand.ranks) {
+    v.notes.push_back(fmt::format("only the {} has a ranks section: ranks not compared", base.ranks ? "baseline" : "candidate"));
+  }
+}
+
+}  // namespace
+
 DiffVerdict compare_runs(std::span<const Report> baseline, std::span<const Report> candidate,
                          const DiffThresholds& thresholds) {
   DiffVerdict v;
@@ -461,58 +525,15 @@ DiffVerdict compare_runs(std::span<const Report> baseline, std::span<const Repor
 
   std::set<int64_t> layers = layer_indices(base);
   for (int64_t l : layer_indices(cand)) layers.insert(l);
-  for (int64_t index : layers) {
-    LayerDelta l;
-    l.layer = index;
-    const auto b_it = bs.per_layer.find(index);
-    const auto c_it = cs.per_layer.find(index);
-    l.in_baseline = b_it != bs.per_layer.end();
-    l.in_candidate = c_it != cs.per_layer.end();
-    l.module = module_of(cand, index);
-    if (l.module.empty()) l.module = module_of(base, index);
-    const std::vector<std::string> before_backends = backends_of(base, index);
-    l.backend_before = joined(before_backends, "+");
-    l.backend_after = joined(backends_of(cand, index), "+");
-    l.class_before = class_of(base, index);
-    l.class_after = class_of(cand, index);
-    const Deltas d = compute_deltas(l.in_baseline ? &b_it->second : nullptr,
-                                    l.in_candidate ? &c_it->second : nullptr, thresholds, false);
-    l.time_us = d.time_us;
-    l.fused_time_pct = d.fused_time_pct;
-    l.fused_calls_pct = d.fused_calls_pct;
-    l.tflops = d.tflops;
-    l.peak_bytes = d.peak_bytes;
-    const Call* bc = representative_call(base, index);
-    const Call* cc = representative_call(cand, index);
-    if (bc && cc) {
-      l.input_changes = input_changes(*bc, *cc);
-      if (l.backend_changed()) l.fallback_explanation = joined(rejection_lines(*cc, before_backends), "; ");
-    }
-    v.layers.push_back(std::move(l));
-  }
+  for (int64_t index : layers) v.layers.push_back(layer_delta(index, base, cand, bs, cs, thresholds));
   fill_backend_changes(v);
 
   v.causes.inputs = summarize_input_changes(v.layers);
   v.causes.environment = environment_changes(base.source, cand.source);
   v.causes.code = code_change(base.source, cand.source);
-
-  if (base.calls.empty() && cand.calls.empty()) v.notes.push_back("no attention calls on either side");
-  else if (base.calls.empty()) v.notes.push_back("the baseline has no attention calls");
-  else if (cand.calls.empty()) v.notes.push_back("the candidate has no attention calls");
-  if (base.summary.has_gpu != cand.summary.has_gpu && !base.calls.empty() && !cand.calls.empty())
-    v.notes.push_back("one side is a CPU-only trace: device times are not comparable");
-  if (const auto note = unknown_time_note(baseline, candidate)) v.notes.push_back(*note);
-  if (!v.peak_bytes.known)
-    v.notes.push_back("peak memory not compared: a side has no memory data (profile_memory=False?)");
-
+  add_comparison_notes(baseline, candidate, v);
   add_reasons(v, thresholds);
-  if (base.ranks && cand.ranks) {
-    v.ranks = compare_ranks(*base.ranks, *cand.ranks, thresholds);
-    add_rank_reasons(v.reasons, *v.ranks, thresholds);
-    if (const auto note = body_rank_note(*base.ranks, *cand.ranks)) v.notes.push_back(*note);
-  } else if (base.ranks || cand.ranks) {
-    v.notes.push_back(fmt::format("only the {} has a ranks section: ranks not compared", base.ranks ? "baseline" : "candidate"));
-  }
+  compare_fleet_ranks(base, cand, thresholds, v);
   v.regression = !v.reasons.empty();
   return v;
 }

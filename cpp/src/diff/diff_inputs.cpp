@@ -131,28 +131,24 @@ bool DiffResult::regression() const {
   return std::any_of(pairs.begin(), pairs.end(), [](const DiffVerdict& v) { return v.regression; });
 }
 
-Result<DiffResult> diff_paths(const std::string& baseline, const std::string& candidate,
-                              const DiffOptions& options) {
-  std::error_code ec;
-  for (const auto& p : {baseline, candidate}) {
-    if (!fs::exists(p, ec)) return make_error(ErrorCode::kFileNotFound, "no such file or directory: " + p);
-  }
-  DiffResult result;
-  result.thresholds = options.thresholds;
-  const bool base_dir = fs::is_directory(baseline, ec), cand_dir = fs::is_directory(candidate, ec);
-  if (base_dir != cand_dir)
-    return make_error(ErrorCode::kInvalidArgument, "compare a file with a file or a directory with a directory (" +
-                                                       baseline + ", " + candidate + ")");
-  if (!base_dir) {
-    std::vector<std::string> base_paths = {baseline}, cand_paths = {candidate};
-    base_paths.insert(base_paths.end(), options.extra_baseline.begin(), options.extra_baseline.end());
-    cand_paths.insert(cand_paths.end(), options.extra_candidate.begin(), options.extra_candidate.end());
-    const std::string b = stem_of(baseline), c = stem_of(candidate);
-    Result<DiffVerdict> v = diff_pair(b == c ? c : b + " vs " + c, base_paths, cand_paths, options);
-    if (!v) return v.error();
-    result.pairs.push_back(std::move(v).value());
-    return result;
-  }
+namespace {
+
+// Two files, each with the extra runs of its side.
+Status diff_files(const std::string& baseline, const std::string& candidate, const DiffOptions& options,
+                  DiffResult& result) {
+  std::vector<std::string> base_paths = {baseline}, cand_paths = {candidate};
+  base_paths.insert(base_paths.end(), options.extra_baseline.begin(), options.extra_baseline.end());
+  cand_paths.insert(cand_paths.end(), options.extra_candidate.begin(), options.extra_candidate.end());
+  const std::string b = stem_of(baseline), c = stem_of(candidate);
+  Result<DiffVerdict> v = diff_pair(b == c ? c : b + " vs " + c, base_paths, cand_paths, options);
+  if (!v) return v.error();
+  result.pairs.push_back(std::move(v).value());
+  return Ok{};
+}
+
+// Two directories: the inputs of the same file name compared, the others listed as unmatched.
+Status diff_directories(const std::string& baseline, const std::string& candidate, const DiffOptions& options,
+                        DiffResult& result) {
   if (!options.extra_baseline.empty() || !options.extra_candidate.empty())
     return make_error(ErrorCode::kInvalidArgument, "extra runs can only be given when comparing two files");
   auto base_files = inputs_by_stem(baseline);
@@ -174,6 +170,26 @@ Result<DiffResult> diff_paths(const std::string& baseline, const std::string& ca
   if (result.pairs.empty())
     return make_error(ErrorCode::kInvalidArgument,
                       "no file names in common between " + baseline + " and " + candidate);
+  return Ok{};
+}
+
+}  // namespace
+
+Result<DiffResult> diff_paths(const std::string& baseline, const std::string& candidate,
+                              const DiffOptions& options) {
+  std::error_code ec;
+  for (const auto& p : {baseline, candidate}) {
+    if (!fs::exists(p, ec)) return make_error(ErrorCode::kFileNotFound, "no such file or directory: " + p);
+  }
+  DiffResult result;
+  result.thresholds = options.thresholds;
+  const bool base_dir = fs::is_directory(baseline, ec), cand_dir = fs::is_directory(candidate, ec);
+  if (base_dir != cand_dir)
+    return make_error(ErrorCode::kInvalidArgument, "compare a file with a file or a directory with a directory (" +
+                                                       baseline + ", " + candidate + ")");
+  const Status st = base_dir ? diff_directories(baseline, candidate, options, result)
+                             : diff_files(baseline, candidate, options, result);
+  if (!st) return st.error();
   return result;
 }
 

@@ -2,6 +2,9 @@
 // that hold the attention modules when the Reports know them (CodeInfo::source_files).
 #include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "attnprof/diff.h"
 #include "attnprof/git_command.h"
@@ -68,6 +71,44 @@ void append_note(CodeChange& change, const std::string& note) {
   change.note += (change.note.empty() ? "" : "; ") + note;
 }
 
+// The top of the repository that holds both commits (the Report's own, else `fallback_repo`,
+// else the working directory), recorded in change.repo; nullopt, with a note, when there is
+// none.
+std::optional<std::string> repository_with_both_commits(CodeChange& change, const std::string& fallback_repo) {
+  std::string repo = change.repo;
+  if (repo.empty() || !run_git(repo, {"rev-parse", "--git-dir"})) repo = fallback_repo.empty() ? "." : fallback_repo;
+  change.repo.clear();
+  const auto top = run_git(repo, {"rev-parse", "--show-toplevel"});
+  if (!top) {
+    append_note(change, "no git repository at " + repo + " to list the commits in between");
+    return std::nullopt;
+  }
+  std::string root = *top;
+  while (!root.empty() && root.back() == '\n') root.pop_back();
+  change.repo = root;
+  for (const auto& commit : {change.before_commit, change.after_commit}) {
+    if (!has_commit(root, commit)) {
+      append_note(change, "commit " + short_hash(commit) + " is not in " + root);
+      return std::nullopt;
+    }
+  }
+  return root;
+}
+
+// The range of commits to list, from..to: baseline to candidate, swapped (with a note) when the
+// candidate is the older one; on diverged branches, the candidate's commits the baseline lacks.
+std::pair<std::string, std::string> commit_range(const std::string& root, CodeChange& change) {
+  std::string from = change.before_commit, to = change.after_commit;
+  if (is_ancestor(root, from, to)) return {from, to};
+  if (is_ancestor(root, to, from)) {
+    append_note(change, "the candidate's commit is older than the baseline's: listing the commits it lacks");
+    return {to, from};
+  }
+  append_note(change, "the two commits are on diverged branches: listing the candidate's commits "
+                      "that the baseline lacks");
+  return {from, to};
+}
+
 }  // namespace
 
 void attach_git_history(CodeChange& change, const std::vector<std::string>& source_files,
@@ -77,35 +118,11 @@ void attach_git_history(CodeChange& change, const std::vector<std::string>& sour
     return;
   }
   if (!change.commit_changed()) return;
-  std::string repo = change.repo;
-  if (repo.empty() || !run_git(repo, {"rev-parse", "--git-dir"})) repo = fallback_repo.empty() ? "." : fallback_repo;
-  change.repo.clear();
-  const auto top = run_git(repo, {"rev-parse", "--show-toplevel"});
-  if (!top) {
-    append_note(change, "no git repository at " + repo + " to list the commits in between");
-    return;
-  }
-  std::string root = *top;
-  while (!root.empty() && root.back() == '\n') root.pop_back();
-  change.repo = root;
-  for (const auto& commit : {change.before_commit, change.after_commit}) {
-    if (!has_commit(root, commit)) {
-      append_note(change, "commit " + short_hash(commit) + " is not in " + root);
-      return;
-    }
-  }
+  const std::optional<std::string> found = repository_with_both_commits(change, fallback_repo);
+  if (!found) return;
+  const std::string& root = *found;
   change.history_available = true;
-
-  std::string from = change.before_commit, to = change.after_commit;
-  if (!is_ancestor(root, from, to)) {
-    if (is_ancestor(root, to, from)) {
-      std::swap(from, to);
-      append_note(change, "the candidate's commit is older than the baseline's: listing the commits it lacks");
-    } else {
-      append_note(change, "the two commits are on diverged branches: listing the candidate's commits "
-                          "that the baseline lacks");
-    }
-  }
+  const auto [from, to] = commit_range(root, change);
   change.files = tracked_files(root, root, change, source_files);
   change.filtered_by_files = !change.files.empty();
   if (!change.filtered_by_files) {

@@ -139,14 +139,7 @@ void text_ranks(std::string& out, const RanksDelta& k) {
     if (!ranks->empty()) out += "    " + ranks_only_text(*ranks, side) + "\n";
 }
 
-void markdown_pair(std::string& out, const DiffVerdict& v, const DiffThresholds& t) {
-  out += fmt::format("### {}: {}\n\n", v.name.empty() ? "attention" : markdown_escape(v.name), verdict_word(v.regression));
-  out += fmt::format("Baseline {} ({} run(s), {} calls) vs candidate {} ({} run(s), {} calls).\n\n",
-                     markdown_code(v.baseline), v.baseline_runs, v.calls_before, markdown_code(v.candidate), v.candidate_runs,
-                     v.calls_after);
-  for (const auto& r : v.reasons) out += "- **Regression:** " + r + "\n";  // numbers only, no input text
-  if (!v.reasons.empty()) out += "\n";
-
+void markdown_metrics(std::string& out, const DiffVerdict& v, const DiffThresholds& t) {
   out += "| Metric | Baseline -> Candidate | Gate |\n|---|---|---|\n";
   out += fmt::format("| Fused share (time) | {} | {} |\n",
                      before_after(v.fused_time_pct, share_text, Change::kPoints), gate_text(v.fused_time_pct));
@@ -160,19 +153,20 @@ void markdown_pair(std::string& out, const DiffVerdict& v, const DiffThresholds&
   out += fmt::format("Limits: fused share -{:g} pp, time +{:g}%, memory +{:g}%; a change within the "
                      "spread of the runs/steps is not a regression.\n\n",
                      t.max_fused_drop_pp, 100 * t.max_time_increase, 100 * t.max_memory_increase);
+}
 
-  if (!v.backend_changes.empty()) {
-    out += "**Backend changes**\n\n";
-    for (const auto& c : v.backend_changes) {
-      out += fmt::format("- {}: {} -> {}", format_layer_ranges(c.layers), markdown_escape(c.before), markdown_escape(c.after));
-      if (!c.explanation.empty()) out += " (" + markdown_escape(c.explanation) + ")";
-      out += "\n";
-    }
+void markdown_backend_changes(std::string& out, const DiffVerdict& v) {
+  if (v.backend_changes.empty()) return;
+  out += "**Backend changes**\n\n";
+  for (const auto& c : v.backend_changes) {
+    out += fmt::format("- {}: {} -> {}", format_layer_ranges(c.layers), markdown_escape(c.before), markdown_escape(c.after));
+    if (!c.explanation.empty()) out += " (" + markdown_escape(c.explanation) + ")";
     out += "\n";
   }
+  out += "\n";
+}
 
-  if (v.ranks) markdown_ranks(out, *v.ranks);
-
+void markdown_layers(std::string& out, const DiffVerdict& v) {
   out += "**Per layer**\n\n";
   out += "| Layer | Module | Backend | Fused (time) | Fused (calls) | Device time | FLOP/s | Peak memory |\n";
   out += "|---|---|---|---|---|---|---|---|\n";
@@ -186,31 +180,46 @@ void markdown_pair(std::string& out, const DiffVerdict& v, const DiffThresholds&
                        before_after(l.peak_bytes, bytes_text, Change::kRelative));
   }
   out += "\n";
+}
 
-  const CauseSummary& c = v.causes;
+// The commits on each side, the model config hash, and the commits in between where git has them.
+void markdown_code_change(std::string& out, const CodeChange& code) {
+  out += fmt::format("- Code: {} -> {}", commit_text(code.before_commit, code.before_dirty),
+                     commit_text(code.after_commit, code.after_dirty));
+  if (code.config_changed())
+    out += fmt::format("; model config hash {} -> {}", markdown_escape(code.config_hash_before), markdown_escape(code.config_hash_after));
+  out += "\n";
+  if (code.history_available) {
+    out += fmt::format("  - {} commit(s) in between{}:\n", code.commits.size(),
+                       code.filtered_by_files ? " touching " + markdown_escape(fmt::format("{}", fmt::join(code.files, ", "))) : "");
+    for (const auto& commit : code.commits) out += fmt::format("    - `{}` {}\n", short_hash(commit.hash), markdown_escape(commit.subject));
+  }
+  if (!code.note.empty()) out += "  - " + markdown_escape(code.note) + "\n";
+}
+
+void markdown_causes(std::string& out, const CauseSummary& c) {
   const bool code_changed = c.code && (c.code->commit_changed() || c.code->config_changed() ||
                                        c.code->before_dirty || c.code->after_dirty);
-  if (!c.inputs.empty() || !c.environment.empty() || code_changed) {
-    out += "**What changed**\n\n";
-    for (const auto& s : c.inputs) out += "- Inputs: " + markdown_escape(s) + "\n";
-    for (const auto& s : c.environment) out += "- Environment: " + markdown_escape(s) + "\n";
-    if (code_changed) {
-      const CodeChange& code = *c.code;
-      out += fmt::format("- Code: {} -> {}", commit_text(code.before_commit, code.before_dirty),
-                         commit_text(code.after_commit, code.after_dirty));
-      if (code.config_changed())
-        out += fmt::format("; model config hash {} -> {}", markdown_escape(code.config_hash_before), markdown_escape(code.config_hash_after));
-      out += "\n";
-      if (code.history_available) {
-        out += fmt::format("  - {} commit(s) in between{}:\n", code.commits.size(),
-                           code.filtered_by_files ? " touching " + markdown_escape(fmt::format("{}", fmt::join(code.files, ", "))) : "");
-        for (const auto& commit : code.commits)
-          out += fmt::format("    - `{}` {}\n", short_hash(commit.hash), markdown_escape(commit.subject));
-      }
-      if (!code.note.empty()) out += "  - " + markdown_escape(code.note) + "\n";
-    }
-    out += "\n";
-  }
+  if (c.inputs.empty() && c.environment.empty() && !code_changed) return;
+  out += "**What changed**\n\n";
+  for (const auto& s : c.inputs) out += "- Inputs: " + markdown_escape(s) + "\n";
+  for (const auto& s : c.environment) out += "- Environment: " + markdown_escape(s) + "\n";
+  if (code_changed) markdown_code_change(out, *c.code);
+  out += "\n";
+}
+
+void markdown_pair(std::string& out, const DiffVerdict& v, const DiffThresholds& t) {
+  out += fmt::format("### {}: {}\n\n", v.name.empty() ? "attention" : markdown_escape(v.name), verdict_word(v.regression));
+  out += fmt::format("Baseline {} ({} run(s), {} calls) vs candidate {} ({} run(s), {} calls).\n\n",
+                     markdown_code(v.baseline), v.baseline_runs, v.calls_before, markdown_code(v.candidate), v.candidate_runs,
+                     v.calls_after);
+  for (const auto& r : v.reasons) out += "- **Regression:** " + r + "\n";  // numbers only, no input text
+  if (!v.reasons.empty()) out += "\n";
+  markdown_metrics(out, v, t);
+  markdown_backend_changes(out, v);
+  if (v.ranks) markdown_ranks(out, *v.ranks);
+  markdown_layers(out, v);
+  markdown_causes(out, v.causes);
   for (const auto& n : v.notes) out += "_Note: " + markdown_escape(n) + "_\n";
   if (!v.notes.empty()) out += "\n";
 }

@@ -174,124 +174,144 @@ ATTNPROF_INLINE double softmax_row(float* z, int64_t hi, int64_t ld, double& neg
   return l;
 }
 
-// One (batch, head, query block). Compiled for x86-64-v3 (AVX2+FMA) and a baseline; the
-// loader picks by ISA level (an "arch=haswell" clone would be picked only on Haswell itself).
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-void run_unit(const Context& c, const Unit& u, Scratch& s, UnitSums& out) {
-  const HeadInputs& in = *c.in;
-  const HeadOptions& opt = *c.opt;
-  const int64_t D = in.D, bs = opt.block_size;
-  const int64_t off = in.Skv - in.Sq;
-  const int64_t klen = in.key_lengths.empty() ? in.Skv : in.key_lengths[static_cast<size_t>(u.b)];
-  const bool pad_queries = !in.key_lengths.empty() && in.Sq == in.Skv;
-  const int64_t q0 = u.qb * bs, q1 = std::min(in.Sq, q0 + bs);
-  const int64_t nrows = q1 - q0, nrows_pad = round_up(nrows, 4);
+// The rows of one unit's query block and the keys they see.
+struct UnitRows {
+  int64_t q0 = 0, nrows = 0, nrows_pad = 0;  // first query, rows, rows rounded up to 4
+  int64_t off = 0;      // Skv - Sq: query i sits at key i + off
+  int64_t klen = 0;     // the batch row's keys (key_lengths)
+  int64_t kvh = 0;      // the K/V head of the query head
+  int64_t hi_max = 0;   // the most keys a row sees
+  int64_t ld = 0;       // scratch row stride: hi_max rounded to kTile
+  int64_t nblocks = 0;  // key blocks of block_size up to hi_max
+};
 
-  // Visible keys per row: [0, hi).
-  s.hi.assign(static_cast<size_t>(nrows_pad), 0);
+// Visible keys per row, [0, hi), into s.hi; returns their maximum.
+ATTNPROF_INLINE int64_t visible_keys(const Context& c, const UnitRows& g, Scratch& s) {
+  const HeadInputs& in = *c.in;
+  const bool pad_queries = !in.key_lengths.empty() && in.Sq == in.Skv;
+  s.hi.assign(static_cast<size_t>(g.nrows_pad), 0);
   int64_t hi_max = 0;
-  for (int64_t r = 0; r < nrows; ++r) {
-    const int64_t i = q0 + r;
-    int64_t hi = in.causal ? std::min(klen, i + off + 1) : klen;
-    if (pad_queries && i >= klen) hi = 0;
+  for (int64_t r = 0; r < g.nrows; ++r) {
+    const int64_t i = g.q0 + r;
+    int64_t hi = in.causal ? std::min(g.klen, i + g.off + 1) : g.klen;
+    if (pad_queries && i >= g.klen) hi = 0;
     s.hi[static_cast<size_t>(r)] = std::max<int64_t>(hi, 0);
     hi_max = std::max(hi_max, s.hi[static_cast<size_t>(r)]);
   }
-  out.window.assign(c.windows.size(), 0.0);
-  if (hi_max == 0) return;
-  const int64_t ld = round_up(hi_max, kTile);
+  return hi_max;
+}
 
-  // Sweep 1: scaled query block, logits for the visible tiles of each 4-row group.
-  s.q.assign(static_cast<size_t>(nrows_pad * D), 0.0f);
-  const float* qsrc = in.q + ((u.b * in.Hq + u.h) * in.Sq + q0) * D;
-  for (int64_t r = 0; r < nrows * D; ++r) s.q[static_cast<size_t>(r)] = qsrc[r] * c.scale;
-  s.z.resize(static_cast<size_t>(nrows_pad * ld));
-  const int64_t kvh = u.h / c.group;
-  const float* kp = c.k_packed.data() + (u.b * in.Hkv + kvh) * c.ntiles * D * kTile;
+// Sweep 1: scaled query block, logits for the visible tiles of each 4-row group, into s.z.
+ATTNPROF_INLINE void compute_logits(const Context& c, const Unit& u, const UnitRows& g, Scratch& s) {
+  const HeadInputs& in = *c.in;
+  const int64_t D = in.D, ld = g.ld;
+  s.q.assign(static_cast<size_t>(g.nrows_pad * D), 0.0f);
+  const float* qsrc = in.q + ((u.b * in.Hq + u.h) * in.Sq + g.q0) * D;
+  for (int64_t r = 0; r < g.nrows * D; ++r) s.q[static_cast<size_t>(r)] = qsrc[r] * c.scale;
+  s.z.resize(static_cast<size_t>(g.nrows_pad * ld));
+  const float* kp = c.k_packed.data() + (u.b * in.Hkv + g.kvh) * c.ntiles * D * kTile;
   // Tile-outer order: one packed K tile (D x 64) stays in L1/L2 while every 4-row group of
   // the query block uses it; row groups stop at their last visible tile (causal).
-  std::vector<int64_t> group_hi(static_cast<size_t>(nrows_pad / 4), 0);
-  for (int64_t r = 0; r < nrows_pad; ++r)
+  std::vector<int64_t> group_hi(static_cast<size_t>(g.nrows_pad / 4), 0);
+  for (int64_t r = 0; r < g.nrows_pad; ++r)
     group_hi[static_cast<size_t>(r / 4)] = std::max(group_hi[static_cast<size_t>(r / 4)], s.hi[static_cast<size_t>(r)]);
-  for (int64_t t = 0; t * kTile < hi_max; ++t)
-    for (int64_t r0 = 0; r0 < nrows_pad; r0 += 4) {
+  for (int64_t t = 0; t * kTile < g.hi_max; ++t)
+    for (int64_t r0 = 0; r0 < g.nrows_pad; r0 += 4) {
       if (group_hi[static_cast<size_t>(r0 / 4)] <= t * kTile) continue;
       for (int64_t c0 = 0; c0 < kTile; c0 += 16)
         gemm_4x16(s.q.data() + r0 * D, D, kp + t * D * kTile + c0, kTile, D,
                   s.z.data() + r0 * ld + t * kTile + c0, ld, false);
     }
+}
 
-  // Sweep 2: exact softmax per row and the statistics as range sums of e / l.
-  const int64_t nblocks = (hi_max + bs - 1) / bs;
-  s.block_mass.assign(static_cast<size_t>(nblocks), 0.0);
+// The window masses of one row: windows |ip - j| < w, grown one after another so each key is
+// summed once; then the recall window (with the sinks) and the model window on their own
+// (they need not be in the set).
+ATTNPROF_INLINE void add_window_masses(const Context& c, const float* e, int64_t hi, int64_t ip, double il,
+                                       int64_t sink_hi, UnitSums& out) {
+  const HeadOptions& opt = *c.opt;
+  int64_t lo = std::clamp<int64_t>(ip, 0, hi), up = lo;
+  double acc = 0;
+  auto grow = [&](int64_t w) {
+    const int64_t nlo = std::clamp<int64_t>(ip - w + 1, 0, hi);
+    const int64_t nup = std::clamp<int64_t>(ip + w, 0, hi);
+    acc += range_sum(e, nlo, lo) + range_sum(e, up, nup);
+    lo = nlo;
+    up = nup;
+    return acc * il;
+  };
+  for (size_t w = 0; w < c.windows.size(); ++w) out.window[w] += grow(c.windows[w]);
+  auto window_mass = [&](int64_t w) {
+    const int64_t wl = std::clamp<int64_t>(ip - w + 1, 0, hi);
+    const int64_t wu = std::clamp<int64_t>(ip + w, 0, hi);
+    return std::pair<double, int64_t>{range_sum(e, wl, wu) * il, wl};
+  };
+  const auto [recent, recent_lo] = window_mass(opt.recall_window);
+  out.recall += recent + range_sum(e, 0, std::min(sink_hi, recent_lo)) * il;
+  if (opt.model_window > 0) out.model_window += window_mass(opt.model_window).first;
+}
+
+// One row's statistics, as range sums of its e = exp(z - max) over l = sum e; returns 1 / l.
+ATTNPROF_INLINE double add_row_statistics(const Context& c, const UnitRows& g, int64_t r, float* e, int64_t hi,
+                                          Scratch& s, UnitSums& out) {
+  const HeadOptions& opt = *c.opt;
+  double neg_ez = 0;
+  const double l = softmax_row(e, hi, g.ld, neg_ez);
+  const double il = 1.0 / l;
+  out.keys += static_cast<double>(hi);
+  if (hi > 1) {
+    const double entropy = std::log(l) - neg_ez * il;  // -sum p log p
+    out.entropy += std::max(0.0, entropy) / std::log(static_cast<double>(hi));
+    ++out.entropy_rows;
+  }
+  out.max_weight += il;  // the largest e is exp(0) = 1
+  const int64_t sink_hi = std::min(opt.sink_tokens, hi);
+  const double sink = range_sum(e, 0, sink_hi) * il;
+  out.sink += sink;
+  const int64_t special_lo = std::max(sink_hi, g.klen - opt.trailing_special_tokens);
+  out.special += sink + (special_lo < hi ? range_sum(e, special_lo, hi) * il : 0.0);
+  add_window_masses(c, e, hi, g.q0 + r + g.off, il, sink_hi, out);
+  for (int64_t blk = 0; blk < g.nblocks; ++blk) {
+    const int64_t j0 = blk * opt.block_size, j1 = std::min(hi, j0 + opt.block_size);
+    if (j0 < j1) s.block_mass[static_cast<size_t>(blk)] += range_sum(e, j0, j1) * il;
+  }
+  return il;
+}
+
+// Sweep 2: exact softmax per row and the statistics; returns each row's 1 / l (0 for a row
+// that sees no key), which the output norm scales by.
+ATTNPROF_INLINE std::vector<double> add_softmax_statistics(const Context& c, const UnitRows& g, Scratch& s,
+                                                           UnitSums& out) {
+  s.block_mass.assign(static_cast<size_t>(g.nblocks), 0.0);
   int64_t valid_rows = 0;
-  std::vector<double> inv_l(static_cast<size_t>(nrows_pad), 0.0);
-  for (int64_t r = 0; r < nrows; ++r) {
-    float* e = s.z.data() + r * ld;
+  std::vector<double> inv_l(static_cast<size_t>(g.nrows_pad), 0.0);
+  for (int64_t r = 0; r < g.nrows; ++r) {
+    float* e = s.z.data() + r * g.ld;
     const int64_t hi = s.hi[static_cast<size_t>(r)];
     if (hi == 0) {
-      std::fill(e, e + ld, 0.0f);
+      std::fill(e, e + g.ld, 0.0f);
       continue;
     }
-    double neg_ez = 0;
-    const double l = softmax_row(e, hi, ld, neg_ez);
-    const double il = 1.0 / l;
-    inv_l[static_cast<size_t>(r)] = il;
+    inv_l[static_cast<size_t>(r)] = add_row_statistics(c, g, r, e, hi, s, out);
     ++valid_rows;
-    out.keys += static_cast<double>(hi);
-    if (hi > 1) {
-      const double entropy = std::log(l) - neg_ez * il;  // -sum p log p
-      out.entropy += std::max(0.0, entropy) / std::log(static_cast<double>(hi));
-      ++out.entropy_rows;
-    }
-    out.max_weight += il;  // the largest e is exp(0) = 1
-    const int64_t sink_hi = std::min(opt.sink_tokens, hi);
-    const double sink = range_sum(e, 0, sink_hi) * il;
-    out.sink += sink;
-    const int64_t special_lo = std::max(sink_hi, klen - opt.trailing_special_tokens);
-    out.special += sink + (special_lo < hi ? range_sum(e, special_lo, hi) * il : 0.0);
-
-    // Windows |ip - j| < w, grown one after another so each key is summed once.
-    const int64_t ip = q0 + r + off;
-    int64_t lo = std::clamp<int64_t>(ip, 0, hi), up = lo;
-    double acc = 0;
-    auto grow = [&](int64_t w) {
-      const int64_t nlo = std::clamp<int64_t>(ip - w + 1, 0, hi);
-      const int64_t nup = std::clamp<int64_t>(ip + w, 0, hi);
-      acc += range_sum(e, nlo, lo) + range_sum(e, up, nup);
-      lo = nlo;
-      up = nup;
-      return acc * il;
-    };
-    for (size_t w = 0; w < c.windows.size(); ++w) out.window[w] += grow(c.windows[w]);
-    // Recall window and model window are computed on their own (they need not be in the set).
-    auto window_mass = [&](int64_t w) {
-      const int64_t wl = std::clamp<int64_t>(ip - w + 1, 0, hi);
-      const int64_t wu = std::clamp<int64_t>(ip + w, 0, hi);
-      return std::pair<double, int64_t>{range_sum(e, wl, wu) * il, wl};
-    };
-    const auto [recent, recent_lo] = window_mass(opt.recall_window);
-    out.recall += recent + range_sum(e, 0, std::min(sink_hi, recent_lo)) * il;
-    if (opt.model_window > 0) out.model_window += window_mass(opt.model_window).first;
-
-    for (int64_t blk = 0; blk < nblocks; ++blk) {
-      const int64_t j0 = blk * bs, j1 = std::min(hi, j0 + bs);
-      if (j0 < j1) s.block_mass[static_cast<size_t>(blk)] += range_sum(e, j0, j1) * il;
-    }
   }
-  for (int64_t r = nrows; r < nrows_pad; ++r) std::fill_n(s.z.data() + r * ld, ld, 0.0f);
+  for (int64_t r = g.nrows; r < g.nrows_pad; ++r) std::fill_n(s.z.data() + r * g.ld, g.ld, 0.0f);
   out.rows = valid_rows;
   if (valid_rows > 0) {
-    out.visible_blocks = nblocks;
+    out.visible_blocks = g.nblocks;
     out.needed90 = blocks_to_cover(s.block_mass, 0.90);
     out.needed95 = blocks_to_cover(s.block_mass, 0.95);
   }
+  return inv_l;
+}
 
-  // Output norm: o = (e V) / l, then f = o W_O^h (or ||o|| without W_O).
-  if (in.v == nullptr) return;
-  const int64_t dvp = c.dv_pad;
+// Output norm: o = (e V) / l, then f = o W_O^h (or ||o|| without W_O).
+ATTNPROF_INLINE void add_output_norms(const Context& c, const Unit& u, const UnitRows& g,
+                                      const std::vector<double>& inv_l, Scratch& s, UnitSums& out) {
+  const HeadInputs& in = *c.in;
+  const int64_t dvp = c.dv_pad, nrows_pad = g.nrows_pad, ld = g.ld, hi_max = g.hi_max;
   s.o.assign(static_cast<size_t>(nrows_pad * dvp), 0.0f);
-  const float* vp = c.v_packed.data() + (u.b * in.Hkv + kvh) * c.skv_pad * dvp;
+  const float* vp = c.v_packed.data() + (u.b * in.Hkv + g.kvh) * c.skv_pad * dvp;
   // Key panels of 256 rows of V stay in cache while every row group accumulates into them.
   constexpr int64_t kPanel = 256;
   for (int64_t k0 = 0; k0 < hi_max; k0 += kPanel)
@@ -299,7 +319,7 @@ void run_unit(const Context& c, const Unit& u, Scratch& s, UnitSums& out) {
       for (int64_t r0 = 0; r0 < nrows_pad; r0 += 4)
         gemm_4x16(s.z.data() + r0 * ld + k0, ld, vp + k0 * dvp + c0, dvp, std::min(kPanel, hi_max - k0),
                   s.o.data() + r0 * dvp + c0, dvp, k0 > 0);
-  for (int64_t r = 0; r < nrows; ++r)
+  for (int64_t r = 0; r < g.nrows; ++r)
     for (int64_t cc = 0; cc < dvp; ++cc)
       s.o[static_cast<size_t>(r * dvp + cc)] *= static_cast<float>(inv_l[static_cast<size_t>(r)]);
   const float* rows = s.o.data();
@@ -315,7 +335,7 @@ void run_unit(const Context& c, const Unit& u, Scratch& s, UnitSums& out) {
     rows = s.f.data();
     width = hp;
   }
-  for (int64_t r = 0; r < nrows; ++r) {
+  for (int64_t r = 0; r < g.nrows; ++r) {
     if (s.hi[static_cast<size_t>(r)] == 0) continue;
     double sq = 0;
     for (int64_t cc = 0; cc < width; ++cc) {
@@ -324,6 +344,30 @@ void run_unit(const Context& c, const Unit& u, Scratch& s, UnitSums& out) {
     }
     out.out_norm += std::sqrt(sq);
   }
+}
+
+// One (batch, head, query block). Compiled for x86-64-v3 (AVX2+FMA) and a baseline; the
+// loader picks by ISA level (an "arch=haswell" clone would be picked only on Haswell itself).
+// Its sweeps are ATTNPROF_INLINE so that each clone compiles them for its own ISA.
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+void run_unit(const Context& c, const Unit& u, Scratch& s, UnitSums& out) {
+  const HeadInputs& in = *c.in;
+  const int64_t bs = c.opt->block_size;
+  UnitRows g;
+  g.q0 = u.qb * bs;
+  g.nrows = std::min(in.Sq, g.q0 + bs) - g.q0;
+  g.nrows_pad = round_up(g.nrows, 4);
+  g.off = in.Skv - in.Sq;
+  g.klen = in.key_lengths.empty() ? in.Skv : in.key_lengths[static_cast<size_t>(u.b)];
+  g.kvh = u.h / c.group;
+  g.hi_max = visible_keys(c, g, s);
+  out.window.assign(c.windows.size(), 0.0);
+  if (g.hi_max == 0) return;
+  g.ld = round_up(g.hi_max, kTile);
+  g.nblocks = (g.hi_max + bs - 1) / bs;
+  compute_logits(c, u, g, s);
+  const std::vector<double> inv_l = add_softmax_statistics(c, g, s, out);
+  if (in.v != nullptr) add_output_norms(c, u, g, inv_l, s, out);
 }
 
 uint64_t splitmix64(uint64_t x) {
@@ -350,6 +394,7 @@ std::vector<int64_t> query_blocks(int64_t nqb, int64_t max_blocks, uint64_t seed
   return out;
 }
 
+// long: a flat list of input checks, one per requirement of the kernel, each with its message
 Status validate(const HeadInputs& in, const HeadOptions& opt) {
   auto bad = [](const std::string& m) { return make_error(ErrorCode::kInvalidArgument, m); };
   if (in.q == nullptr || in.k == nullptr) return bad("heads: Q and K are required");
@@ -373,8 +418,9 @@ Status validate(const HeadInputs& in, const HeadOptions& opt) {
 
 }  // namespace
 
-Result<std::vector<HeadStats>> compute_head_stats(const HeadInputs& in, const HeadOptions& opt) {
-  if (auto st = validate(in, opt); !st) return st.error();
+namespace {
+
+Context make_context(const HeadInputs& in, const HeadOptions& opt) {
   Context c;
   c.in = &in;
   c.opt = &opt;
@@ -389,15 +435,22 @@ Result<std::vector<HeadStats>> compute_head_stats(const HeadInputs& in, const He
   std::sort(c.windows.begin(), c.windows.end());
   c.windows.erase(std::unique(c.windows.begin(), c.windows.end()), c.windows.end());
   pack_inputs(c);
+  return c;
+}
 
-  const int64_t nqb = (in.Sq + opt.block_size - 1) / opt.block_size;
+// Every (batch, head, query block) to run, of `nqb` query blocks per head.
+std::vector<Unit> make_units(const HeadInputs& in, const HeadOptions& opt, int64_t nqb) {
   std::vector<Unit> units;
   for (int64_t b = 0; b < in.B; ++b)
     for (int64_t h = 0; h < in.Hq; ++h)
       for (int64_t qb : query_blocks(nqb, opt.max_query_blocks,
                                      splitmix64(opt.seed ^ static_cast<uint64_t>(b * in.Hq + h))))
         units.push_back({b, h, qb});
+  return units;
+}
 
+// The units run on opt.threads threads (0: one per core), each taking the next unit.
+std::vector<UnitSums> run_units(const Context& c, const std::vector<Unit>& units) {
   std::vector<UnitSums> sums(units.size());
   std::atomic<size_t> next{0};
   auto worker = [&] {
@@ -405,86 +458,108 @@ Result<std::vector<HeadStats>> compute_head_stats(const HeadInputs& in, const He
     for (size_t i = next++; i < units.size(); i = next++) run_unit(c, units[i], s, sums[i]);
   };
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const size_t nthreads = std::min<size_t>(units.size(), opt.threads > 0 ? static_cast<size_t>(opt.threads) : hw);
+  const int threads = c.opt->threads;
+  const size_t nthreads = std::min<size_t>(units.size(), threads > 0 ? static_cast<size_t>(threads) : hw);
   std::vector<std::thread> pool;
   for (size_t t = 1; t < nthreads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
+  return sums;
+}
 
-  // Reduce units into heads (in unit order: deterministic).
-  struct Acc {
-    UnitSums total;
-    std::vector<double> entropy_means, sink_means, max_means;
-  };
-  std::vector<Acc> acc(static_cast<size_t>(in.Hq));
-  for (auto& a : acc) a.total.window.assign(c.windows.size(), 0.0);
-  for (size_t i = 0; i < units.size(); ++i) {
-    const UnitSums& s = sums[i];
-    Acc& a = acc[static_cast<size_t>(units[i].h)];
-    UnitSums& t = a.total;
-    t.rows += s.rows;
-    t.entropy_rows += s.entropy_rows;
-    t.keys += s.keys;
-    t.entropy += s.entropy;
-    t.max_weight += s.max_weight;
-    t.sink += s.sink;
-    t.special += s.special;
-    t.recall += s.recall;
-    t.model_window += s.model_window;
-    t.out_norm += s.out_norm;
-    for (size_t w = 0; w < s.window.size(); ++w) t.window[w] += s.window[w];
-    t.needed90 += s.needed90;
-    t.needed95 += s.needed95;
-    t.visible_blocks += s.visible_blocks;
-    if (s.rows > 0) {
-      const double rows = static_cast<double>(s.rows);
-      a.sink_means.push_back(s.sink / rows);
-      a.max_means.push_back(s.max_weight / rows);
-      if (s.entropy_rows > 0) a.entropy_means.push_back(s.entropy / static_cast<double>(s.entropy_rows));
-    }
+// A head's unit sums added up, with the per-unit means its sampling error is estimated from.
+struct HeadAcc {
+  UnitSums total;
+  std::vector<double> entropy_means, sink_means, max_means;
+};
+
+void add_unit(const UnitSums& s, HeadAcc& a) {
+  UnitSums& t = a.total;
+  t.rows += s.rows;
+  t.entropy_rows += s.entropy_rows;
+  t.keys += s.keys;
+  t.entropy += s.entropy;
+  t.max_weight += s.max_weight;
+  t.sink += s.sink;
+  t.special += s.special;
+  t.recall += s.recall;
+  t.model_window += s.model_window;
+  t.out_norm += s.out_norm;
+  for (size_t w = 0; w < s.window.size(); ++w) t.window[w] += s.window[w];
+  t.needed90 += s.needed90;
+  t.needed95 += s.needed95;
+  t.visible_blocks += s.visible_blocks;
+  if (s.rows > 0) {
+    const double rows = static_cast<double>(s.rows);
+    a.sink_means.push_back(s.sink / rows);
+    a.max_means.push_back(s.max_weight / rows);
+    if (s.entropy_rows > 0) a.entropy_means.push_back(s.entropy / static_cast<double>(s.entropy_rows));
   }
+}
 
+// Units reduced into heads, in unit order (deterministic).
+std::vector<HeadAcc> reduce_heads(const Context& c, const std::vector<Unit>& units, const std::vector<UnitSums>& sums) {
+  std::vector<HeadAcc> acc(static_cast<size_t>(c.in->Hq));
+  for (auto& a : acc) a.total.window.assign(c.windows.size(), 0.0);
+  for (size_t i = 0; i < units.size(); ++i) add_unit(sums[i], acc[static_cast<size_t>(units[i].h)]);
+  return acc;
+}
+
+// Standard error of a mean over n sampled blocks out of N (finite-population corrected); 0
+// when every block was computed.
+double sampling_stderr(const std::vector<double>& x, bool sampled, double N) {
+  const double n = static_cast<double>(x.size());
+  if (!sampled || n < 2) return 0.0;
+  const double mean = std::accumulate(x.begin(), x.end(), 0.0) / n;
+  double var = 0;
+  for (double v : x) var += (v - mean) * (v - mean);
+  var /= (n - 1);
+  return std::sqrt(std::max(0.0, 1.0 - n / N) * var / n);
+}
+
+// One head's statistics from its sums; `norm_total` is the sum of every head's mean output norm.
+HeadStats head_stats(const Context& c, int64_t h, const HeadAcc& a, double norm_total, bool sampled, double N) {
+  const HeadInputs& in = *c.in;
+  const UnitSums& t = a.total;
+  const double rows = std::max<double>(1.0, static_cast<double>(t.rows));
+  HeadStats hs;
+  hs.layer = in.layer;
+  hs.head = h;
+  hs.kv_head = h / c.group;
+  hs.query_rows = t.rows;
+  hs.mean_keys = t.keys / rows;
+  hs.entropy = t.entropy_rows > 0 ? t.entropy / static_cast<double>(t.entropy_rows) : 0.0;
+  hs.max_weight = t.max_weight / rows;
+  hs.sink_mass = t.sink / rows;
+  hs.special_mass = t.special / rows;
+  for (size_t w = 0; w < c.windows.size(); ++w) hs.window_mass.emplace_back(c.windows[w], t.window[w] / rows);
+  if (c.opt->model_window > 0) hs.window_dropped_mass = std::max(0.0, 1.0 - t.model_window / rows);
+  hs.sink_window_recall = t.recall / rows;
+  if (t.visible_blocks > 0) {
+    hs.block_coverage_90 = static_cast<double>(t.needed90) / static_cast<double>(t.visible_blocks);
+    hs.block_coverage_95 = static_cast<double>(t.needed95) / static_cast<double>(t.visible_blocks);
+  }
+  if (in.v != nullptr && norm_total > 0) hs.output_share = (t.out_norm / rows) / norm_total;
+  hs.sampling_stderr = std::max({sampling_stderr(a.entropy_means, sampled, N), sampling_stderr(a.sink_means, sampled, N),
+                                 sampling_stderr(a.max_means, sampled, N)});
+  return hs;
+}
+
+}  // namespace
+
+Result<std::vector<HeadStats>> compute_head_stats(const HeadInputs& in, const HeadOptions& opt) {
+  if (auto st = validate(in, opt); !st) return st.error();
+  const Context c = make_context(in, opt);
+  const int64_t nqb = (in.Sq + opt.block_size - 1) / opt.block_size;
+  const std::vector<Unit> units = make_units(in, opt, nqb);
+  const std::vector<HeadAcc> acc = reduce_heads(c, units, run_units(c, units));
   const bool sampled = opt.max_query_blocks > 0 && nqb > opt.max_query_blocks;
-  // Standard error of a mean over n sampled blocks out of N (finite-population corrected).
-  auto stderr_of = [&](const std::vector<double>& x) {
-    const double n = static_cast<double>(x.size());
-    if (!sampled || n < 2) return 0.0;
-    const double mean = std::accumulate(x.begin(), x.end(), 0.0) / n;
-    double var = 0;
-    for (double v : x) var += (v - mean) * (v - mean);
-    var /= (n - 1);
-    const double N = static_cast<double>(nqb * in.B);
-    return std::sqrt(std::max(0.0, 1.0 - n / N) * var / n);
-  };
-
-  std::vector<HeadStats> out;
+  const double all_blocks = static_cast<double>(nqb * in.B);
   double norm_total = 0;
   for (const auto& a : acc) norm_total += a.total.rows > 0 ? a.total.out_norm / static_cast<double>(a.total.rows) : 0;
-  for (int64_t h = 0; h < in.Hq; ++h) {
-    const Acc& a = acc[static_cast<size_t>(h)];
-    const UnitSums& t = a.total;
-    const double rows = std::max<double>(1.0, static_cast<double>(t.rows));
-    HeadStats hs;
-    hs.layer = in.layer;
-    hs.head = h;
-    hs.kv_head = h / c.group;
-    hs.query_rows = t.rows;
-    hs.mean_keys = t.keys / rows;
-    hs.entropy = t.entropy_rows > 0 ? t.entropy / static_cast<double>(t.entropy_rows) : 0.0;
-    hs.max_weight = t.max_weight / rows;
-    hs.sink_mass = t.sink / rows;
-    hs.special_mass = t.special / rows;
-    for (size_t w = 0; w < c.windows.size(); ++w) hs.window_mass.emplace_back(c.windows[w], t.window[w] / rows);
-    if (opt.model_window > 0) hs.window_dropped_mass = std::max(0.0, 1.0 - t.model_window / rows);
-    hs.sink_window_recall = t.recall / rows;
-    if (t.visible_blocks > 0) {
-      hs.block_coverage_90 = static_cast<double>(t.needed90) / static_cast<double>(t.visible_blocks);
-      hs.block_coverage_95 = static_cast<double>(t.needed95) / static_cast<double>(t.visible_blocks);
-    }
-    if (in.v != nullptr && norm_total > 0) hs.output_share = (t.out_norm / rows) / norm_total;
-    hs.sampling_stderr = std::max({stderr_of(a.entropy_means), stderr_of(a.sink_means), stderr_of(a.max_means)});
-    out.push_back(std::move(hs));
-  }
+  std::vector<HeadStats> out;
+  for (int64_t h = 0; h < in.Hq; ++h)
+    out.push_back(head_stats(c, h, acc[static_cast<size_t>(h)], norm_total, sampled, all_blocks));
   return out;
 }
 

@@ -73,6 +73,51 @@ std::string untrained_reason(const std::vector<HeadStats>& heads, int64_t sink_t
   return "";
 }
 
+// How many heads of each (layer, KV head) qualify.
+template <typename Qualifies>
+std::map<std::pair<int64_t, int64_t>, int64_t> count_in_group(const std::vector<HeadStats>& stats, Qualifies qualifies) {
+  std::map<std::pair<int64_t, int64_t>, int64_t> n;
+  for (const auto& h : stats)
+    if (qualifies(h)) ++n[{h.layer, h.kv_head}];
+  return n;
+}
+
+// The heads worth acting on (prune, streaming KV, block-sparse), with the KV bytes each frees.
+// KV bytes are freed only when every query head sharing a KV head (GQA group) qualifies.
+std::vector<HeadCandidate> head_candidates(const std::vector<HeadStats>& stats, const HeadModelShape& shape,
+                                           const HeadOptions& opt) {
+  const int64_t group = shape.Hkv > 0 ? std::max<int64_t>(1, shape.Hq / shape.Hkv) : 1;
+  const int64_t kv_head_bytes = (shape.D + (shape.Dv > 0 ? shape.Dv : shape.D)) * opt.kv_bytes_per_element;
+  auto dormant_in_group = count_in_group(stats, [](const HeadStats& h) { return h.kind == "dormant"; });
+  auto windowed_in_group = count_in_group(
+      stats, [](const HeadStats& h) { return h.kind == "dormant" || h.kind == "local" || h.kind == "streaming"; });
+  std::vector<HeadCandidate> candidates;
+  for (const auto& h : stats) {
+    const bool whole_group = dormant_in_group[{h.layer, h.kv_head}] == group;
+    const bool group_windowed = windowed_in_group[{h.layer, h.kv_head}] == group;
+    if (h.kind == "dormant") {
+      candidates.push_back(
+          {h.layer, h.head, "prune",
+           fmt::format("{} of its attention on sink/special tokens{}", percent_text(h.special_mass),
+                       h.output_share >= 0 ? fmt::format(", {} of the layer's output norm", percent_text(h.output_share)) : ""),
+           whole_group ? kv_head_bytes / group : 0, 0});
+    } else if (h.kind == "local" || h.kind == "streaming") {
+      candidates.push_back(
+          {h.layer, h.head, "streaming_kv",
+           fmt::format("{} of its mass within {} sink + {} recent tokens", percent_text(h.sink_window_recall),
+                       opt.sink_tokens, opt.recall_window),
+           group_windowed ? kv_head_bytes / group : 0, 0});
+    } else if (h.kind == "block_sparse") {
+      candidates.push_back(
+          {h.layer, h.head, "block_sparse",
+           fmt::format("95% of its mass in {} of the {}x{} blocks", percent_text(h.block_coverage_95),
+                       opt.block_size, opt.block_size),
+           0, 1.0 / h.block_coverage_95});
+    }
+  }
+  return candidates;
+}
+
 }  // namespace
 
 HeadsSection summarize_heads(std::vector<HeadStats> stats, const HeadModelShape& shape,
@@ -85,8 +130,6 @@ HeadsSection summarize_heads(std::vector<HeadStats> stats, const HeadModelShape&
   sec.untrained_reason = untrained_reason(stats, opt.sink_tokens);
   sec.weights_look_trained = sec.untrained_reason.empty();
   const int64_t Hq = std::max<int64_t>(shape.Hq, 1);
-  const int64_t group = shape.Hkv > 0 ? std::max<int64_t>(1, shape.Hq / shape.Hkv) : 1;
-  const int64_t kv_head_bytes = (shape.D + (shape.Dv > 0 ? shape.Dv : shape.D)) * opt.kv_bytes_per_element;
 
   double max_stderr = 0;
   for (auto& h : stats) {
@@ -106,39 +149,7 @@ HeadsSection summarize_heads(std::vector<HeadStats> stats, const HeadModelShape&
     return sec;
   }
 
-  // KV bytes are freed only when every query head sharing a KV head (GQA group) qualifies.
-  auto count_in_group = [&](auto&& qualifies) {
-    std::map<std::pair<int64_t, int64_t>, int64_t> n;
-    for (const auto& h : stats)
-      if (qualifies(h)) ++n[{h.layer, h.kv_head}];
-    return n;
-  };
-  auto dormant_in_group = count_in_group([](const HeadStats& h) { return h.kind == "dormant"; });
-  auto windowed_in_group = count_in_group(
-      [](const HeadStats& h) { return h.kind == "dormant" || h.kind == "local" || h.kind == "streaming"; });
-  for (const auto& h : stats) {
-    const bool whole_group = dormant_in_group[{h.layer, h.kv_head}] == group;
-    const bool group_windowed = windowed_in_group[{h.layer, h.kv_head}] == group;
-    if (h.kind == "dormant") {
-      sec.candidates.push_back(
-          {h.layer, h.head, "prune",
-           fmt::format("{} of its attention on sink/special tokens{}", percent_text(h.special_mass),
-                       h.output_share >= 0 ? fmt::format(", {} of the layer's output norm", percent_text(h.output_share)) : ""),
-           whole_group ? kv_head_bytes / group : 0, 0});
-    } else if (h.kind == "local" || h.kind == "streaming") {
-      sec.candidates.push_back(
-          {h.layer, h.head, "streaming_kv",
-           fmt::format("{} of its mass within {} sink + {} recent tokens", percent_text(h.sink_window_recall),
-                       opt.sink_tokens, opt.recall_window),
-           group_windowed ? kv_head_bytes / group : 0, 0});
-    } else if (h.kind == "block_sparse") {
-      sec.candidates.push_back(
-          {h.layer, h.head, "block_sparse",
-           fmt::format("95% of its mass in {} of the {}x{} blocks", percent_text(h.block_coverage_95),
-                       opt.block_size, opt.block_size),
-           0, 1.0 / h.block_coverage_95});
-    }
-  }
+  sec.candidates = head_candidates(stats, shape, opt);
   sec.heads = std::move(stats);
   return sec;
 }

@@ -176,15 +176,10 @@ WindowEffectiveness flex_verdict(const Call& c, WindowEffectiveness w) {
   return w;
 }
 
-// A dense kernel (cuDNN, memory-efficient, math, CPU flash, eager) with a materialised mask
-// reads every score: the work is Sq x Skv whatever the mask holds; the kind names the fix.
-WindowEffectiveness materialised_verdict(const Call& c, const MaskEvidence& ev, WindowEffectiveness w) {
+// The masked shares of a materialised mask and what they rest on: causal at least where the
+// mask is known to be (and exactly so for a causal mask), the window's share where it is known.
+void materialised_fractions(const Call& c, const MaskEvidence& ev, bool keeps_every_score, WindowEffectiveness& w) {
   const int64_t Sq = c.shape.Sq, Skv = c.shape.Skv;
-  w.mask = "materialised";
-  w.mask_kind = mask_kind_of(c, ev, w.window);
-  w.skips_masked_work = false;
-  const MaskKindAdvice& advice = advice_for(w.mask_kind);
-  const bool keeps_every_score = advice.fix.empty();
   const bool causal = ev.causal_compare || c.causal || w.mask_kind == "causal";
   if (causal && !keeps_every_score) {
     w.masked_fraction_min = masked_score_fraction(Sq, Skv, true, 0);
@@ -209,6 +204,18 @@ WindowEffectiveness materialised_verdict(const Call& c, const MaskEvidence& ev, 
   }
   const double share = w.masked_fraction >= 0 ? w.masked_fraction : w.masked_fraction_min;
   w.wasted_flops_share = std::max(0.0, share);
+}
+
+// A dense kernel (cuDNN, memory-efficient, math, CPU flash, eager) with a materialised mask
+// reads every score: the work is Sq x Skv whatever the mask holds; the kind names the fix.
+WindowEffectiveness materialised_verdict(const Call& c, const MaskEvidence& ev, WindowEffectiveness w) {
+  const int64_t Sq = c.shape.Sq, Skv = c.shape.Skv;
+  w.mask = "materialised";
+  w.mask_kind = mask_kind_of(c, ev, w.window);
+  w.skips_masked_work = false;
+  const MaskKindAdvice& advice = advice_for(w.mask_kind);
+  const bool keeps_every_score = advice.fix.empty();
+  materialised_fractions(c, ev, keeps_every_score, w);
   const std::string kernel = c.backend.empty() ? "the kernel" : c.backend;
   if (keeps_every_score) {
     w.verdict = fmt::format("{} computes all {}x{} scores of a {}{}", kernel, Sq, Skv, advice.label,

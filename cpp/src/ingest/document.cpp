@@ -56,6 +56,78 @@ Error not_a_trace(const char* data, size_t size, const std::string& label, const
 
 }  // namespace
 
+namespace {
+
+// The document being walked, for the walk's errors: its text, and where the value being read
+// starts (the byte offset a malformed-JSON error names).
+struct DocumentWalk {
+  const char* data;
+  size_t size;
+  const std::string& label;
+  const char* where;
+
+  size_t offset_of(const char* p) const {
+    return p >= data && p <= data + size ? static_cast<size_t>(p - data) : kNoOffset;
+  }
+  Error malformed(simdjson::error_code e) const { return malformed_json(label, offset_of(where), e); }
+  Error not_trace(const std::string& what) const { return not_a_trace(data, size, label, what); }
+};
+
+// The Chrome "JSON Array Format": a bare array of event objects.
+Status read_event_array(od::document& doc, TraceBuilder& builder, DocumentWalk& walk) {
+  od::array events;
+  if (auto e = doc.get_array().get(events)) return walk.malformed(e);
+  bool first = true;
+  for (auto event_result : events) {
+    od::value event;
+    if (auto e = event_result.get(event)) return walk.malformed(e);
+    walk.where = event.raw_json_token().data();
+    if (first) {
+      json_type t;
+      if (auto e = event.type().get(t)) return walk.malformed(e);
+      if (t != json_type::object) return walk.not_trace(kNotArrayOfEvents);
+      first = false;
+    }
+    if (auto e = builder.add_event(event)) return walk.malformed(e);
+  }
+  if (first) return walk.not_trace("an empty JSON array, not a trace");
+  return Ok{};
+}
+
+// Kineto's object: "traceEvents" and the top-level keys around it.
+Status read_trace_object(od::document& doc, TraceBuilder& builder, DocumentWalk& walk) {
+  od::object top;
+  if (auto e = doc.get_object().get(top)) return walk.malformed(e);
+  bool saw_events = false;
+  for (auto field_result : top) {
+    std::string_view key;
+    if (auto e = field_result.unescaped_key().get(key)) return walk.malformed(e);
+    od::value v;
+    if (auto e = field_result.value().get(v)) return walk.malformed(e);
+    walk.where = v.raw_json_token().data();
+    if (key != kineto::kTraceEvents) {
+      if (auto e = builder.add_top_level(key, v)) return walk.malformed(e);
+      continue;
+    }
+    od::array events;
+    if (auto e = v.get_array().get(events)) {
+      if (ingest::is_structural_error(e)) return walk.malformed(e);
+      return walk.not_trace("\"traceEvents\" is not an array");
+    }
+    saw_events = true;
+    for (auto event_result : events) {
+      od::value event;
+      if (auto e = event_result.get(event)) return walk.malformed(e);
+      walk.where = event.raw_json_token().data();
+      if (auto e = builder.add_event(event)) return walk.malformed(e);
+    }
+  }
+  if (!saw_events) return walk.not_trace("valid JSON but not a trace (no \"traceEvents\" array)");
+  return Ok{};
+}
+
+}  // namespace
+
 // Walks the document: an object with traceEvents (Kineto), or a bare array of events
 // (the Chrome "JSON Array Format").
 Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, const std::string& label,
@@ -63,9 +135,6 @@ Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, con
   Trace trace;
   trace.path = label;
   const std::string_view text(data, size);
-  const auto offset_of = [&](const char* p) {
-    return p >= data && p <= data + size ? static_cast<size_t>(p - data) : kNoOffset;
-  };
   if (only_whitespace(text)) return make_error(ErrorCode::kEmptyInput, label + ": empty file");
   ingest::repair_utf8(trace, data, size, 0);
 
@@ -74,64 +143,19 @@ Result<Trace> parse_whole_document(char* data, size_t size, size_t capacity, con
   const simdjson::padded_string_view input(data, size, capacity);
   if (auto e = parser.iterate(input).get(doc)) return malformed_json(label, kNoOffset, e);
   ingest::TraceBuilder builder(trace, ingest::TraceBuilder::Mode::kWhole, reads);
-  const char* where = text.data();  // start of the value being read, for error messages
+  DocumentWalk walk{data, size, label, text.data()};
 
   json_type type;
-  if (auto e = doc.type().get(type)) return malformed_json(label, offset_of(where), e);
-  if (type == json_type::array) {
-    od::array events;
-    if (auto e = doc.get_array().get(events)) return malformed_json(label, offset_of(where), e);
-    bool first = true;
-    for (auto event_result : events) {
-      od::value event;
-      if (auto e = event_result.get(event)) return malformed_json(label, offset_of(where), e);
-      where = event.raw_json_token().data();
-      if (first) {
-        json_type t;
-        if (auto e = event.type().get(t)) return malformed_json(label, offset_of(where), e);
-        if (t != json_type::object)
-          return not_a_trace(data, size, label, kNotArrayOfEvents);
-        first = false;
-      }
-      if (auto e = builder.add_event(event)) return malformed_json(label, offset_of(where), e);
-    }
-    if (first) return not_a_trace(data, size, label, "an empty JSON array, not a trace");
-  } else if (type == json_type::object) {
-    od::object top;
-    if (auto e = doc.get_object().get(top)) return malformed_json(label, offset_of(where), e);
-    bool saw_events = false;
-    for (auto field_result : top) {
-      std::string_view key;
-      if (auto e = field_result.unescaped_key().get(key)) return malformed_json(label, offset_of(where), e);
-      od::value v;
-      if (auto e = field_result.value().get(v)) return malformed_json(label, offset_of(where), e);
-      where = v.raw_json_token().data();
-      if (key != kineto::kTraceEvents) {
-        if (auto e = builder.add_top_level(key, v)) return malformed_json(label, offset_of(where), e);
-        continue;
-      }
-      od::array events;
-      if (auto e = v.get_array().get(events)) {
-        if (ingest::is_structural_error(e)) return malformed_json(label, offset_of(where), e);
-        return not_a_trace(data, size, label, "\"traceEvents\" is not an array");
-      }
-      saw_events = true;
-      for (auto event_result : events) {
-        od::value event;
-        if (auto e = event_result.get(event)) return malformed_json(label, offset_of(where), e);
-        where = event.raw_json_token().data();
-        if (auto e = builder.add_event(event)) return malformed_json(label, offset_of(where), e);
-      }
-    }
-    if (!saw_events)
-      return not_a_trace(data, size, label, "valid JSON but not a trace (no \"traceEvents\" array)");
-  } else if (!is_valid_scalar_document(doc, type)) {
-    return malformed_json(label, offset_of(text.data()), simdjson::TAPE_ERROR);
-  } else {
-    return not_a_trace(data, size, label, "valid JSON but not a trace (top level is not an object)");
+  if (auto e = doc.type().get(type)) return walk.malformed(e);
+  if (type != json_type::array && type != json_type::object) {
+    if (!is_valid_scalar_document(doc, type)) return malformed_json(label, walk.offset_of(text.data()), simdjson::TAPE_ERROR);
+    return walk.not_trace("valid JSON but not a trace (top level is not an object)");
   }
+  const Status read = type == json_type::array ? read_event_array(doc, builder, walk)
+                                               : read_trace_object(doc, builder, walk);
+  if (!read) return read.error();
   if (const char* rest = nullptr; doc.current_location().get(rest) == simdjson::SUCCESS)
-    return malformed_json(label, offset_of(rest), simdjson::TRAILING_CONTENT);
+    return malformed_json(label, walk.offset_of(rest), simdjson::TRAILING_CONTENT);
   return trace;
 }
 

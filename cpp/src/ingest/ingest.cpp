@@ -95,6 +95,8 @@ class HeaderScanner {
   size_t events_start() const { return events_start_; }  // just after the '['
 
  private:
+  // long: a byte-at-a-time state machine over the JSON before traceEvents: one case per byte
+  // that changes its state
   void step(const char* data, char c) {
     if (in_string_) {
       if (escaped_) escaped_ = false;
@@ -219,6 +221,8 @@ class StreamIngest {
 
   Result<Trace> whole_document();
   Status parse_members(char* open_brace, size_t n);
+  HeaderScanner::State scan_header(HeaderScanner& header);
+  Status parse_header_keys(size_t key_start);
   void submit_chunk(size_t n);
   void parse_here(ingest::ChunkJob& job);
   void maybe_start_workers();
@@ -439,8 +443,8 @@ Status StreamIngest::read_tail(bool object_format) {
   return parse_members(data + i, n - i);
 }
 
-Result<Trace> StreamIngest::run() {
-  HeaderScanner header;
+// Reads blocks until the scanner finds where the events start (or that it cannot).
+HeaderScanner::State StreamIngest::scan_header(HeaderScanner& header) {
   HeaderScanner::State state = HeaderScanner::State::kScanning;
   while (state == HeaderScanner::State::kScanning) {
     if (window_.fill(src_, block()) == 0) break;
@@ -448,23 +452,34 @@ Result<Trace> StreamIngest::run() {
       std::memset(window_.data(), ' ', 3);  // a UTF-8 byte order mark
     state = header.scan(window_.data(), window_.size());
   }
+  return state;
+}
+
+// The keys before "traceEvents" (which starts at `key_start`): "{ ... ," becomes "{ ... }"
+// for the parse, and is put back after it.
+Status StreamIngest::parse_header_keys(size_t key_start) {
+  char* data = window_.data();
+  size_t end = key_start;
+  while (end > 0 && ingest::is_json_space(data[end - 1])) --end;
+  if (end > 0 && data[end - 1] == ',') --end;
+  const char saved = data[end];
+  data[end] = '}';
+  size_t open = 0;
+  while (data[open] != '{') ++open;
+  Status st = parse_members(data + open, end + 1 - open);
+  data[end] = saved;
+  return st;
+}
+
+Result<Trace> StreamIngest::run() {
+  HeaderScanner header;
+  const HeaderScanner::State state = scan_header(header);
   if (state == HeaderScanner::State::kScanning || state == HeaderScanner::State::kUnsupported) return whole_document();
 
   const bool object_format = state == HeaderScanner::State::kObjectEvents;
   array_format_ = !object_format;
   if (object_format) {
-    // Header keys: "{ ... ," up to "traceEvents" becomes "{ ... }".
-    char* data = window_.data();
-    size_t end = header.key_start();
-    while (end > 0 && ingest::is_json_space(data[end - 1])) --end;
-    if (end > 0 && data[end - 1] == ',') --end;
-    const char saved = data[end];
-    data[end] = '}';
-    size_t open = 0;
-    while (data[open] != '{') ++open;
-    Status st = parse_members(data + open, end + 1 - open);
-    data[end] = saved;
-    if (!st) return st.error();
+    if (auto st = parse_header_keys(header.key_start()); !st) return st.error();
   }
   window_.drop_front(header.events_start());
   if (auto st = read_events(); !st) return st.error();

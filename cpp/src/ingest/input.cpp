@@ -181,6 +181,8 @@ class GzipSource final : public ByteSource {
     return std::vector<char>(kBlock);
   }
 
+  // long: zlib's own loop (zlib.h, inflate()): refill the input, inflate, hand on each full
+  // block; its end, error and multi-member cases read best beside the call they follow
   void inflate_loop() {
     z_stream zs{};
     if (inflateInit2(&zs, 15 + 16) != Z_OK) return finish(make_error(ErrorCode::kInternal, "zlib init failed"));

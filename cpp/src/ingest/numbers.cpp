@@ -43,6 +43,8 @@ std::optional<int64_t> micros_via_floating(std::string_view text) {
 
 }  // namespace
 
+// long: one pass over the number's text (the ingest's hottest parser): sign, whole, fraction
+// and exponent share the index, and each part's checks sit where the part is read
 bool micros_text_to_ns(std::string_view text, int64_t& out) {
   while (!text.empty() && is_json_space(text.back())) text.remove_suffix(1);
   if (text.empty()) return false;

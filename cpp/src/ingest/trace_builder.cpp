@@ -415,6 +415,8 @@ error_code TraceBuilder::read_time(od::value& v, std::string_view key, int64_t& 
 
 // ---- traceEvents ------------------------------------------------------------------------
 
+// long: the one pass over an event's fields, a switch on the key with each field read once in
+// place (simdjson On-Demand); the ingest hot path
 error_code TraceBuilder::add_event(od::value value) {
   ++trace_->event_count;
   od::object obj;
@@ -493,6 +495,8 @@ error_code TraceBuilder::read_phase(od::value& v, Event& ev) {
 
 // Only the values some analysis reads are parsed (TraceReads); simdjson steps over the rest
 // unparsed, so a bad value there is no issue (docs/ingest.md, "What is checked").
+// long: the one pass over an event's args (ingest hot path): which reader the args go to is
+// decided once per event above the loop, by phase and category, and each key read in place
 error_code TraceBuilder::read_args(od::object args, Event& ev) {
   if (ev.ph == 'M') return read_metadata_args(args, ev);
   const bool memory = (ev.ph == 'i' || ev.ph == 'I') && ev.name == kineto::kMemoryEventName;
@@ -802,98 +806,98 @@ void TraceBuilder::keep_gpu_external_id(Slice& s, int64_t external_id) {
   trace_->gpu_args[s.args].external_id = static_cast<uint32_t>(external_id);  // read_link_id checked its range
 }
 
+// Once per event: its parts below are inline (trace_builder.h), so they compile into it.
 void TraceBuilder::finish_event(Event& ev) {
   switch (ev.ph) {
-    case 'X': {
-      if (!ev.has_ts) {
-        issue("missing_ts", std::string(ev.name));
-        drop_args(ev);
-        return;
-      }
-      if (!ev.has_dur) {
-        issue("missing_duration", std::string(ev.name));
-        ev.dur = 0;
-      } else if (ev.dur < 0) {
-        issue("negative_duration", std::string(ev.name) + " dur " + std::to_string(ev.dur) + " ns (set to 0)");
-        ev.dur = 0;
-      }
-      Slice s;
-      s.name = intern(ev.name);
-      s.cat = category_of(ev.cat);
-      // PyTorch's legacy (pre-Kineto) profiler wrote its op ranges without a "cat".
-      if (!ev.has_cat) {
-        s.cat = Category::kCpuOp;
-        issue("no_category", std::string(ev.name));
-      }
-      const uint32_t thread = thread_of(ev.pid, ev.tid);
-      if (!slice_thread_fits(thread, s.name)) {
-        drop_args(ev);
-        return;
-      }
-      s.thread = thread;
-      s.ts_ns = ev.ts;
-      s.dur_ns = ev.dur;
-      s.args = ev.slice.args;
-      s.set_link_id(links_by_correlation(s.cat) ? ev.slice.correlation : ev.slice.external_id);
-      if (is_gpu_activity(s.cat) && ev.slice.external_id != kNoId) keep_gpu_external_id(s, ev.slice.external_id);
-      // A chunk's ops are decided when the chunk is absorbed, in file order after the ones before it.
-      if (s.cat == Category::kCpuOp && mode_ != Mode::kChunk &&
-          !keeps_op(s, ev.op_args ? pending_op_.sequence_number : kNoId))
-        return;
-      if (ev.op_args && has_op_args(s.cat)) s.args = store_op_args(s.name);
-      if (s.cat == Category::kPythonFunction) {
-        ++trace_->python_frames;
-        if (!reads_.all_python_frames && frame_file_number(s.name) != kModuleFrame && !python_frame_kept(s.name)) {
-          keep_source_frame(s);
-          drop_args(ev);
-          return;
-        }
-      }
-      note_launch(s, trace_->event_count - 1);
-      trace_->slices.push_back(s);
-      return;
-    }
+    case 'X': return finish_slice(ev);
     case 'i':
-    case 'I':
-      if (ev.name != kineto::kMemoryEventName) return;
-      if (!ev.has_ts) {
-        issue("missing_ts", "[memory]");
-        return;
-      }
-      ev.mem.ts_ns = ev.ts;
-      ev.mem.thread = thread_of(ev.pid, ev.tid);
-      trace_->memory.push_back(ev.mem);
-      return;
+    case 'I': return finish_memory_event(ev);
     case 's':
     case 'f':
-    case 't': {
-      if (!ev.has_ts || !ev.has_id) {
-        issue(ev.has_ts ? "flow_without_id" : "missing_ts", std::string("flow ") + ev.ph);
-        return;
-      }
-      // Interned even when flows are not kept: a chunk parsed elsewhere interns it too, and
-      // the string pool is then numbered alike with any number of threads.
-      const StrId cat = intern(ev.cat);
-      if (reads_.flows) trace_->flows.push_back(FlowEvent{ev.flow_id, ev.ph, cat, ev.pid, ev.tid, ev.ts});
-      return;
-    }
-    case 'M':
-      switch (ev.meta) {
-        case MetaKind::kProcessName: trace_->meta.process_names[ev.pid] = std::string(ev.meta_text); break;
-        case MetaKind::kProcessLabels: trace_->meta.process_labels[ev.pid] = std::string(ev.meta_text); break;
-        case MetaKind::kThreadName: trace_->meta.thread_names[{ev.pid, ev.tid}] = std::string(ev.meta_text); break;
-        case MetaKind::kNone: break;
-      }
-      return;
+    case 't': return finish_flow(ev);
+    case 'M': return finish_metadata(ev);
     case 'B':
-    case 'E':
-      issue("ignored_begin_end_event", std::string(ev.name));
-      return;
-    case 0:
-      issue("missing_ph", std::string(ev.name));
-      return;
-    default:
-      return;  // counters, async and other phases attnprof does not use
+    case 'E': return issue("ignored_begin_end_event", std::string(ev.name));
+    case 0: return issue("missing_ph", std::string(ev.name));
+    default: return;  // counters, async and other phases attnprof does not use
+  }
+}
+
+inline void TraceBuilder::finish_slice(Event& ev) {
+  if (!slice_times_usable(ev)) return drop_args(ev);
+  Slice s;
+  s.name = intern(ev.name);
+  s.cat = slice_category(ev);
+  const uint32_t thread = thread_of(ev.pid, ev.tid);
+  if (!slice_thread_fits(thread, s.name)) return drop_args(ev);
+  s.thread = thread;
+  s.ts_ns = ev.ts;
+  s.dur_ns = ev.dur;
+  s.args = ev.slice.args;
+  s.set_link_id(links_by_correlation(s.cat) ? ev.slice.correlation : ev.slice.external_id);
+  if (is_gpu_activity(s.cat) && ev.slice.external_id != kNoId) keep_gpu_external_id(s, ev.slice.external_id);
+  // A chunk's ops are decided when the chunk is absorbed, in file order after the ones before it.
+  if (s.cat == Category::kCpuOp && mode_ != Mode::kChunk &&
+      !keeps_op(s, ev.op_args ? pending_op_.sequence_number : kNoId))
+    return;
+  if (ev.op_args && has_op_args(s.cat)) s.args = store_op_args(s.name);
+  if (s.cat == Category::kPythonFunction && !keeps_python_frame(s)) return drop_args(ev);
+  note_launch(s, trace_->event_count - 1);
+  trace_->slices.push_back(s);
+}
+
+inline bool TraceBuilder::slice_times_usable(Event& ev) {
+  if (!ev.has_ts) {
+    issue("missing_ts", std::string(ev.name));
+    return false;
+  }
+  if (!ev.has_dur) {
+    issue("missing_duration", std::string(ev.name));
+    ev.dur = 0;
+  } else if (ev.dur < 0) {
+    issue("negative_duration", std::string(ev.name) + " dur " + std::to_string(ev.dur) + " ns (set to 0)");
+    ev.dur = 0;
+  }
+  return true;
+}
+
+inline Category TraceBuilder::slice_category(const Event& ev) {
+  if (ev.has_cat) return category_of(ev.cat);
+  // PyTorch's legacy (pre-Kineto) profiler wrote its op ranges without a "cat".
+  issue("no_category", std::string(ev.name));
+  return Category::kCpuOp;
+}
+
+inline bool TraceBuilder::keeps_python_frame(const Slice& frame) {
+  ++trace_->python_frames;
+  if (reads_.all_python_frames || frame_file_number(frame.name) == kModuleFrame || python_frame_kept(frame.name))
+    return true;
+  keep_source_frame(frame);
+  return false;
+}
+
+inline void TraceBuilder::finish_memory_event(Event& ev) {
+  if (ev.name != kineto::kMemoryEventName) return;
+  if (!ev.has_ts) return issue("missing_ts", "[memory]");
+  ev.mem.ts_ns = ev.ts;
+  ev.mem.thread = thread_of(ev.pid, ev.tid);
+  trace_->memory.push_back(ev.mem);
+}
+
+inline void TraceBuilder::finish_flow(const Event& ev) {
+  if (!ev.has_ts || !ev.has_id) return issue(ev.has_ts ? "flow_without_id" : "missing_ts", std::string("flow ") + ev.ph);
+  // Interned even when flows are not kept: a chunk parsed elsewhere interns it too, and
+  // the string pool is then numbered alike with any number of threads.
+  const StrId cat = intern(ev.cat);
+  if (reads_.flows) trace_->flows.push_back(FlowEvent{ev.flow_id, ev.ph, cat, ev.pid, ev.tid, ev.ts});
+}
+
+inline void TraceBuilder::finish_metadata(const Event& ev) {
+  switch (ev.meta) {
+    case MetaKind::kProcessName: trace_->meta.process_names[ev.pid] = std::string(ev.meta_text); break;
+    case MetaKind::kProcessLabels: trace_->meta.process_labels[ev.pid] = std::string(ev.meta_text); break;
+    case MetaKind::kThreadName: trace_->meta.thread_names[{ev.pid, ev.tid}] = std::string(ev.meta_text); break;
+    case MetaKind::kNone: break;
   }
 }
 
@@ -941,6 +945,8 @@ OpInputs TraceBuilder::absorbed_inputs(OpInputs inputs, const std::vector<StrId>
   return it->second = trace_->input_lists.intern(renumbered);
 }
 
+// long: every table of the chunk is renumbered through the same maps built at the top (strings,
+// text ids, threads, args rows), once per chunk, in the order the tables are appended
 void TraceBuilder::absorb(ParsedChunk& chunk) {
   Trace& part = chunk.part;
   const int64_t event_base = trace_->event_count;
@@ -1032,6 +1038,7 @@ bool truthy(od::value v) {
 
 }  // namespace
 
+// long: one case per top-level key of a Kineto trace that ingest keeps
 error_code TraceBuilder::add_top_level(std::string_view key, od::value v) {
   TraceMetadata& meta = trace_->meta;
   if (key == kineto::kSchemaVersion) {
@@ -1080,6 +1087,7 @@ error_code TraceBuilder::add_top_level(std::string_view key, od::value v) {
   return SUCCESS;
 }
 
+// long: one case per key of a deviceProperties entry that ingest keeps
 error_code TraceBuilder::read_device_properties(od::value v) {
   od::array devices;
   if (auto e = v.get_array().get(devices)) return is_structural_error(e) ? e : SUCCESS;
@@ -1139,6 +1147,7 @@ error_code TraceBuilder::read_rank_list(od::value& v, std::vector<int64_t>& out)
 }
 
 // distributedInfo.pg_config; an entry of another form is skipped, not an error.
+// long: one case per key of a distributedInfo pg_config entry that ingest keeps
 error_code TraceBuilder::read_process_groups(od::value& v, std::vector<ProcessGroupInfo>& groups) {
   od::array entries;
   if (auto e = v.get_array().get(entries)) return is_structural_error(e) ? e : SUCCESS;

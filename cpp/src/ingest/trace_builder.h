@@ -119,7 +119,19 @@ class TraceBuilder {
   // issue and leaves `out` as it was.
   simdjson::error_code read_link_id(od::value& v, std::string_view key, int64_t& out);
   simdjson::error_code read_time(od::value& v, std::string_view key, int64_t& out, bool& present);
-  void finish_event(Event& ev);
+  void finish_event(Event& ev);  // the event just read, into the tables its phase goes to
+  // finish_event's parts, forced inline into it (the ingest hot path: as one function they cost
+  // no call per event); defined in trace_builder.cpp, the one file that calls them.
+  // A complete ('X') event as a Slice, or left out with its args (no ts, a thread past the
+  // table's ids, a nested op or python frame no analysis reads).
+  [[gnu::always_inline]] inline void finish_slice(Event& ev);
+  [[gnu::always_inline]] inline bool slice_times_usable(Event& ev);  // false without a ts; a missing or negative dur is 0
+  [[gnu::always_inline]] inline Category slice_category(const Event& ev);  // an event without "cat" is a cpu op (legacy profiler)
+  // Counts the python frame; false when it is not kept as a slice (keep_source_frame has it).
+  [[gnu::always_inline]] inline bool keeps_python_frame(const Slice& frame);
+  [[gnu::always_inline]] inline void finish_memory_event(Event& ev);  // an instant event: the allocator's [memory] ones
+  [[gnu::always_inline]] inline void finish_flow(const Event& ev);
+  [[gnu::always_inline]] inline void finish_metadata(const Event& ev);
   void drop_args(const Event& ev);
   void keep_gpu_external_id(Slice& s, int64_t external_id);
   bool slice_thread_fits(uint32_t thread, StrId name);

@@ -68,7 +68,8 @@ std::string describe_ingest_issue(const IngestIssue& issue) {
 }
 
 // What the trace lacks and what that weakens, for SourceInfo::missing.
-void note_missing(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls, SourceInfo& source) {
+void note_missing(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls,
+                  const CatalogExtension* extension, SourceInfo& source) {
   if (index.gpu_slices.empty())
     source.missing.push_back("no GPU activity: device time of a call is the CPU time of its op");
   // The live capture (merged before this runs) gives module paths a trace alone lacks.
@@ -80,7 +81,7 @@ void note_missing(const Trace& trace, const TraceIndex& index, const std::vector
     source.missing.push_back("no shapes (record_shapes=False): no B/H/S/D, FLOPs or TFLOP/s");
   size_t orphans = 0;
   for (const uint32_t g : index.orphan_gpu_slices) {
-    const KernelPattern* p = classify_kernel(trace.name_of(trace.slices[g]));
+    const KernelPattern* p = classify_kernel(trace.name_of(trace.slices[g]), extension);
     if (p && p->kind == KernelKind::kFusedAttention) ++orphans;
   }
   if (orphans)
@@ -172,15 +173,16 @@ std::optional<Finding> add_calls(const Trace& trace, const AnalyzeOptions& optio
                                  const LoadedSidecar* capture, Report& report) {
   const TraceIndex index = build_trace_index(trace, options.tail_threads);
   identify_source_device(trace, index, options, report.source);
+  const CatalogExtension* extension = options.kernels ? &*options.kernels : nullptr;
 
   // The names no catalog knows need the index only: with a second thread, found beside the calls.
   std::future<std::vector<UnrecognisedName>> unrecognised =
       std::async(options.tail_threads > 1 ? std::launch::async : std::launch::deferred,
-                 [&] { return unrecognised_attention_names(trace, index); });
+                 [&] { return unrecognised_attention_names(trace, index, extension); });
 
   // Attention extraction (cpp/src/attention), plus the calls only the capture can name
   // (work that ran in a torch.compile'd graph).
-  report.calls = extract_attention_calls(trace, index);
+  report.calls = extract_attention_calls(trace, index, extension);
   if (capture) add_compiled_graph_calls(report.calls, trace, index, capture->sidecar);
   report.steps = attribute_layers(trace, index, report.calls);  // steps, layers, phases, pairs
 
@@ -192,7 +194,7 @@ std::optional<Finding> add_calls(const Trace& trace, const AnalyzeOptions& optio
     add_versions_if_missing(report.source, merged.versions);
     append(report.source.missing, std::move(merged.missing));
     report.source.files.push_back(capture->path);
-    for (Call& call : report.calls) finish_call(call, !index.gpu_slices.empty());
+    for (Call& call : report.calls) finish_call(call, !index.gpu_slices.empty(), nullptr, extension);
     report.steps = attribute_layers(trace, index, report.calls);
   }
   summarize_steps(trace, index, report.calls, report.steps);
@@ -206,7 +208,7 @@ std::optional<Finding> add_calls(const Trace& trace, const AnalyzeOptions& optio
     report.source.code = provenance.code;
     report.source.code->source_files = attention_source_files(trace, report);
   }
-  note_missing(trace, index, report.calls, report.source);
+  note_missing(trace, index, report.calls, extension, report.source);
   return attention_candidates(trace, index, report.calls);
 }
 
@@ -257,6 +259,10 @@ IngestOptions ingest_options_of(const AnalyzeOptions& options) {
   ingest.progress = options.progress;
   ingest.threads = options.ingest_threads;
   ingest.reads = analysis_reads();
+  if (options.kernels) {  // the user's ops read inputs the built-in list does not name: keep every op's
+    ingest.reads.op_inputs = nullptr;
+    ingest.reads.nested_op_read = nullptr;
+  }
   return ingest;
 }
 

@@ -1,5 +1,5 @@
-// --gpu-spec FILE: a user's measured ceilings (docs/cost.md, "Bound verdict").
-#include "attnprof/json_input.h"  // first: it configures nlohmann/json.hpp
+// --gpu-spec FILE: a user's measured ceilings (docs/cost.md, "Bound verdict"), JSON or TOML.
+#include "user_document.h"  // first: it configures nlohmann/json.hpp
 
 #include <fmt/format.h>
 
@@ -42,14 +42,33 @@ std::string joined(std::span<const std::string_view> words) {
   return out;
 }
 
+// "tflops": {"bf16": N, ...} into the peaks' dtype slots.
+Status read_tflops(const nlohmann::json& tflops, const std::string& path, MeasuredPeaks& peaks) {
+  auto bad = [&](std::string message) { return make_error(ErrorCode::kInvalidArgument, path + ": " + message); };
+  if (!tflops.is_object()) return bad("tflops must be an object of dtype: TFLOP/s");
+  for (const auto& [dtype, value] : tflops.items()) {
+    double* slot = dtype_slot(peaks, dtype);
+    if (slot == nullptr) return bad(fmt::format("unknown dtype \"{}\" in tflops (known: {})", dtype, joined(kDtypes)));
+    auto v = positive(value, path, "tflops." + dtype);
+    if (!v) return v.error();
+    *slot = *v;
+  }
+  return Ok{};
+}
+
+bool gives_a_peak(const MeasuredPeaks& p) {
+  return p.bandwidth_gbs > 0 || p.bf16_tflops > 0 || p.fp16_tflops > 0 || p.fp8_tflops > 0 || p.tf32_tflops > 0 ||
+         p.fp32_tflops > 0;
+}
+
 }  // namespace
 
 Result<MeasuredPeaks> parse_measured_peaks(std::string_view text, const std::string& path) {
-  auto doc = parse_json_input(text, path, "GPU spec");
+  auto doc = parse_user_document(text, path, "GPU spec", is_toml_path(path));
   if (!doc) return doc.error();
   const nlohmann::json& j = *doc;
   auto bad = [&](std::string message) { return make_error(ErrorCode::kInvalidArgument, path + ": " + message); };
-  if (!j.is_object()) return bad("a GPU spec is a JSON object {\"bandwidth_gbs\": N, \"tflops\": {\"bf16\": N, ...}}");
+  if (!j.is_object()) return bad("a GPU spec is an object {\"bandwidth_gbs\": N, \"tflops\": {\"bf16\": N, ...}}");
   for (const auto& [key, value] : j.items())
     if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end())
       return bad(fmt::format("unknown field \"{}\" (known: {})", key, joined(kTopKeys)));
@@ -65,17 +84,9 @@ Result<MeasuredPeaks> parse_measured_peaks(std::string_view text, const std::str
     peaks.bandwidth_gbs = *bw;
   }
   if (j.contains("tflops")) {
-    if (!j["tflops"].is_object()) return bad("tflops must be an object of dtype: TFLOP/s");
-    for (const auto& [dtype, value] : j["tflops"].items()) {
-      double* slot = dtype_slot(peaks, dtype);
-      if (slot == nullptr) return bad(fmt::format("unknown dtype \"{}\" in tflops (known: {})", dtype, joined(kDtypes)));
-      auto v = positive(value, path, "tflops." + dtype);
-      if (!v) return v.error();
-      *slot = *v;
-    }
+    if (auto st = read_tflops(j["tflops"], path, peaks); !st) return st.error();
   }
-  if (peaks.bandwidth_gbs <= 0 && peaks.bf16_tflops <= 0 && peaks.fp16_tflops <= 0 && peaks.fp8_tflops <= 0 &&
-      peaks.tf32_tflops <= 0 && peaks.fp32_tflops <= 0)
+  if (!gives_a_peak(peaks))
     return bad("gives neither bandwidth_gbs nor any tflops: nothing to replace");
   return peaks;
 }

@@ -21,6 +21,39 @@ std::string fit_text(const FitTerm& f, const char* unit) {
                      percent_text(f.rel_rms_error));
 }
 
+// What a layer's calls add to its cost row.
+struct LayerCallCosts {
+  int64_t analytic = 0;  // the model's transient bytes, next to the measured peak
+  bool ceiling = false;  // FLOPs of a packed call known only from max_seqlen
+  std::string bound;     // the calls' roofline verdict; "mixed" when they disagree
+};
+
+LayerCallCosts layer_call_costs(const Report& r, const Layer& layer) {
+  LayerCallCosts out;
+  for (int64_t id : layer.call_ids) {
+    if (id < 0 || static_cast<size_t>(id) >= r.calls.size()) continue;
+    const Call& call = r.calls[static_cast<size_t>(id)];
+    if (call.cost) out.analytic = std::max(out.analytic, call.cost->analytic_bytes);
+    out.ceiling = out.ceiling || call.flops_upper_bound;
+    if (call.cost && (call.cost->bound == "compute" || call.cost->bound == "memory"))
+      out.bound = out.bound.empty() || out.bound == call.cost->bound ? call.cost->bound : "mixed";
+  }
+  return out;
+}
+
+std::string bytes_or_dash(int64_t bytes, bool known) { return known ? bytes_text(static_cast<double>(bytes)) : "-"; }
+
+Row layer_cost_row(const Layer& layer, const LayerCost& c, const LayerCallCosts& calls) {
+  std::string backends;
+  for (const auto& b : layer.backends) backends += (backends.empty() ? "" : ",") + b;
+  return {fmt::format("{}", layer.index), backends,
+          c.achieved_tflops > 0 ? fmt::format("{}{:.1f}", calls.ceiling ? "<=" : "", c.achieved_tflops) : "-",
+          c.peak_fraction > 0 ? percent_text(c.peak_fraction) : "-",
+          calls.bound.empty() ? "-" : calls.bound, bytes_or_dash(c.peak_bytes, c.peak_bytes >= 0),
+          bytes_or_dash(calls.analytic, calls.analytic > 0), bytes_or_dash(c.bytes_per_q_head, c.bytes_per_q_head >= 0),
+          bytes_or_dash(c.bytes_per_kv_head, c.bytes_per_kv_head >= 0), c.disproportionate ? "<- disproportionate" : ""};
+}
+
 std::vector<CostTable> layer_tables(const Report& r) {
   CostTable t{"Attention cost per layer (roofline and memory)",
               {"layer", "backends", "useful TFLOP/s", "% peak", "bound", "peak during calls", "analytic", "per Q head", "per KV head (K+V)",
@@ -31,27 +64,7 @@ std::vector<CostTable> layer_tables(const Report& r) {
     if (!layer.cost) continue;
     const LayerCost& c = *layer.cost;
     if (c.achieved_tflops <= 0 && c.peak_bytes < 0) continue;  // no shapes, no memory events: nothing known
-    int64_t analytic = 0;  // the model's transient bytes, next to the measured peak
-    bool ceiling = false;  // FLOPs of a packed call known only from max_seqlen
-    std::string bound;     // the calls' roofline verdict; "mixed" when they disagree
-    for (int64_t id : layer.call_ids) {
-      if (id < 0 || static_cast<size_t>(id) >= r.calls.size()) continue;
-      const Call& call = r.calls[static_cast<size_t>(id)];
-      if (call.cost) analytic = std::max(analytic, call.cost->analytic_bytes);
-      ceiling = ceiling || call.flops_upper_bound;
-      if (call.cost && (call.cost->bound == "compute" || call.cost->bound == "memory"))
-        bound = bound.empty() || bound == call.cost->bound ? call.cost->bound : "mixed";
-    }
-    std::string backends;
-    for (const auto& b : layer.backends) backends += (backends.empty() ? "" : ",") + b;
-    t.rows.push_back({fmt::format("{}", layer.index), backends,
-                      c.achieved_tflops > 0 ? fmt::format("{}{:.1f}", ceiling ? "<=" : "", c.achieved_tflops) : "-",
-                      c.peak_fraction > 0 ? percent_text(c.peak_fraction) : "-",
-                      bound.empty() ? "-" : bound, c.peak_bytes >= 0 ? bytes_text(static_cast<double>(c.peak_bytes)) : "-",
-                      analytic > 0 ? bytes_text(static_cast<double>(analytic)) : "-",
-                      c.bytes_per_q_head >= 0 ? bytes_text(static_cast<double>(c.bytes_per_q_head)) : "-",
-                      c.bytes_per_kv_head >= 0 ? bytes_text(static_cast<double>(c.bytes_per_kv_head)) : "-",
-                      c.disproportionate ? "<- disproportionate" : ""});
+    t.rows.push_back(layer_cost_row(layer, c, layer_call_costs(r, layer)));
   }
   if (t.rows.empty()) return {};
   if (r.summary.has_gpu)

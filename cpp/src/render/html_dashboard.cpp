@@ -69,6 +69,8 @@ nlohmann::json diff_data(const std::string& diff_json) {
 
 std::span<const char* const> dashboard_sections() { return kSections; }
 
+std::string_view dashboard_stylesheet() { return render::kDashboardCss; }
+
 std::string render_html(const std::vector<Report>& reports, const std::vector<std::string>& labels) {
   DashboardOptions options;
   options.labels = labels;
@@ -85,12 +87,11 @@ std::string render_html(const std::vector<ReportView>& views, const std::vector<
   return render_html(views, options);
 }
 
-std::string render_html(const std::vector<ReportView>& views, const DashboardOptions& options) {
-  const std::vector<std::string>& labels = options.labels;
-  std::vector<std::string> names;
-  for (size_t i = 0; i < views.size(); ++i)
-    names.push_back(i < labels.size() && !labels[i].empty() ? labels[i] : default_label(*views[i].report, i));
+namespace {
 
+// The page's data: every run's view, their comparison, the sections shown, a diff, what-if histograms.
+nlohmann::json dashboard_data(const std::vector<ReportView>& views, const std::vector<std::string>& names,
+                              const DashboardOptions& options) {
   nlohmann::json data = {{"components", activation_map_components()}, {"runs", nlohmann::json::array()}};
   for (size_t i = 0; i < views.size(); ++i) data["runs"].push_back(render::run_view(views[i], names[i]));
   if (views.size() > 1) data["comparison"] = render::comparison_view(views, names);
@@ -103,11 +104,26 @@ std::string render_html(const std::vector<ReportView>& views, const DashboardOpt
           render::length_histogram(options.request_lengths, views[i].report->whatif->window);
   data["diff_why"] = "attnprof diff BASELINE CANDIDATE --html FILE compares two runs: per-layer backend and time "
                      "changes and the causes of a regression.";
+  return data;
+}
 
+std::string page_title(const std::vector<std::string>& names, bool has_diff) {
   std::string title = "attnprof";
-  if (views.size() == 1) title += " \u2014 " + names.front();
-  if (views.size() > 1) title += fmt::format(" \u2014 {} runs", views.size());
-  if (views.empty() && !data["diff"].is_null()) title += " \u2014 diff";
+  if (names.size() == 1) title += " \u2014 " + names.front();
+  if (names.size() > 1) title += fmt::format(" \u2014 {} runs", names.size());
+  if (names.empty() && has_diff) title += " \u2014 diff";
+  return title;
+}
+
+}  // namespace
+
+std::string render_html(const std::vector<ReportView>& views, const DashboardOptions& options) {
+  const std::vector<std::string>& labels = options.labels;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < views.size(); ++i)
+    names.push_back(i < labels.size() && !labels[i].empty() ? labels[i] : default_label(*views[i].report, i));
+  const nlohmann::json data = dashboard_data(views, names, options);
+  const std::string title = page_title(names, !data["diff"].is_null());
   std::string subtitle = views.empty() ? std::string() : views.front().report->source.device_name;
   const std::string nonce = make_nonce();
 

@@ -103,25 +103,26 @@ json activation_map(const ReportView& view) {
   return rows;
 }
 
-// Module tree from the dotted module paths of attention calls; every prefix is a node.
-json module_tree(const Report& report) {
-  struct Node {
-    double us = 0;
-    std::string cls;
-    bool attention = false;
-    int64_t calls = 0;
-    int64_t timed_calls = 0;  // calls under the node whose device time is known
-    std::vector<int64_t> call_ids;
-  };
-  std::map<std::string, Node> nodes;  // sorted paths = depth-first order of the tree
-  double total = 0;
+// A node of the module tree: the calls under its path.
+struct ModuleNode {
+  double us = 0;
+  std::string cls;
+  bool attention = false;
+  int64_t calls = 0;
+  int64_t timed_calls = 0;  // calls under the node whose device time is known
+  std::vector<int64_t> call_ids;
+};
+
+// The nodes of every prefix of the calls' module paths; `total` gets every call's device time.
+std::map<std::string, ModuleNode> module_nodes(const Report& report, double& total) {
+  std::map<std::string, ModuleNode> nodes;
   for (const Call& c : report.calls) {
     const std::string path = module_of(c);
     total += c.device_time_us;
     if (path.empty()) continue;
     for (size_t dot = 0;; ++dot) {
       dot = path.find('.', dot);
-      Node& n = nodes[path.substr(0, dot)];
+      ModuleNode& n = nodes[path.substr(0, dot)];
       n.us += c.device_time_us;
       n.timed_calls += c.device_time_unknown ? 0 : 1;
       n.cls = worse_backend_class(n.cls, backend_class_of(c));
@@ -133,35 +134,44 @@ json module_tree(const Report& report) {
       }
     }
   }
-  json out = json::array();
-  // std::map orders "a.b" before "a.b.c" but also "a.b" before "a.b0": sort by path segments.
+  return nodes;
+}
+
+std::vector<std::string> path_segments(const std::string& p) {
+  std::vector<std::string> s;
+  size_t start = 0;
+  for (size_t dot = p.find('.'); dot != std::string::npos; dot = p.find('.', start = dot + 1))
+    s.push_back(p.substr(start, dot - start));
+  s.push_back(p.substr(start));
+  return s;
+}
+
+bool is_index_segment(const std::string& s) {
+  return !s.empty() && s.size() < 18 && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+// Depth-first order by path segments, indices as numbers ("layers.2" before "layers.10"):
+// std::map orders "a.b" before "a.b.c" but also "a.b" before "a.b0".
+bool tree_order_less(const std::string& a, const std::string& b) {
+  const auto numeric_less = [](const std::string& x, const std::string& y) {
+    if (is_index_segment(x) && is_index_segment(y)) return std::stoll(x) < std::stoll(y);
+    return x < y;
+  };
+  const auto sa = path_segments(a), sb = path_segments(b);
+  return std::lexicographical_compare(sa.begin(), sa.end(), sb.begin(), sb.end(), numeric_less);
+}
+
+// Module tree from the dotted module paths of attention calls; every prefix is a node.
+json module_tree(const Report& report) {
+  double total = 0;
+  const std::map<std::string, ModuleNode> nodes = module_nodes(report, total);
   std::vector<std::string> paths;
   for (const auto& [p, n] : nodes) paths.push_back(p);
-  auto segments = [](const std::string& p) {
-    std::vector<std::string> s;
-    size_t start = 0;
-    for (size_t dot = p.find('.'); dot != std::string::npos; dot = p.find('.', start = dot + 1))
-      s.push_back(p.substr(start, dot - start));
-    s.push_back(p.substr(start));
-    return s;
-  };
-  auto is_index = [](const std::string& s) {
-    return !s.empty() && s.size() < 18 &&
-           std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
-  };
-  // "layers.2" before "layers.10".
-  auto numeric_less = [&](const std::string& a, const std::string& b) {
-    const bool na = is_index(a), nb = is_index(b);
-    if (na && nb) return std::stoll(a) < std::stoll(b);
-    return a < b;
-  };
-  std::sort(paths.begin(), paths.end(), [&](const std::string& a, const std::string& b) {
-    const auto sa = segments(a), sb = segments(b);
-    return std::lexicographical_compare(sa.begin(), sa.end(), sb.begin(), sb.end(), numeric_less);
-  });
+  std::sort(paths.begin(), paths.end(), tree_order_less);
+  json out = json::array();
   for (const std::string& p : paths) {
-    const Node& n = nodes[p];
-    const auto segs = segments(p);
+    const ModuleNode& n = nodes.at(p);
+    const auto segs = path_segments(p);
     const bool timed = n.timed_calls > 0;
     out.push_back({{"path", p}, {"name", segs.back()}, {"depth", segs.size() - 1},
                    {"attention", n.attention}, {"cls", n.cls}, {"us", timed ? json(n.us) : json(nullptr)},
@@ -358,6 +368,48 @@ json run_view(const ReportView& view, const std::string& label) {
 
 json run_view(const Report& report, const std::string& label) { return run_view(make_report_view(report), label); }
 
+namespace {
+
+// One layer of run `i` in the comparison: its time, and its class against the first run's.
+json compared_layer(int64_t l, size_t i, const std::map<int64_t, const ActivationRow*>& by_index,
+                    const DiffVerdict* verdict) {
+  auto it = by_index.find(l);
+  const bool present = it != by_index.end();
+  const bool unknown = present && it->second->layer->device_time_unknown;
+  const LayerDelta* d = verdict ? layer_delta(*verdict, l) : nullptr;
+  json layer = {{"layer", l},
+                {"us", present && !unknown ? json(it->second->layer->device_time_us) : json(nullptr)},
+                {"unknown", unknown},
+                {"cls", d ? (i == 0 ? d->class_before : d->class_after) : std::string()}};
+  if (i > 0) {
+    layer["ratio"] = d ? ratio(d->time_us) : json(nullptr);
+    layer["changed"] = d && d->class_before != d->class_after;
+    layer["better"] = d && d->time_us.known && d->time_us.worsening < 0;
+  }
+  return layer;
+}
+
+// Run `i` of the comparison, with `verdict` its comparison against the first run.
+json compared_run(const ReportView& view, size_t i, const std::string& label, const std::set<int64_t>& all_layers,
+                  const DiffVerdict* verdict) {
+  const Report& r = *view.report;
+  std::map<int64_t, const ActivationRow*> by_index;
+  for (const ActivationRow& row : view.layers)
+    if (!row.calls.empty()) by_index[row.layer->index] = &row;
+  json layers = json::array();
+  for (int64_t l : all_layers) layers.push_back(compared_layer(l, i, by_index, verdict));
+  json run_ratio = verdict ? ratio(verdict->attention_time_us) : json(nullptr);
+  if (i == 0 && !run_ratio.is_null()) run_ratio = 1.0;  // the baseline against itself
+  return {{"label", label}, {"calls", r.summary.call_count},
+          {"fused_time_fraction", r.summary.fused_time_fraction},
+          {"attention_us", r.summary.attention_device_time_us},
+          {"time_unknown", device_time_unknown(r.summary)},
+          {"ratio", std::move(run_ratio)},
+          {"peak_bytes", view.peak_bytes}, {"layers", std::move(layers)}};
+}
+
+}  // namespace
+
 // Each run against the first, as `attnprof diff` compares them (compare_runs): the ratio of
 // its attention time per step and of each layer's, the backend class of each layer, and
 // whether a changed class is faster. The times shown are the runs' own (Summary, Layer).
@@ -367,42 +419,13 @@ json comparison_view(const std::vector<ReportView>& views, const std::vector<std
     for (const ActivationRow& row : v.layers)
       if (!row.calls.empty()) all_layers.insert(row.layer->index);
   std::vector<DiffVerdict> verdicts;  // verdicts[i - 1]: run i against run 0
-  if (!views.empty())
-    for (size_t i = 1; i < views.size(); ++i)
-      verdicts.push_back(compare_runs({views[0].report, 1}, {views[i].report, 1}, {}));
+  for (size_t i = 1; i < views.size(); ++i)
+    verdicts.push_back(compare_runs({views[0].report, 1}, {views[i].report, 1}, {}));
   json runs = json::array();
   for (size_t i = 0; i < views.size(); ++i) {
-    const Report& r = *views[i].report;
     // The baseline's classes are the "before" side of its comparison with the second run.
     const DiffVerdict* verdict = verdicts.empty() ? nullptr : &verdicts[i == 0 ? 0 : i - 1];
-    std::map<int64_t, const ActivationRow*> by_index;
-    for (const ActivationRow& row : views[i].layers)
-      if (!row.calls.empty()) by_index[row.layer->index] = &row;
-    json layers = json::array();
-    for (int64_t l : all_layers) {
-      auto it = by_index.find(l);
-      const bool present = it != by_index.end();
-      const bool unknown = present && it->second->layer->device_time_unknown;
-      const LayerDelta* d = verdict ? layer_delta(*verdict, l) : nullptr;
-      json layer = {{"layer", l},
-                    {"us", present && !unknown ? json(it->second->layer->device_time_us) : json(nullptr)},
-                    {"unknown", unknown},
-                    {"cls", d ? (i == 0 ? d->class_before : d->class_after) : std::string()}};
-      if (i > 0) {
-        layer["ratio"] = d ? ratio(d->time_us) : json(nullptr);
-        layer["changed"] = d && d->class_before != d->class_after;
-        layer["better"] = d && d->time_us.known && d->time_us.worsening < 0;
-      }
-      layers.push_back(std::move(layer));
-    }
-    json run_ratio = verdict ? ratio(verdict->attention_time_us) : json(nullptr);
-    if (i == 0 && !run_ratio.is_null()) run_ratio = 1.0;  // the baseline against itself
-    runs.push_back({{"label", labels[i]}, {"calls", r.summary.call_count},
-                    {"fused_time_fraction", r.summary.fused_time_fraction},
-                    {"attention_us", r.summary.attention_device_time_us},
-                    {"time_unknown", device_time_unknown(r.summary)},
-                    {"ratio", std::move(run_ratio)},
-                    {"peak_bytes", views[i].peak_bytes}, {"layers", std::move(layers)}});
+    runs.push_back(compared_run(views[i], i, labels[i], all_layers, verdict));
   }
   return {{"runs", std::move(runs)}, {"layers", all_layers}};
 }

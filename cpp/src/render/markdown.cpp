@@ -16,6 +16,7 @@
 namespace attnprof {
 namespace {
 
+
 std::string row(const std::vector<std::string>& cells) {
   std::string out = "|";
   for (const std::string& c : cells) out += " " + c + " |";
@@ -129,22 +130,12 @@ std::string no_calls_markdown(const Report& r) {
   return "\n**no attention found**\n";
 }
 
-}  // namespace
-
-std::string render_markdown(const ReportView& v) {
-  const Report& r = *v.report;
-  const Summary& s = r.summary;
-  std::string out = "# attnprof report\n\n";
-  for (const std::string& f : r.source.files) out += fmt::format("- {}: {}\n", source_file_kind(f), markdown_code(f));
-  out += fmt::format("- device: {}\n", markdown_escape(device_text(r.source, s.has_gpu)));
-  const std::string cost = render_cost_markdown(v.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
-  if (r.calls.empty())
-    return out + (cost.empty() && !r.heads ? no_calls_markdown(r) : "\n" + cost) + ranks_markdown(r) +
-           unrecognised_markdown(r) + heads_markdown(r);
+// The summary's call and time lines.
+std::string calls_and_time_markdown(const Summary& s) {
   const bool no_time = device_time_unknown(s);
-  out += fmt::format("- attention calls: {} ({} fused: {} of calls, {} of time)\n", s.call_count,
-                     s.fused_call_count, percent_text(s.fused_call_fraction),
-                     no_time ? std::string("unknown share") : percent_text(s.fused_time_fraction));
+  std::string out = fmt::format("- attention calls: {} ({} fused: {} of calls, {} of time)\n", s.call_count,
+                                s.fused_call_count, percent_text(s.fused_call_fraction),
+                                no_time ? std::string("unknown share") : percent_text(s.fused_time_fraction));
   out += fmt::format("- attention {} time: {}", s.has_gpu ? "device" : "CPU",
                      no_time ? std::string("unknown") : time_text(s.attention_device_time_us));
   if (s.has_gpu && !no_time)
@@ -153,23 +144,26 @@ std::string render_markdown(const ReportView& v) {
   if (s.unknown_time_call_count > 0)
     out += fmt::format("- device time unknown for {} call(s): their attention kernels were not recorded (graph capture?)\n",
                        s.unknown_time_call_count);
+  return out;
+}
 
-  out += story_markdown(r);
-  out += ranks_markdown(r);
-  if (!v.unfused.empty()) {
-    out += "\n## Unfused attention calls\n\n" +
-           header_row({"layer", "step", "direction", "backend", "time", "shape", "kernels"});
-    for (const Call* c : v.unfused)
-      out += row({std::to_string(c->layer), std::to_string(c->step), c->direction, c->backend,
-                  time_or_unknown(c->device_time_unknown, time_text(c->device_time_us)),
-                  markdown_escape(shape_text(c->shape)), markdown_escape(kernels_text(*c))});
-  }
+std::string unfused_markdown(const ReportView& v) {
+  if (v.unfused.empty()) return "";
+  std::string out = "\n## Unfused attention calls\n\n" +
+                    header_row({"layer", "step", "direction", "backend", "time", "shape", "kernels"});
+  for (const Call* c : v.unfused)
+    out += row({std::to_string(c->layer), std::to_string(c->step), c->direction, c->backend,
+                time_or_unknown(c->device_time_unknown, time_text(c->device_time_us)),
+                markdown_escape(shape_text(c->shape)), markdown_escape(kernels_text(*c))});
+  return out;
+}
 
+std::string activation_map_markdown(const ReportView& v) {
   const bool per_phase = std::any_of(v.layers.begin(), v.layers.end(),
                                      [](const ActivationRow& a) { return a.layer && !a.layer->phases.empty(); });
   std::vector<std::string> columns{"layer", "module", "backend", "library", "fused share", "calls", "time", "shape", "kernels"};
   if (per_phase) columns.insert(columns.begin() + 7, "per phase");
-  out += "\n## Activation map\n\n" + header_row(columns);
+  std::string out = "\n## Activation map\n\n" + header_row(columns);
   for (const ActivationRow& activation : v.layers) {
     if (activation.first == nullptr) continue;
     const Layer& layer = *activation.layer;
@@ -184,11 +178,14 @@ std::string render_markdown(const ReportView& v) {
     if (per_phase) cells.insert(cells.begin() + 7, layer.phases.empty() ? "-" : markdown_escape(layer_phases_text(layer)));
     out += row(cells);
   }
-  out += unrecognised_markdown(r);
+  return out;
+}
 
-  // Why each backend ran (cpp/src/rules; docs/rules.md): one row per forward call with an explanation.
-  if (!v.explanations.empty())
-    out += "\n## Why these backends\n\n" + header_row({"layer", "ran", "rules predict", "rejected", "fix", "expected gain"});
+// Why each backend ran (cpp/src/rules; docs/rules.md): one row per forward call with an explanation.
+std::string explanations_markdown(const ReportView& v) {
+  if (v.explanations.empty()) return "";
+  std::string out =
+      "\n## Why these backends\n\n" + header_row({"layer", "ran", "rules predict", "rejected", "fix", "expected gain"});
   for (const ExplanationRow& why : v.explanations) {
     const Call& c = *why.call;
     const Explanation& e = *c.explanation;
@@ -200,7 +197,12 @@ std::string render_markdown(const ReportView& v) {
                 markdown_escape(fix),
                 e.expected_speedup > 0 ? markdown_escape(expected_gain_text(e)) : "-"});
   }
+  return out;
+}
 
+// The findings (each with its verification mark, where a fix was verified) and the verified fixes.
+std::string findings_markdown(const Report& r) {
+  std::string out;
   if (!r.findings.empty()) {
     out += "\n## Findings\n\n";
     for (const Finding& f : r.findings) {
@@ -213,12 +215,38 @@ std::string render_markdown(const ReportView& v) {
     out += "\n## Verified fixes\n\n" + markdown_escape(verification_line(r)) + "\n\n" + header_row(verification_columns());
     for (const auto& cells : verification_rows(r)) out += escaped_row(cells);
   }
+  return out;
+}
+
+std::string notes_markdown(const SourceInfo& source) {
+  if (source.missing.empty()) return "";
+  std::string out = "\n## Notes\n\n";
+  for (const std::string& m : source.missing) out += "- " + markdown_escape(m) + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string render_markdown(const ReportView& v) {
+  const Report& r = *v.report;
+  std::string out = "# attnprof report\n\n";
+  for (const std::string& f : r.source.files) out += fmt::format("- {}: {}\n", source_file_kind(f), markdown_code(f));
+  out += fmt::format("- device: {}\n", markdown_escape(device_text(r.source, r.summary.has_gpu)));
+  const std::string cost = render_cost_markdown(v.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
+  if (r.calls.empty())
+    return out + (cost.empty() && !r.heads ? no_calls_markdown(r) : "\n" + cost) + ranks_markdown(r) +
+           unrecognised_markdown(r) + heads_markdown(r);
+  out += calls_and_time_markdown(r.summary);
+  out += story_markdown(r);
+  out += ranks_markdown(r);
+  out += unfused_markdown(v);
+  out += activation_map_markdown(v);
+  out += unrecognised_markdown(r);
+  out += explanations_markdown(v);
+  out += findings_markdown(r);
   if (!cost.empty()) out += "\n## Cost\n\n" + cost;
   out += heads_markdown(r);
-  if (!r.source.missing.empty()) {
-    out += "\n## Notes\n\n";
-    for (const std::string& m : r.source.missing) out += "- " + markdown_escape(m) + "\n";
-  }
+  out += notes_markdown(r.source);
   return out;
 }
 
@@ -233,7 +261,7 @@ std::string markdown_of(const FormatInput& in) {
 }
 }  // namespace
 
-extern const OutputFormat kMarkdownFormat{"markdown", ".md", "--md,--markdown", "write the Report as Markdown",
+extern const OutputFormat kMarkdownFormat{"markdown", ".md", "--md", "write the Report as Markdown",
                                           markdown_of, nullptr};
 
 }  // namespace attnprof

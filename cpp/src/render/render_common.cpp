@@ -16,23 +16,36 @@ namespace attnprof {
 
 std::string short_kernel_name(std::string_view name) { return kernel_display_name(name); }
 
-std::string kernels_text(const Call& call, size_t max_chars) {
-  std::vector<std::string> parts;
-  if (call.fused) {
-    for (const KernelRef& k : call.kernels) {
-      if (k.component != component::kFused) continue;
-      std::string n = short_kernel_name(k.name);
-      if (std::find(parts.begin(), parts.end(), n) == parts.end()) parts.push_back(n);
-    }
-  } else {
-    std::map<std::string, int> count;
-    std::vector<std::string> order;
-    for (const KernelRef& k : call.kernels) {
-      if (k.component == component::kOther) continue;
-      if (count[k.component]++ == 0) order.push_back(k.component);
-    }
-    for (const std::string& c : order) parts.push_back(count[c] > 1 ? fmt::format("{} x{}", c, count[c]) : c);
+namespace {
+
+// A fused call's kernels by their short names, each once, in order.
+std::vector<std::string> fused_kernel_names(const Call& call) {
+  std::vector<std::string> names;
+  for (const KernelRef& k : call.kernels) {
+    if (k.component != component::kFused) continue;
+    std::string n = short_kernel_name(k.name);
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   }
+  return names;
+}
+
+// An unfused call's kernels as its components ("softmax x2"), in the order each first ran.
+std::vector<std::string> component_counts(const Call& call) {
+  std::map<std::string, int> count;
+  std::vector<std::string> order;
+  for (const KernelRef& k : call.kernels) {
+    if (k.component == component::kOther) continue;
+    if (count[k.component]++ == 0) order.push_back(k.component);
+  }
+  std::vector<std::string> parts;
+  for (const std::string& c : order) parts.push_back(count[c] > 1 ? fmt::format("{} x{}", c, count[c]) : c);
+  return parts;
+}
+
+}  // namespace
+
+std::string kernels_text(const Call& call, size_t max_chars) {
+  const std::vector<std::string> parts = call.fused ? fused_kernel_names(call) : component_counts(call);
   if (parts.empty()) return call.kernels.empty() ? "-" : fmt::format("{} kernels", call.kernels.size());
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? ", " : "") + parts[i];

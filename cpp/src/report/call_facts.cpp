@@ -47,6 +47,7 @@ int class_rank(std::string_view cls) {
 
 }  // namespace
 
+// long: one optional part per Shape field, in the order they are printed
 std::string shape_text(const Shape& s) {
   if (s.Sq == 0 && s.D == 0) return s.dtype;
   std::string out;

@@ -108,6 +108,7 @@ bool RuleContext::rocm_aotriton_arch() const {
   return g == "gfx950" && torch_at_least(2, 8);
 }
 
+// long: one line per placeholder the rule messages use (rule_table.cpp); the list is the table
 std::string RuleContext::var(std::string_view name) const {
   const int64_t kv_heads = in.Hkv;
   if (name == "B") return std::to_string(in.B);

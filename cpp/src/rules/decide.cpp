@@ -109,6 +109,18 @@ std::string Device::str() const {
   return fmt::format("sm{}", sm);
 }
 
+namespace {
+
+// The number of "sm90", "sm_80" or "sm90a" after its "sm"; 0 when it is not one.
+int sm_number(std::string_view digits) {
+  if (!digits.empty() && digits[0] == '_') digits.remove_prefix(1);
+  if (!digits.empty() && digits.back() == 'a') digits.remove_suffix(1);  // sm90a
+  int sm = 0;
+  return parse_int(digits, sm) ? sm : 0;
+}
+
+}  // namespace
+
 Result<Device> parse_arch(std::string_view text) {
   std::string s(text);
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -119,12 +131,9 @@ Result<Device> parse_arch(std::string_view text) {
   if (s == "cpu") return Device{DeviceKind::kCpu, 0, ""};
   if (s.rfind("gfx", 0) == 0 && s.size() > 3) return Device{DeviceKind::kRocm, 0, s};
   if (s == "rocm") return Device{DeviceKind::kRocm, 0, s};  // AMD GPU whose gfx target is unknown
-  int sm = 0;
   if (s.rfind("sm", 0) == 0) {
-    std::string_view digits = std::string_view(s).substr(2);
-    if (!digits.empty() && digits[0] == '_') digits.remove_prefix(1);
-    if (!digits.empty() && digits.back() == 'a') digits.remove_suffix(1);  // sm90a
-    if (!parse_int(digits, sm) || sm < 10) return bad();
+    const int sm = sm_number(std::string_view(s).substr(2));
+    if (sm < 10) return bad();
     return Device{DeviceKind::kCuda, sm, ""};
   }
   const auto v = parse_version(s);

@@ -107,7 +107,7 @@ Env env_for(const SourceInfo& source, bool has_gpu, const ExplainOptions& o, std
   std::string arch = o.arch.empty() ? source.arch : o.arch;
   if (arch.empty()) {
     arch = has_gpu ? kDefaultArch : "cpu";
-    assumptions.push_back(fmt::format("arch {} assumed (trace has no deviceProperties; pass --arch)", arch));
+    assumptions.push_back(fmt::format("arch {} assumed (trace has no deviceProperties; give the run's GPU architecture)", arch));
   }
   if (auto d = parse_arch(arch)) env.device = *d;
   else assumptions.push_back(fmt::format("arch '{}' not understood, sm90 assumed", arch));
@@ -115,7 +115,7 @@ Env env_for(const SourceInfo& source, bool has_gpu, const ExplainOptions& o, std
   std::string torch = o.torch_version.empty() ? version_of(source, "torch") : o.torch_version;
   if (torch.empty()) {
     torch = kDefaultTorch;
-    assumptions.push_back(fmt::format("torch {} assumed (trace has no torch version; pass --torch)", torch));
+    assumptions.push_back(fmt::format("torch {} assumed (trace has no torch version; give the run's torch version)", torch));
   }
   if (auto v = parse_version(torch)) env.torch = *v;
   else assumptions.push_back(fmt::format("torch version '{}' not understood, {} assumed", torch, kDefaultTorch));
@@ -124,7 +124,7 @@ Env env_for(const SourceInfo& source, bool has_gpu, const ExplainOptions& o, std
     std::string cudnn = o.cudnn_version.empty() ? version_of(source, "cudnn") : o.cudnn_version;
     if (cudnn.empty()) {
       cudnn = kDefaultCudnn;
-      assumptions.push_back(fmt::format("cuDNN {} assumed (trace has no cuDNN version; pass --cudnn)", cudnn));
+      assumptions.push_back(fmt::format("cuDNN {} assumed (trace has no cuDNN version; give the run's cuDNN version)", cudnn));
     }
     if (auto v = parse_version(cudnn)) env.cudnn = *v;
   } else {
@@ -146,6 +146,18 @@ std::optional<Backend> backend_from_name(std::string_view name) {
   for (Backend b : {Backend::kFlash, Backend::kEfficient, Backend::kCudnn, Backend::kMath, Backend::kCpuFlash})
     if (name == backend_name(b)) return b;
   return std::nullopt;
+}
+
+// Points at the FlashAttention library that would run where SDPA's fused kernels cannot ("" if none).
+std::string library_alternative(const Decision& d, const Env& env) {
+  if (d.choice != "ERROR" && d.chosen != Backend::kMath && d.chosen != Backend::kEfficient) return "";
+  for (const Verdict& v : d.libraries) {
+    if (!v.eligible || v.backend == Backend::kFlex || v.backend == Backend::kXformers) continue;
+    const bool fa3 = v.backend == Backend::kFa3;
+    return fmt::format("{} would run these inputs on {} (attn_implementation=\"flash_attention_{}\")",
+                       fa3 ? "FlashAttention-3" : "FlashAttention-2", env.device.str(), fa3 ? "3" : "2");
+  }
+  return "";
 }
 
 struct Group {
@@ -206,16 +218,8 @@ Explanation explanation_from(const SdpaInput& input, const Env& env, const Decis
   } else if (best && d.choice != "ERROR" && d.chosen != best->backend) {
     e.fix = fmt::format("enable {} (it is eligible and first in the priority order)", backend_name(best->backend));
   }
-  // Point at the libraries that would run where SDPA's fused kernels cannot.
-  if (d.choice == "ERROR" || d.chosen == Backend::kMath || d.chosen == Backend::kEfficient) {
-    for (const Verdict& v : d.libraries) {
-      if (!v.eligible || v.backend == Backend::kFlex || v.backend == Backend::kXformers) continue;
-      e.fix += fmt::format("{}{} would run these inputs on {} (attn_implementation=\"flash_attention_{}\")",
-                           e.fix.empty() ? "" : ". ", v.backend == Backend::kFa3 ? "FlashAttention-3" : "FlashAttention-2",
-                           env.device.str(), v.backend == Backend::kFa3 ? "3" : "2");
-      break;
-    }
-  }
+  if (const std::string library = library_alternative(d, env); !library.empty())
+    e.fix += (e.fix.empty() ? "" : ". ") + library;
   return e;
 }
 
@@ -254,176 +258,256 @@ Explanation unknown_shape_explanation(const Call& call) {
   return e;
 }
 
-}  // namespace
+// The finding a call's explanation joins: the calls of one key make one finding.
+struct FindingDraft {
+  std::string key;         // "" = the call joins no finding
+  std::string title_core;  // e.g. "math fallback (flash: attn_mask=bool; ...)"
+  std::string severity = "medium";
+  std::string rule;
+};
 
+struct Explained {
+  Explanation e;
+  FindingDraft finding;
+};
 
-ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceInfo& source, bool has_gpu,
-                                  const ExplainOptions& options) {
+void set_gain(Explanation& e, const Gain& g) {
+  e.expected_speedup = g.speedup;
+  e.expected_memory_ratio = g.memory_ratio;
+  e.gain_basis = g.basis;
+}
+
+// What every call of a run shares: the environment the rules assume, and what the run's
+// calls show together.
+struct RunFacts {
+  const SourceInfo& source;
+  bool has_gpu;
+  const ExplainOptions& options;
   std::vector<std::string> env_assumptions;
-  const Env env = env_for(source, has_gpu, options, env_assumptions);
-  ExplanationsSection section;
-  section.calls.resize(calls.size());
+  Env env;
+  // The backend every SDPA call ran, when they all ran one: a trace where it is eligible but
+  // not first in the order was run under sdpa_kernel([X]).
+  std::optional<Backend> single_backend;
+  bool torch_version_assumed = false;
+};
 
-  // A trace where every SDPA call ran one backend that is eligible but not first in the order
-  // was run under sdpa_kernel([X]).
+std::optional<Backend> single_sdpa_backend(const std::vector<Call>& calls) {
   std::set<std::string> sdpa_backends;
   for (const Call& c : calls)
     if (is_sdpa_backend(c.backend) && sdpa_dispatched(c)) sdpa_backends.insert(c.backend);
-  const std::optional<Backend> single =
-      sdpa_backends.size() == 1 ? backend_from_name(*sdpa_backends.begin()) : std::nullopt;
+  return sdpa_backends.size() == 1 ? backend_from_name(*sdpa_backends.begin()) : std::nullopt;
+}
 
-  std::map<std::string, Group> groups;
-  std::vector<std::string> group_order;
+// Calls with the same finding key make one finding, in the order the keys first appear.
+class FindingGroups {
+ public:
+  // Adds the call's layer (its id when it has none) to the group of `key`, made by `make()`
+  // when the key is new.
+  template <typename Make>
+  void add(const std::string& key, const Call& call, Make make) {
+    auto [it, inserted] = groups_.try_emplace(key);
+    if (inserted) {
+      order_.push_back(key);
+      it->second = make();
+    }
+    it->second.layers.push_back(call.layer >= 0 ? call.layer : call.id);
+  }
+
+  std::vector<Finding> findings() const {
+    std::vector<Finding> out;
+    for (const std::string& key : order_) {
+      const Group& g = groups_.at(key);
+      out.push_back({g.severity, fmt::format("{}: {}", format_layer_ranges(g.layers), g.title_core), g.detail, g.rule,
+                     g.layers, g.gain, g.cause});
+    }
+    return out;
+  }
+
+ private:
+  std::map<std::string, Group> groups_;
+  std::vector<std::string> order_;
+};
+
+constexpr const char* kUseSdpa =
+    "use SDPA: attn_implementation=\"sdpa\" (transformers) or torch.nn.functional.scaled_dot_product_attention";
+
+// A call whose shape the trace did not record gets no verdict; that eager ran is known, so a
+// forward eager call still joins the finding that says to use SDPA.
+Explanation explain_unknown_shape(const Call& call, FindingGroups& groups) {
+  Explanation e = unknown_shape_explanation(call);
+  if (call.backend != backend::kEager || call.direction == "backward") return e;
+  e.fix = kUseSdpa;
+  groups.add("eager-unknown-shape", call, [&] {
+    return Group{"eager attention (no SDPA call)", "high", e.fix + ". " + e.consistency_note, finding::kEagerAttention,
+                 0, {}, "unfused:" + call.backend};
+  });
+  return e;
+}
+
+Explained explain_eager(const SdpaInput& input, const Env& env, const Decision& d) {
+  Explained x{explanation_from(input, env, d), {}};
+  Explanation& e = x.e;
+  e.fix = fmt::format("{}; SDPA would run {} here", kUseSdpa, e.predicted_backend);
+  set_gain(e, expected_gain(backend::kEager, e.predicted_backend, input.Sq, input.dtype));
+  x.finding = {"eager", fmt::format("eager attention (no SDPA call); SDPA would run {}", e.predicted_backend), "high",
+               finding::kEagerAttention};
+  return x;
+}
+
+// The trace shows the backend the rules predict: a finding only when a faster fused one was
+// ranked above it and failed its checks.
+Explained explain_predicted(const SdpaInput& input, const Env& env, const Decision& d) {
+  Explained x{explanation_from(input, env, d), {}};
+  const Verdict* target = fix_target(d);
+  if (!target) return x;
+  const std::string& predicted = x.e.predicted_backend;
+  const std::string reasons = short_reasons(x.e, predicted);
+  const bool math = d.chosen == Backend::kMath;
+  x.finding = {"fallback:" + predicted + ":" + reasons,
+               fmt::format("{} {} ({})", predicted, math ? "fallback" : "instead of a faster fused kernel", reasons),
+               math ? "high" : "low", target->failed.front().rule};
+  return x;
+}
+
+// With the versions assumed, an older default order (flash first: torch 2.5.1-2.8, or cuDNN
+// <= 9.15) explains the trace as well as sdpa_kernel does: say so, claim neither. The key
+// "older-order" only marks the case for the live-capture check; it makes no finding.
+Explained explain_older_order(const Call& call, const SdpaInput& input, const Env& env, const Env& older, Backend seen,
+                              Decision& d, std::vector<std::string>& assumptions) {
+  d = decide(input, older);
+  Explained x{explanation_from(input, older, d), {}};
+  x.e.consistency_note = fmt::format(
+      "{} is the default choice of torch 2.5.1-2.8 (flash > efficient > math > cudnn); with torch {} it would "
+      "mean sdpa_kernel([{}]). The trace has no torch version: give the run's torch and cuDNN versions to decide",
+      call.backend, env.torch.str(), sdp_backend_enum(seen));
+  assumptions.push_back("torch 2.8 priority order used: it explains the backend in the trace");
+  x.finding.key = "older-order";
+  return x;
+}
+
+// Every SDPA call ran one eligible backend the rules do not rank first: the user pinned it.
+// Explain what the user got and what the default would have been.
+Explained explain_forced(const Call& call, const SdpaInput& input, const Env& env, Backend seen, Decision& d,
+                         std::vector<std::string>& assumptions) {
+  const std::string by_default = backend_name(d.chosen);
+  Env forced_env = env;
+  forced_env.enabled = only(seen);
+  d = decide(input, forced_env);
+  Explained x{explanation_from(input, forced_env, d), {}};
+  Explanation& e = x.e;
+  e.fix = fmt::format("remove sdpa_kernel([{}]) so SDPA can pick {}", sdp_backend_enum(seen), by_default);
+  set_gain(e, expected_gain(call.backend, by_default, input.Sq, input.dtype));
+  e.consistency_note = fmt::format(
+      "backend forced by the user (sdpa_kernel): only {} ran; it is eligible but the rules rank {} first", call.backend,
+      by_default);
+  assumptions.push_back(
+      fmt::format("sdpa_kernel([{}]) inferred: every SDPA call ran {}", sdp_backend_enum(seen), call.backend));
+  x.finding = {"forced:" + call.backend,
+               fmt::format("{} forced by the user (sdpa_kernel); SDPA would pick {}", call.backend, by_default),
+               call.backend == backend::kMath ? "high" : "low", finding::kForcedBackend};
+  return x;
+}
+
+// The trace shows another backend than the rules predict, and nothing explains why.
+Explained explain_mismatch(const Call& call, const SdpaInput& input, const Env& env, const Decision& d,
+                           const Verdict* seen_verdict) {
+  Explained x{explanation_from(input, env, d), {}};
+  Explanation& e = x.e;
+  e.consistent = false;
+  e.consistency_note = fmt::format(
+      "the rules predict {} but the trace shows {}{}: the rules or the assumed versions/arch are wrong for this run",
+      e.predicted_backend, call.backend,
+      seen_verdict && !seen_verdict->eligible ? fmt::format(" (rules reject it: {})", seen_verdict->failed.front().rule)
+                                              : "");
+  x.finding = {"mismatch:" + call.backend + ">" + e.predicted_backend,
+               fmt::format("rules predict {} but {} ran", e.predicted_backend, call.backend), "medium",
+               finding::kConsistency};
+  return x;
+}
+
+// An SDPA call: the backend it ran against the rules' prediction. `d` becomes the decision
+// the explanation is made from (under an older order or the pinned backend, where those
+// explain the trace).
+Explained explain_sdpa(const Call& call, const SdpaInput& input, const RunFacts& run, Decision& d,
+                       std::vector<std::string>& assumptions) {
+  const Backend seen = *backend_from_name(call.backend);
+  if (d.choice != "ERROR" && d.chosen == seen) return explain_predicted(input, run.env, d);
+  const Verdict* seen_verdict = d.verdict(seen);
+  const bool forced = run.single_backend == seen && seen_verdict && seen_verdict->eligible;
+  if (!forced) return explain_mismatch(call, input, run.env, d, seen_verdict);
+  Env older = run.env;
+  older.torch = Version{2, 8, 0};
+  if (run.torch_version_assumed && decide(input, older).chosen == seen)
+    return explain_older_order(call, input, run.env, older, seen, d, assumptions);
+  return explain_forced(call, input, run.env, seen, d, assumptions);
+}
+
+// The live capture recorded PyTorch's own choice (torch._fused_sdp_choice): a second check,
+// whose disagreement becomes the call's finding unless the call already has one.
+void check_capture_choice(const Call& call, const Decision& d, Explained& x) {
+  if (!call.capture || call.capture->pytorch_choice.empty() || call.capture->pytorch_choice == d.choice) return;
+  const std::string& choice = call.capture->pytorch_choice;
+  Explanation& e = x.e;
+  e.consistent = false;
+  e.consistency_note += fmt::format("{}PyTorch's own choice (live capture) was {}, the rules say {}",
+                                    e.consistency_note.empty() ? "" : "; ", choice, d.choice);
+  if (!x.finding.key.empty() && x.finding.key != "older-order") return;
+  x.finding.key = "capture-mismatch:" + choice + ">" + d.choice;
+  x.finding.title_core = fmt::format("rules predict {} but PyTorch chose {} (live capture)", d.choice, choice);
+  x.finding.rule = finding::kConsistency;
+}
+
+// The user's own measurement of this fix, where one matches, replaces the fixture's.
+void apply_user_gain(const Call& call, const SdpaInput& input, const RunFacts& run, Explained& x) {
+  if (const std::optional<Gain> measured =
+          user_gain(run.options.gains, fix_for_finding(x.finding.rule), call.backend, input.Sq, input.dtype,
+                    gain_device(run.source, run.has_gpu)))
+    set_gain(x.e, *measured);
+}
+
+// A finding's detail: the fix (else the consistency note), the expected gain, then the note.
+std::string finding_detail(const Explanation& e) {
+  return fmt::format("{}{}{}", e.fix.empty() ? e.consistency_note : e.fix,
+                     e.expected_speedup > 0 ? ". Expected " + expected_gain_text(e) : "",
+                     e.fix.empty() || e.consistency_note.empty() ? "" : ". " + e.consistency_note);
+}
+
+Explanation explain_known_shape(const Call& call, const RunFacts& run, FindingGroups& groups) {
+  const bool eager = call.backend == backend::kEager;
+  std::vector<std::string> assumptions = run.env_assumptions;
+  const SdpaInput input = input_from_call(call, assumptions);
+  Decision d = decide(input, run.env);
+  Explained x = eager ? explain_eager(input, run.env, d) : explain_sdpa(call, input, run, d, assumptions);
+  x.e.assumptions = std::move(assumptions);
+  if (!eager) check_capture_choice(call, d, x);
+  if (x.finding.key == "older-order") x.finding.key.clear();
+  apply_user_gain(call, input, run, x);
+  if (!x.finding.key.empty() && call.direction != "backward") {
+    groups.add(x.finding.key, call, [&] {
+      return Group{x.finding.title_core, x.finding.severity, finding_detail(x.e), x.finding.rule,
+                   x.e.expected_speedup, {}, call.fused ? "" : "unfused:" + call.backend};
+    });
+  }
+  return std::move(x.e);
+}
+
+}  // namespace
+
+ExplanationsSection explain_calls(const std::vector<Call>& calls, const SourceInfo& source, bool has_gpu,
+                                  const ExplainOptions& options) {
+  RunFacts run{source, has_gpu, options, {}, {}, single_sdpa_backend(calls),
+               options.torch_version.empty() && version_of(source, "torch").empty()};
+  run.env = env_for(source, has_gpu, options, run.env_assumptions);
+  ExplanationsSection section;
+  section.calls.resize(calls.size());
+  FindingGroups groups;
   for (size_t i = 0; i < calls.size(); ++i) {
     const Call& call = calls[i];
     const bool eager = call.backend == backend::kEager;
     if (!eager && (!is_sdpa_backend(call.backend) || !sdpa_dispatched(call))) continue;
-    if (dims_unknown(call)) {  // a shape the trace did not record is unknown: no verdict from it
-      Explanation e = unknown_shape_explanation(call);
-      if (eager && call.direction != "backward") {  // that eager ran is known; which backend SDPA would run is not
-        e.fix = "use SDPA: attn_implementation=\"sdpa\" (transformers) or torch.nn.functional.scaled_dot_product_attention";
-        auto [it, inserted] = groups.try_emplace("eager-unknown-shape");
-        if (inserted) {
-          group_order.push_back("eager-unknown-shape");
-          it->second = {"eager attention (no SDPA call)", "high", e.fix + ". " + e.consistency_note,
-                        finding::kEagerAttention, 0, {}, "unfused:" + call.backend};
-        }
-        it->second.layers.push_back(call.layer >= 0 ? call.layer : call.id);
-      }
-      section.calls[i] = std::move(e);
-      continue;
-    }
-    std::vector<std::string> assumptions = env_assumptions;
-    const SdpaInput input = input_from_call(call, assumptions);
-    Decision d = decide(input, env);
-    Explanation e;
-    std::string cause_key, title_core, severity = "medium", rule_id;
-
-    if (eager) {
-      e = explanation_from(input, env, d);
-      const Gain g = expected_gain(backend::kEager, e.predicted_backend, input.Sq, input.dtype);
-      e.fix = fmt::format(
-          "use SDPA: attn_implementation=\"sdpa\" (transformers) or torch.nn.functional.scaled_dot_product_attention; "
-          "SDPA would run {} here",
-          e.predicted_backend);
-      e.expected_speedup = g.speedup;
-      e.expected_memory_ratio = g.memory_ratio;
-      e.gain_basis = g.basis;
-      cause_key = "eager";
-      title_core = fmt::format("eager attention (no SDPA call); SDPA would run {}", e.predicted_backend);
-      severity = "high";
-      rule_id = finding::kEagerAttention;
-    } else {
-      const Backend seen = *backend_from_name(call.backend);
-      const Verdict* seen_verdict = d.verdict(seen);
-      bool forced = false;
-      if (d.choice == "ERROR" || d.chosen != seen) {
-        forced = single == seen && seen_verdict && seen_verdict->eligible;
-        // With the versions assumed, an older default order (flash first: torch 2.5.1-2.8, or
-        // cuDNN <= 9.15) explains the trace as well as sdpa_kernel does: say so, claim neither.
-        Env older = env;
-        older.torch = Version{2, 8, 0};
-        const bool versions_assumed = options.torch_version.empty() && version_of(source, "torch").empty();
-        if (forced && versions_assumed && decide(input, older).chosen == seen) {
-          d = decide(input, older);
-          e = explanation_from(input, older, d);
-          e.consistency_note = fmt::format(
-              "{} is the default choice of torch 2.5.1-2.8 (flash > efficient > math > cudnn); with torch {} it would "
-              "mean sdpa_kernel([{}]). The trace has no torch version: pass --torch/--cudnn to decide",
-              call.backend, env.torch.str(), sdp_backend_enum(seen));
-          assumptions.push_back("torch 2.8 priority order used: it explains the backend in the trace");
-          cause_key = "older-order";
-          forced = false;
-        } else if (forced) {
-          // Explain what the user got and what the default would have been.
-          const Decision by_default = d;
-          Env forced_env = env;
-          forced_env.enabled = only(seen);
-          d = decide(input, forced_env);
-          e = explanation_from(input, forced_env, d);
-          const Gain g = expected_gain(call.backend, backend_name(by_default.chosen), input.Sq, input.dtype);
-          e.fix = fmt::format("remove sdpa_kernel([{}]) so SDPA can pick {}", sdp_backend_enum(seen),
-                              backend_name(by_default.chosen));
-          e.expected_speedup = g.speedup;
-          e.expected_memory_ratio = g.memory_ratio;
-          e.gain_basis = g.basis;
-          e.consistency_note = fmt::format(
-              "backend forced by the user (sdpa_kernel): only {} ran; it is eligible but the rules rank {} first",
-              call.backend, backend_name(by_default.chosen));
-          assumptions.push_back(fmt::format("sdpa_kernel([{}]) inferred: every SDPA call ran {}",
-                                            sdp_backend_enum(seen), call.backend));
-          cause_key = "forced:" + call.backend;
-          title_core = fmt::format("{} forced by the user (sdpa_kernel); SDPA would pick {}", call.backend,
-                                   backend_name(by_default.chosen));
-          severity = call.backend == backend::kMath ? "high" : "low";
-          rule_id = finding::kForcedBackend;
-        } else if (cause_key.empty()) {
-          e = explanation_from(input, env, d);
-          e.consistent = false;
-          e.consistency_note = fmt::format(
-              "the rules predict {} but the trace shows {}{}: the rules or the assumed versions/arch are wrong for "
-              "this run",
-              e.predicted_backend, call.backend,
-              seen_verdict && !seen_verdict->eligible ? fmt::format(" (rules reject it: {})", seen_verdict->failed.front().rule) : "");
-          cause_key = "mismatch:" + call.backend + ">" + e.predicted_backend;
-          title_core = fmt::format("rules predict {} but {} ran", e.predicted_backend, call.backend);
-          severity = "medium";
-          rule_id = finding::kConsistency;
-        }
-      } else {
-        e = explanation_from(input, env, d);
-        const Verdict* target = fix_target(d);
-        if (target) {
-          const std::string reasons = short_reasons(e, e.predicted_backend);
-          cause_key = "fallback:" + e.predicted_backend + ":" + reasons;
-          title_core = fmt::format("{} {} ({})", e.predicted_backend,
-                                   d.chosen == Backend::kMath ? "fallback" : "instead of a faster fused kernel", reasons);
-          severity = d.chosen == Backend::kMath ? "high" : "low";
-          rule_id = target->failed.front().rule;
-        }
-      }
-    }
-    e.assumptions = std::move(assumptions);
-    // The live capture recorded PyTorch's own choice (torch._fused_sdp_choice): a second check.
-    if (!eager && call.capture && !call.capture->pytorch_choice.empty() && call.capture->pytorch_choice != d.choice) {
-      e.consistent = false;
-      e.consistency_note += fmt::format("{}PyTorch's own choice (live capture) was {}, the rules say {}",
-                                        e.consistency_note.empty() ? "" : "; ", call.capture->pytorch_choice, d.choice);
-      if (cause_key.empty() || cause_key == "older-order") {
-        cause_key = "capture-mismatch:" + call.capture->pytorch_choice + ">" + d.choice;
-        title_core = fmt::format("rules predict {} but PyTorch chose {} (live capture)", d.choice,
-                                 call.capture->pytorch_choice);
-        rule_id = finding::kConsistency;
-      }
-    }
-    if (cause_key == "older-order") cause_key.clear();
-    // The user's own measurement of this fix, where one matches, replaces the fixture's.
-    if (const std::optional<Gain> measured = user_gain(options.gains, fix_for_finding(rule_id), call.backend, input.Sq,
-                                                       input.dtype, gain_device(source, has_gpu))) {
-      e.expected_speedup = measured->speedup;
-      e.expected_memory_ratio = measured->memory_ratio;
-      e.gain_basis = measured->basis;
-    }
-    if (!cause_key.empty() && call.direction != "backward") {
-      auto [it, inserted] = groups.try_emplace(cause_key);
-      Group& g = it->second;
-      if (inserted) {
-        group_order.push_back(cause_key);
-        g = {title_core, severity,
-             fmt::format("{}{}{}", e.fix.empty() ? e.consistency_note : e.fix,
-                         e.expected_speedup > 0 ? ". Expected " + expected_gain_text(e) : "",
-                         e.fix.empty() || e.consistency_note.empty() ? "" : ". " + e.consistency_note),
-             rule_id, e.expected_speedup, {}, call.fused ? "" : "unfused:" + call.backend};
-      }
-      g.layers.push_back(call.layer >= 0 ? call.layer : call.id);
-    }
-    section.calls[i] = std::move(e);
+    section.calls[i] = dims_unknown(call) ? explain_unknown_shape(call, groups) : explain_known_shape(call, run, groups);
   }
-  for (const std::string& key : group_order) {
-    Group& g = groups[key];
-    section.findings.push_back({g.severity, fmt::format("{}: {}", format_layer_ranges(g.layers), g.title_core),
-                                g.detail, g.rule, g.layers, g.gain, g.cause});
-  }
+  section.findings = groups.findings();
   return section;
 }
 

@@ -28,11 +28,26 @@ Result<T> field(const nlohmann::json& row, const char* key, T fallback, size_t l
   }
 }
 
+// A row's "device": cpu, or cuda on the GPU of --arch.
+Result<Env> row_env(const std::string& device, const Env& base, size_t line) {
+  Env env = base;
+  if (device == "cpu") {
+    env.device = {DeviceKind::kCpu, 0, ""};
+    env.cudnn = {};
+  } else if (device != "cuda") {
+    return bad(fmt::format("line {}: device '{}': expected cuda or cpu", line, device));
+  } else if (env.device.kind == DeviceKind::kCpu) {
+    return bad(fmt::format("line {}: a cuda row needs a GPU --arch (sm90, gfx942, ...)", line));
+  }
+  return env;
+}
+
 #define ATTNPROF_FIELD(var, type, key, fallback)       \
   auto var##_r = field<type>(row, key, fallback, line); \
   if (!var##_r) return var##_r.error();                 \
   const type var = *var##_r
 
+// long: one line per field of a batch row, read then checked in the order the schema lists them
 Result<std::pair<SdpaInput, Env>> row_input(const nlohmann::json& row, const Env& base, size_t line) {
   if (!row.is_object()) return bad(fmt::format("line {}: expected a JSON object", line));
   for (const char* required : {"hd", "dtype", "Hq", "Sq", "Skv"})
@@ -63,15 +78,8 @@ Result<std::pair<SdpaInput, Env>> row_input(const nlohmann::json& row, const Env
   if (!dt) return bad(fmt::format("line {}: {}", line, dt.error().message));
   auto m = parse_mask(mask);
   if (!m) return bad(fmt::format("line {}: {}", line, m.error().message));
-  Env env = base;
-  if (device == "cpu") {
-    env.device = {DeviceKind::kCpu, 0, ""};
-    env.cudnn = {};
-  } else if (device != "cuda") {
-    return bad(fmt::format("line {}: device '{}': expected cuda or cpu", line, device));
-  } else if (env.device.kind == DeviceKind::kCpu) {
-    return bad(fmt::format("line {}: a cuda row needs a GPU --arch (sm90, gfx942, ...)", line));
-  }
+  auto env = row_env(device, base, line);
+  if (!env) return env.error();
   SdpaInput in;
   in.B = B, in.Hq = Hq, in.Hkv = Hkv, in.Sq = Sq, in.Skv = Skv, in.D = hd, in.Dv = hd_v;
   in.dtype = *dt;
@@ -84,7 +92,7 @@ Result<std::pair<SdpaInput, Env>> row_input(const nlohmann::json& row, const Env
   in.nested = nested;
   in.q_stride_last = qs, in.k_stride_last = ks, in.v_stride_last = vs;
   if (Status st = check_shapes(in); !st) return bad(fmt::format("line {}: {}", line, st.error().message));
-  return std::pair{in, env};
+  return std::pair{in, *env};
 }
 #undef ATTNPROF_FIELD
 

@@ -54,7 +54,10 @@ std::vector<double> speedup_interval(const std::vector<double>& baseline_ms, con
   return {percentile(ratios, 0.025), percentile(ratios, 0.975)};
 }
 
-FixVerification judge_fix(const FixMeasurement& m) {
+namespace {
+
+// What the measurement recorded, copied into the verdict before it is judged.
+FixVerification measured_facts(const FixMeasurement& m) {
   FixVerification v;
   v.fix = m.plan.fix;
   if (const FixWord* w = fix_word(m.plan.fix)) v.change = std::string(w->change);
@@ -75,7 +78,30 @@ FixVerification judge_fix(const FixMeasurement& m) {
   v.peak_bytes_after = m.peak_bytes_after;
   v.max_abs_diff = m.max_abs_diff;
   v.max_rel_diff = m.max_rel_diff;
+  return v;
+}
 
+// Confirmed when the speedup's 95% interval lies above 1, else no gain.
+void judge_speedup(FixVerification& v) {
+  if (v.speedup_ci.size() == 2 && v.speedup_ci[0] > 1.0) {
+    v.verdict = verdict::kConfirmed;
+    v.reason = fmt::format("{:.2f}x faster, the 95% interval {:.2f}-{:.2f}x lies above 1; outputs within {:.3g}",
+                           v.speedup, v.speedup_ci[0], v.speedup_ci[1], v.tolerance);
+    return;
+  }
+  v.verdict = verdict::kNoGain;
+  v.reason = v.speedup_ci.size() == 2
+                 ? fmt::format("{:.2f}x, but the 95% interval {:.2f}-{:.2f}x reaches 1 or below", v.speedup,
+                               v.speedup_ci[0], v.speedup_ci[1])
+                 : fmt::format("{:.2f}x from {} pair(s): too few for an interval", v.speedup, v.pairs);
+}
+
+}  // namespace
+
+// In order: not applicable (a manual fix, one not applied, or one the model undid), changes the
+// results (outputs beyond the dtype's tolerance), then confirmed or no gain by the speedup.
+FixVerification judge_fix(const FixMeasurement& m) {
+  FixVerification v = measured_facts(m);
   if (m.plan.fix == fix::kManual || !m.applied) {
     v.verdict = verdict::kNotApplicable;
     v.reason = m.plan.fix == fix::kManual ? "the fix changes the model's code or inputs, which verify does not do"
@@ -100,20 +126,11 @@ FixVerification judge_fix(const FixMeasurement& m) {
   if (v.max_rel_diff > v.tolerance) {
     v.verdict = verdict::kChangesResults;
     v.reason = fmt::format("outputs differ by {:.3g} relative (max abs {:.3g}), above the {} tolerance {:.3g}",
-                           v.max_rel_diff, v.max_abs_diff, dtype ? v.dtype : std::string("fp32"), v.tolerance);
+                           v.max_rel_diff, v.max_abs_diff, dtype_word(v.dtype) ? v.dtype : std::string("fp32"),
+                           v.tolerance);
     return v;
   }
-  if (v.speedup_ci.size() == 2 && v.speedup_ci[0] > 1.0) {
-    v.verdict = verdict::kConfirmed;
-    v.reason = fmt::format("{:.2f}x faster, the 95% interval {:.2f}-{:.2f}x lies above 1; outputs within {:.3g}",
-                           v.speedup, v.speedup_ci[0], v.speedup_ci[1], v.tolerance);
-  } else {
-    v.verdict = verdict::kNoGain;
-    v.reason = v.speedup_ci.size() == 2
-                   ? fmt::format("{:.2f}x, but the 95% interval {:.2f}-{:.2f}x reaches 1 or below", v.speedup,
-                                 v.speedup_ci[0], v.speedup_ci[1])
-                   : fmt::format("{:.2f}x from {} pair(s): too few for an interval", v.speedup, v.pairs);
-  }
+  judge_speedup(v);
   return v;
 }
 

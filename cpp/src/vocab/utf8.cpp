@@ -4,6 +4,7 @@ namespace attnprof {
 
 // The byte ranges of RFC 3629, section 4 (the UTF8-octets grammar): a lead byte fixes the
 // length and narrows the range of the first continuation byte.
+// long: one branch per byte range of the grammar, in its order, so it reads against the RFC
 size_t utf8_sequence_length(std::string_view text, size_t at) {
   const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[at + k]); };
   const size_t left = text.size() - at;

@@ -169,8 +169,8 @@ TEST_F(CliDiff, LooserTimeLimitFromConfigFileClearsATimeOnlyRegression) {
   std::ofstream(cfg) << R"({"max_time_increase": "400%", "max_memory_increase": 100})";
   const std::string args = "diff " + trace(kBase) + " " + trace(kBase + "_padmask");
   EXPECT_EQ(run_cli(args).code, 1);  // +219% time, +50% memory
-  EXPECT_EQ(run_cli(args + " --config " + cfg.string()).code, 0);
-  EXPECT_EQ(run_cli(args + " --config " + cfg.string() + " --max-time-increase 10%").code, 1);  // flag wins
+  EXPECT_EQ(run_cli(args + " --thresholds " + cfg.string()).code, 0);
+  EXPECT_EQ(run_cli(args + " --thresholds " + cfg.string() + " --max-time-increase 10%").code, 1);  // flag wins
 }
 
 TEST_F(CliDiff, ReportsAndDirectoriesAreMatchedByName) {

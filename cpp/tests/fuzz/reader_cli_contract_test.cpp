@@ -53,7 +53,7 @@ class ReaderCliContract : public attnprof::testing::CliContractTest {
     return "diff '" + a + "' '" + b + "' --json '" + out() + "'";
   }
   std::string predict(const std::string& config) { return "predict --config '" + config + "' --json '" + out() + "'"; }
-  std::string explain(const std::string& batch) { return "explain --batch '" + batch + "' -o '" + out() + "'"; }
+  std::string explain(const std::string& batch) { return "explain --inputs '" + batch + "' --json '" + out() + "'"; }
   std::string whatif(const std::string& lengths) {
     return "whatif --lengths '" + lengths + "' --model llama-3-8b --window 4096 --json '" + out() + "'";
   }
@@ -102,7 +102,7 @@ TEST_F(ReaderCliContract, OutOfRangeNumbersAreOneLineNamingTheField) {
                    {"rows.jsonl", "line 1", "hd_v"});
   expect_bad_input(whatif(write("long.txt", "812\n1e300\n")), {"long.txt", "line 2"});
   expect_bad_input("predict --model llama-3-8b --memory-cap 1e300GB --json '" + out() + "'", {"1e300GB"});
-  expect_bad_input("explain --q 1,8,99999999999999999999,64 -o '" + out() + "'", {"--q", "99999999999999999999"});
+  expect_bad_input("explain --q 1,8,99999999999999999999,64 --text '" + out() + "'", {"q '", "99999999999999999999"});
 }
 
 TEST_F(ReaderCliContract, DuplicateKeysAreOneLineNamingTheKey) {

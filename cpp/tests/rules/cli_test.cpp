@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,8 +52,8 @@ TEST(ExplainCli, BadInputIsOneLineExit2AndNoOutputFile) {
   const auto out = std::filesystem::temp_directory_path() / ("attnprof_explain_bad_" + std::to_string(::getpid()));
   for (const std::string args : {"explain --q 2,8,256 --dtype bf16", "explain --q 2,8,256,64 --dtype int7",
                                  "explain --q 2,8,256,64 --arch sm9x", "explain --q 2,8,256,64 --torch two",
-                                 "explain --q 2,8,256,64 --mask maybe", "explain --batch /nonexistent.jsonl"}) {
-    const CliRun r = run(args + " -o " + out.string());
+                                 "explain --q 2,8,256,64 --mask maybe", "explain --inputs /nonexistent.jsonl"}) {
+    const CliRun r = run(args + " --text " + out.string());
     EXPECT_EQ(r.code, 2) << args << ": " << r.out;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << ": " << r.out;
     EXPECT_FALSE(std::filesystem::exists(out)) << args;
@@ -62,16 +63,25 @@ TEST(ExplainCli, BadInputIsOneLineExit2AndNoOutputFile) {
 TEST(MatrixCli, ListsEveryGpuWithTheDispatchOfItsArch) {
   const CliRun r = run("matrix --dtype bf16,fp32");
   ASSERT_EQ(r.code, 0) << r.out;
-  for (const char* gpu : {"A100", "H100", "H200", "B200", "L4", "RTX 4090", "MI300X", "MI350X", "CPU"})
-    EXPECT_TRUE(has(r.out, std::string("\n") + gpu + " ")) << gpu << "\n" << r.out;
-  auto line_of = [&](const std::string& prefix) {
-    const size_t at = r.out.find("\n" + prefix);
-    return at == std::string::npos ? std::string() : r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+  // The row of GPU `gpu`, arch and dtype: its cells after those three, as the table prints them.
+  auto row_of = [&](const std::string& gpu, const std::string& arch, const std::string& dtype) {
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t at = line.find_first_not_of(' ');
+      if (at == std::string::npos || line.compare(at, gpu.size() + 1, gpu + " ") != 0) continue;
+      std::istringstream cells(line.substr(at + gpu.size()));
+      std::string a, d;
+      cells >> a >> d;
+      if (a == arch && d == dtype) return line;
+    }
+    return std::string();
   };
-  EXPECT_TRUE(has(line_of("H100      sm90    bf16"), "CUDNN_ATTENTION")) << r.out;
-  EXPECT_TRUE(has(line_of("A100      sm80    bf16"), "FLASH_ATTENTION")) << r.out;
-  EXPECT_TRUE(has(line_of("MI300X    gfx942  fp32"), "EFFICIENT_ATTENTION")) << r.out;
-  EXPECT_TRUE(has(line_of("B200      sm100   bf16"), "no: arch")) << "FA3 is Hopper-only: " << r.out;
+  for (const char* gpu : {"A100", "H100", "H200", "B200", "L4", "RTX 4090", "MI300X", "MI350X", "CPU"})
+    EXPECT_TRUE(has(r.out, std::string(gpu) + " ")) << gpu << "\n" << r.out;
+  EXPECT_TRUE(has(row_of("H100", "sm90", "bf16"), "CUDNN_ATTENTION")) << r.out;
+  EXPECT_TRUE(has(row_of("A100", "sm80", "bf16"), "FLASH_ATTENTION")) << r.out;
+  EXPECT_TRUE(has(row_of("MI300X", "gfx942", "fp32"), "EFFICIENT_ATTENTION")) << r.out;
+  EXPECT_TRUE(has(row_of("B200", "sm100", "bf16"), "no: arch")) << "FA3 is Hopper-only: " << r.out;
   EXPECT_EQ(run("matrix --gpu X100").code, 2);
 }
 

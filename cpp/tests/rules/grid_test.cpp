@@ -1,5 +1,5 @@
 // The rules against real PyTorch 2.11 decisions on an H200 with cuDNN 9.19
-// (shared/fixtures/h200-torch2.11/sdpa_grid_cuda_sample.json), through `attnprof explain --batch`.
+// (shared/fixtures/h200-torch2.11/sdpa_grid_cuda_sample.json), through `attnprof explain --inputs`.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -45,8 +45,8 @@ const GridRun& grid_run() {
         in << input.dump() << "\n";
       }
     }
-    const std::string cmd = std::string(ATTNPROF_CLI_PATH) + " explain --batch " + (dir / "in.jsonl").string() +
-                            " --torch 2.11 --arch sm90 --cudnn 9.19 -o " + (dir / "out.jsonl").string();
+    const std::string cmd = std::string(ATTNPROF_CLI_PATH) + " explain --inputs " + (dir / "in.jsonl").string() +
+                            " --torch 2.11 --arch sm90 --cudnn 9.19 --quiet --json " + (dir / "out.jsonl").string();
     if (std::system(cmd.c_str()) != 0) return r;
     std::ifstream out(dir / "out.jsonl");
     std::string line;

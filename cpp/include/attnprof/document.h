@@ -1,0 +1,65 @@
+// What one command answers, in every form it can be written in. A command whose answer is a
+// Report builds its Document from the Report (report_document); a command with a document type
+// of its own (diff's verdict, explain's decision, matrix's table) gives its own renderers. Every
+// front end writes any form the same way: the CLI's --json/--md/--html/--csv/--text FILE
+// (cpp/cli/outputs.h) and the binding's document texts.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attnprof/dashboard.h"
+#include "attnprof/error.h"
+#include "attnprof/report.h"
+#include "attnprof/table.h"
+
+namespace attnprof {
+
+enum class DocumentForm { kText, kJson, kMarkdown, kHtml, kCsv };
+
+// One row per form: its name (the binding's), the CLI flag that writes it, the words its help
+// uses, and the file extension that names it.
+struct DocumentFormWord {
+  DocumentForm form;
+  std::string_view name;       // "markdown"
+  std::string_view flag;       // "--md"
+  std::string_view as;         // "as Markdown": "write <what> as Markdown"
+  std::string_view extension;  // ".md"
+};
+std::span<const DocumentFormWord> document_forms();
+const DocumentFormWord& document_form_word(DocumentForm form);
+// The form named `name` ("json", "markdown", ...); the error lists the names there are.
+Result<DocumentForm> document_form_named(std::string_view name);
+
+
+struct Document {
+  std::string title;                                  // the HTML page's title
+  std::function<std::string()> text, json, markdown;  // every document has these three
+  std::function<std::string()> html;                  // empty: the Markdown as a page (markdown_page)
+  std::function<std::string()> csv;                   // empty: no table fits this document
+
+  bool has(DocumentForm form) const { return form != DocumentForm::kCsv || static_cast<bool>(csv); }
+  // The form's text; an error only for CSV of a document without a table.
+  Result<std::string> render(DocumentForm form) const;
+};
+
+// A self-contained HTML page (no network, the dashboard's stylesheet) of a Markdown text,
+// converted by cmark; raw HTML in the Markdown is not passed through.
+std::string markdown_page(std::string_view title, std::string_view markdown);
+
+// A table's document (table.h): text and Markdown laid out as the cost sections are
+// (cost_render.h), CSV and JSON as table.h writes them; `json` replaces table_json.
+Document table_document(Table table, std::function<std::string()> json = {});
+
+// A Report's document: JSON = the Report (docs/report-schema.md), HTML = the dashboard with
+// `page.sections`; the text and Markdown views are the command's, as they show its sections.
+Document report_document(const Report& report, std::function<std::string()> text,
+                         std::function<std::string()> markdown, DashboardOptions page);
+
+// Writes one form to `path` ("-" = stdout) atomically: no partial file on failure.
+Status write_document(const Document& document, DocumentForm form, const std::string& path);
+
+}  // namespace attnprof
