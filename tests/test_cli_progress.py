@@ -54,14 +54,18 @@ def test_directory_on_a_terminal_draws_one_bar_ending_at_all_files_and_100_perce
     code, terminal = run_with_stderr_on_pty([attnprof_cli, "analyze", str(two_rank_dir),
                                              "--json", str(tmp_path / "report.json")])
     assert code == 0, terminal
-    total_mib = sum(f.stat().st_size for f in two_rank_dir.iterdir()) / 2**20
+    total = sum(f.stat().st_size for f in two_rank_dir.iterdir())
+    # Sizes are spelled in KiB with one decimal from 1024 B up to 1 MiB (docs/outputs.md); the two
+    # compressed traces together are about 85 KiB.
+    assert 1024 <= total < 2**20
+    spelled = f"{total / 1024:.1f} KiB"
     # One line redrawn in place (carriage returns), ended by its only newline at 100%.
     text = terminal.replace("\r\n", "\n")  # the terminal turns "\n" into "\r\n"
     assert text.count("\n") == 1 and text.endswith("\n"), repr(terminal)
     draws = text[:-1].split("\r")
     assert draws[0] == "" and len(draws) >= 3, repr(terminal)  # starts with "\r", drawn more than once
     last_draw = draws[-1]
-    assert last_draw.startswith(f"reading {two_rank_dir} (2/2 files, {total_mib:.1f}/{total_mib:.1f} MiB) ["), repr(last_draw)
+    assert last_draw.startswith(f"reading {two_rank_dir} (2/2 files, {spelled}/{spelled}) ["), repr(last_draw)
     assert last_draw.endswith("100%"), repr(last_draw)
     assert (tmp_path / "report.json").is_file()
 

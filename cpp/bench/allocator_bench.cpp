@@ -15,6 +15,7 @@
 #include "attnprof/analyze.h"
 #include "attnprof/ingest.h"
 #include "attnprof/memory_sim.h"
+#include "attnprof/text_format.h"
 
 namespace {
 
@@ -77,8 +78,8 @@ int main(int argc, char** argv) {
              per_pass);
   fmt::print("ingest                {:.2f} ms (median of {})\n", ingest_s * 1e3, kRepeats);
   fmt::print("simulate              {} allocation events in {:.3f} s = {:.0f} ns/event (median of {}; peak reserved "
-             "{:.1f} MiB)\n",
-             events, sim_s, sim_s / static_cast<double>(events) * 1e9, kRepeats, static_cast<double>(peak) / (1 << 20));
+             "{})\n",
+             events, sim_s, sim_s / static_cast<double>(events) * 1e9, kRepeats, attnprof::bytes_text(static_cast<double>(peak)));
   fmt::print("ratio                 simulating {} events = {:.1f}x this trace's ingest; per event {:.2f}x ingest per "
              "trace event\n",
              events, sim_s / ingest_s,

@@ -10,6 +10,7 @@
 #include "attnprof/ingest.h"
 #include "attnprof/ranks.h"
 #include "attnprof/formats.h"
+#include "attnprof/text_format.h"
 #include "command.h"
 #include "fleet_inputs.h"
 #include "flags.h"
@@ -54,16 +55,13 @@ void check_strict(const AnalyzeCommandOptions& o, const std::vector<Report>& rep
 }
 
 // One bar for a whole directory of rank traces: the bar is the bytes read over all files, the
-// label counts files done and MiB read. Same helper as one file, so also silent when stderr is
+// label counts files done and bytes read. Same helper as one file, so also silent when stderr is
 // not a terminal; a changed label gets a fresh bar, which redraws the same line.
 DirectoryProgressFn directory_progress_bar(const std::string& dir) {
   if (!progress_bar(dir)) return {};
   return [dir, label = std::string(), bar = std::function<void(size_t, size_t)>()](const DirectoryProgress& p) mutable {
-    const double mib = 1 << 20;
-    const int digits = p.bytes_total < 100 * (size_t{1} << 20) ? 1 : 0;
-    std::string now = fmt::format("reading {} ({}/{} files, {:.{}f}/{:.{}f} MiB)", dir, p.files_done, p.files_total,
-                                  static_cast<double>(p.bytes_done) / mib, digits,
-                                  static_cast<double>(p.bytes_total) / mib, digits);
+    std::string now = fmt::format("reading {} ({}/{} files, {}/{})", dir, p.files_done, p.files_total,
+                                  bytes_text(static_cast<double>(p.bytes_done)), bytes_text(static_cast<double>(p.bytes_total)));
     if (now != label) label = std::move(now), bar = progress_bar(label);
     // The helper ends the line at 100%: hold it at 99% until the last file is analysed too.
     const bool finished = p.files_done == p.files_total;

@@ -11,10 +11,10 @@
 #include "attnprof/io.h"
 #include "attnprof/predict.h"
 #include "attnprof/report_json.h"
+#include "attnprof/text_format.h"
 #include "command.h"
 #include "flags.h"
 #include "outputs.h"
-#include "attnprof/text_escape.h"
 
 namespace attnprof::cli {
 namespace {
@@ -73,7 +73,7 @@ int run_predict(const PredictCliOptions& o) {
   const Report report = prediction_report(*model, options, *prediction);
   const std::string model_line =
       fmt::format("{}: {} parameters, weights {}", model->name, parameter_count(*model),
-                  format_bytes(static_cast<double>(prediction->rows.empty() ? 0 : prediction->rows[0].weights_bytes)));
+                  bytes_text(static_cast<double>(prediction->rows.empty() ? 0 : prediction->rows[0].weights_bytes)));
   const Document doc = report_document(
       report, [&] { return model_line + "\n" + render_cost_text(report); },
       [&] { return markdown_escape(model_line) + "\n\n" + render_cost_markdown(report); },

@@ -193,8 +193,8 @@ def _bar(stream=None) -> ProgressFn:
         elapsed = max(time.monotonic() - start, 1e-6)
         rate = bytes_done / elapsed
         eta = (bytes_total - bytes_done) / rate if rate > 0 and done < total else 0.0
-        stream.write(f"\rranks {done}/{total}, {bytes_done / 2**30:.2f}/{bytes_total / 2**30:.2f} GiB, "
-                     f"{rate / 2**20:.1f} MiB/s, ETA {eta:.0f} s ")
+        stream.write(f"\rranks {done}/{total}, {_core.bytes_text(bytes_done)}/{_core.bytes_text(bytes_total)}, "
+                     f"{_core.bytes_text(rate)}/s, ETA {_core.time_text(eta * 1e6)} ")
         if done == total:
             stream.write("\n")
         stream.flush()

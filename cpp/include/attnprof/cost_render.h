@@ -21,7 +21,4 @@ std::string render_cost_markdown(const Report& report);
 std::string render_cost_text(const std::vector<CostTable>& tables);
 std::string render_cost_markdown(const std::vector<CostTable>& tables);
 
-// "1.51 GiB", "812.0 MiB", "96 B"
-std::string format_bytes(double bytes);
-
 }  // namespace attnprof

@@ -47,10 +47,4 @@ std::string render_html(const std::vector<ReportView>& views, const DashboardOpt
 // The dashboard's stylesheet, for other pages attnprof writes (document.h's markdown_page).
 std::string_view dashboard_stylesheet();
 
-// HTML text escaping (&, <, >, ", ') after replacing invalid UTF-8 by U+FFFD.
-std::string html_escape(std::string_view text);
-
-// Replaces every invalid UTF-8 sequence by U+FFFD (EF BF BD).
-std::string sanitize_utf8(std::string_view text);
-
 }  // namespace attnprof

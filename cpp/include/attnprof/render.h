@@ -46,7 +46,7 @@ std::string device_text(const SourceInfo& source, bool has_gpu);
 // The story of the run, shared by the text and Markdown reports: one line naming the steps
 // and how they were marked; one row per step (index, marker, phase, calls, attention time,
 // overhead, GPU time, share), at most max_rows; one row per phase (phase, steps, calls, time,
-// share, TFLOP/s, backends, kernels). Rows are plain text cells; each format escapes its own.
+// share, useful FLOP/s, backends, kernels). Rows are plain text cells; each format escapes its own.
 std::string steps_line(const Report& report);
 std::vector<std::vector<std::string>> step_rows(const Report& report, size_t max_rows);
 std::vector<std::vector<std::string>> phase_rows(const Report& report);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace attnprof {
@@ -11,5 +12,8 @@ namespace attnprof {
 // not one (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF, not cut off by
 // the end of text).
 size_t utf8_sequence_length(std::string_view text, size_t at);
+
+// The text with every invalid UTF-8 sequence replaced by U+FFFD (EF BF BD), byte by byte.
+std::string sanitize_utf8(std::string_view text);
 
 }  // namespace attnprof

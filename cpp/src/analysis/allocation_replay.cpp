@@ -12,6 +12,7 @@
 #include "attnprof/memory_sim.h"
 #include "attnprof/trace_index.h"
 #include "attnprof/vocabulary.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 namespace {
@@ -517,13 +518,13 @@ AllocatorReplay replay_check(const AllocationSequence& recorded, const Allocator
   replay.simulated_peak_reserved_bytes = sim.peak_reserved;
   replay.within_2mib_share = replay.events > 0 ? static_cast<double>(within) / static_cast<double>(replay.events) : 0;
   replay.cannot_know = fmt::format(
-      "the recording began mid-run: the {:.1f} MiB allocated before it and kept (weights, inputs) are replayed as one "
+      "the recording began mid-run: the {} allocated before it and kept (weights, inputs) are replayed as one "
       "block and the {} blocks allocated before it that it frees as blocks of their size; the free cache it began "
-      "with ({:.1f} MiB reserved in all at the first event) is {}, because how it was really laid out in segments "
+      "with ({} reserved in all at the first event) is {}, because how it was really laid out in segments "
       "beyond the ranges the pass allocates in (free space inside weight segments, segments left split by earlier "
       "passes), other streams and memory outside PyTorch are not in the trace{}",
-      static_cast<double>(seq.opaque_bytes) / (1024.0 * 1024.0), seq.carried.size(),
-      static_cast<double>(recorded.initial_reserved) / (1024.0 * 1024.0),
+      bytes_text(static_cast<double>(seq.opaque_bytes)), seq.carried.size(),
+      bytes_text(static_cast<double>(recorded.initial_reserved)),
       seeded ? fmt::format("seeded as the {} free regions its addresses show, the small-pool space the pass needs "
                            "and the rest as {}",
                            seq.free_regions.size(),

@@ -12,6 +12,7 @@
 
 #include "attnprof/cost.h"
 #include "attnprof/layer_ranges.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 namespace {
@@ -76,7 +77,7 @@ Finding finding_of(Fix fix, const Waste& w, double attention_us) {
   std::stable_sort(kernels.begin(), kernels.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string named;
   for (size_t i = 0; i < std::min(kKernelsNamed, kernels.size()); ++i)
-    named += fmt::format("{}{} {:.1f} us", i ? ", " : "", kernels[i].first, kernels[i].second);
+    named += fmt::format("{}{} {}", i ? ", " : "", kernels[i].first, time_text(kernels[i].second));
   const double share = w.other_us / w.call_us;
   const double of_attention = attention_us > 0 ? w.other_us / attention_us : 0;
   Finding f;
@@ -84,13 +85,14 @@ Finding finding_of(Fix fix, const Waste& w, double attention_us) {
   f.rule = finding::kNonKernelTime;
   f.cause = "non_kernel_time";
   f.layers = w.layers;
-  f.title = fmt::format("{:.0f}% of {} fused attention call{}' time is not the attention kernel ({:.1f} us, {:.0f}% of "
+  f.title = fmt::format("{} of {} fused attention call{}' time is not the attention kernel ({}, {} of "
                         "all attention time)",
-                        100 * share, w.calls, w.calls == 1 ? "" : "s", w.other_us, 100 * of_attention);
+                        percent_text(share), w.calls, w.calls == 1 ? "" : "s", time_text(w.other_us),
+                        percent_text(of_attention));
   f.detail = fmt::format("{}: kernels launched by the attention op beside its fused kernel: {}. Fix: {}. Without them "
-                         "these calls take {:.1f} us instead of {:.1f} us (kernel time alone, calls[].kernel_time_us).",
+                         "these calls take {} instead of {} (kernel time alone, calls[].kernel_time_us).",
                          format_index_ranges(w.layers, "layer", "layers"), named, fix_text(fix),
-                         w.call_us - w.other_us, w.call_us);
+                         time_text(w.call_us - w.other_us), time_text(w.call_us));
   f.expected_gain = w.call_us > w.other_us ? w.call_us / (w.call_us - w.other_us) : 0;
   return f;
 }

@@ -11,6 +11,7 @@
 #include "attnprof/attention.h"
 #include "attnprof/cost.h"
 #include "attnprof/hw.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 namespace {
@@ -114,9 +115,9 @@ std::optional<Finding> flag_disproportionate_layers(const std::vector<Layer>& la
   if (finding.layers.empty()) return std::nullopt;
   finding.title = fmt::format("{} attention layer(s) allocate over {}x the median layer's peak",
                               finding.layers.size(), kDisproportionateFactor);
-  finding.detail = fmt::format("Median layer peak during attention: {:.1f} MiB. Peak bytes come from the "
+  finding.detail = fmt::format("Median layer peak during attention: {}. Peak bytes come from the "
                                "trace's [memory] events inside each call's time span.",
-                               median / (1 << 20));
+                               bytes_text(median));
   return finding;
 }
 
@@ -156,11 +157,11 @@ void add_roofline_bound(const RooflineSum& sum, const GpuSpec& spec, Finding& fi
   const double peak = sum.peak_seconds / sum.seconds / 1e12;  // time-weighted TFLOP/s
   const double intensity = sum.executed / sum.bytes, ridge = peak * 1e12 / (spec.bandwidth_gbs * 1e9);
   const double attainable = std::min(peak, intensity * spec.bandwidth_gbs / 1e3);
-  finding.title += fmt::format("; {}-bound, {:.0f}% of the attainable roofline", intensity >= ridge ? "compute" : "memory",
-                               100 * sum.executed / sum.seconds / 1e12 / attainable);
+  finding.title += fmt::format("; {}-bound, {} of the attainable roofline", intensity >= ridge ? "compute" : "memory",
+                               percent_text(sum.executed / sum.seconds / 1e12 / attainable));
   finding.detail += fmt::format(" Arithmetic intensity {:.0f} FLOP/byte (executed FLOPs over the minimum HBM "
-                                "traffic) against a ridge point of {:.0f} ({:.0f} TFLOP/s / {:.0f} GB/s).",
-                                intensity, ridge, peak, spec.bandwidth_gbs);
+                                "traffic) against a ridge point of {:.0f} ({} / {:.0f} GB/s).",
+                                intensity, ridge, flops_text(peak), spec.bandwidth_gbs);
 }
 
 Finding roofline_finding(const std::string& name, const RooflineSum& sum, const SourceInfo& source, const GpuSpec* spec) {
@@ -172,14 +173,14 @@ Finding roofline_finding(const std::string& name, const RooflineSum& sum, const 
   Finding finding;
   finding.severity = "info";
   finding.rule = finding::kRoofline;
-  finding.title = fmt::format("{} attention reaches {}{:.0f}% of {} {} {}peak (best layer {}: {:.0f}%)", name, le,
-                              100 * fraction, source.device_name, sum.dtype, source.measured_peaks ? "measured " : "",
-                              best.first, 100 * best.second);
-  finding.detail = fmt::format("{}{:.1f} TFLOP/s useful ({}{:.1f} executed) over {:.1f} us of attention kernels; "
+  finding.title = fmt::format("{} attention reaches {}{} of {} {} {}peak (best layer {}: {})", name, le,
+                              percent_text(fraction), source.device_name, sum.dtype, source.measured_peaks ? "measured " : "",
+                              best.first, percent_text(best.second));
+  finding.detail = fmt::format("{}{} useful ({}{} executed) over {} of attention kernels; "
                                "useful FLOPs 2*B*Hq*(D+Dv) per unmasked (q, k) pair, executed what the kernel "
                                "computed; peaks from {} (docs/cost.md).",
-                               le, sum.flops / sum.seconds / 1e12, le, sum.executed / sum.seconds / 1e12,
-                               sum.seconds * 1e6, peaks);
+                               le, flops_text(sum.flops / sum.seconds / 1e12), le, flops_text(sum.executed / sum.seconds / 1e12),
+                               time_text(sum.seconds * 1e6), peaks);
   if (spec != nullptr && spec->bandwidth_gbs > 0 && sum.bytes > 0 && sum.executed > 0)
     add_roofline_bound(sum, *spec, finding);
   if (best.first >= 0) finding.layers.push_back(best.first);

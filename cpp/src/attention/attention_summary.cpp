@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "attnprof/attention.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 
@@ -108,15 +109,15 @@ Finding unfused_finding(const std::string& backend, const UnfusedGroup& g, const
   const double share = s.attention_device_time_us > 0 ? g.time_us / s.attention_device_time_us : 0;
   Finding f;
   f.severity = share >= 0.2 ? "high" : "medium";
-  f.title = fmt::format("{} attention call{} ran unfused ({}): {:.0f}% of attention time", g.calls,
-                        g.calls == 1 ? "" : "s", backend, 100 * share);
+  f.title = fmt::format("{} attention call{} ran unfused ({}): {} of attention time", g.calls,
+                        g.calls == 1 ? "" : "s", backend, percent_text(share));
   // A CPU-only trace has no kernels: the unfused work is separate CPU ops.
   f.detail = fmt::format(
       "Layers {} computed softmax(QK^T)V {}; the full Sq x Skv score matrix was written to and read from "
       "memory. A fused backend ({}) computes the same result in one {} without materialising it.",
       layer_list(g.layers),
-      s.has_gpu ? fmt::format("with separate kernels ({} kernels, {:.1f} us)", g.kernels, g.time_us)
-                : fmt::format("with separate CPU ops ({:.1f} us of CPU time)", g.time_us),
+      s.has_gpu ? fmt::format("with separate kernels ({} kernels, {})", g.kernels, time_text(g.time_us))
+                : fmt::format("with separate CPU ops ({} of CPU time)", time_text(g.time_us)),
       s.has_gpu ? "flash, efficient, cudnn" : "SDPA's CPU flash attention", s.has_gpu ? "kernel" : "op");
   f.layers = g.layers;
   f.cause = "unfused:" + backend;
@@ -132,10 +133,10 @@ Finding no_unfused_finding(const Report& report, std::optional<Finding> candidat
     return {"info", "no attention found", "The trace has no attention op, no attention kernel "
             "and no matmul -> softmax -> matmul pattern.", "", {}, 0};
   return {"info", fmt::format("all {} attention calls used fused kernels", report.calls.size()),
-          s.has_gpu ? fmt::format("Attention took {:.1f} us, {:.1f}% of GPU busy time.", s.attention_device_time_us,
-                                  100 * s.attention_share)
-                    : fmt::format("Attention took {:.1f} us of CPU time (no GPU in the trace).",
-                                  s.attention_device_time_us),
+          s.has_gpu ? fmt::format("Attention took {}, {} of GPU busy time.", time_text(s.attention_device_time_us),
+                                  percent_text(s.attention_share))
+                    : fmt::format("Attention took {} of CPU time (no GPU in the trace).",
+                                  time_text(s.attention_device_time_us)),
           "", {}, 0};
 }
 

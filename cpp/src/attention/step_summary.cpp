@@ -11,6 +11,7 @@
 #include "attnprof/attention.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/vocabulary.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 namespace {
@@ -192,8 +193,9 @@ Finding recompute_finding(const Report& report) {
   std::sort(layers.begin(), layers.end());
   const double share = s.attention_device_time_us > 0 ? s.recompute_time_us / s.attention_device_time_us : 0;
   return {"info",
-          fmt::format("activation checkpointing recomputes attention: {} call{}, {:.1f} us ({:.0f}% of attention time)",
-                      s.recompute_call_count, s.recompute_call_count == 1 ? "" : "s", s.recompute_time_us, 100 * share),
+          fmt::format("activation checkpointing recomputes attention: {} call{}, {} ({} of attention time)",
+                      s.recompute_call_count, s.recompute_call_count == 1 ? "" : "s", time_text(s.recompute_time_us),
+                      percent_text(share)),
           fmt::format("forward attention calls ran again inside the backward (under autograd nodes) for {}; each is "
                       "paired with its layer's forward and counted as recompute, not as another layer. To trade the "
                       "memory back for this time, keep the attention op's output under selective activation "

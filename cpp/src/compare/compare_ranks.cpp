@@ -9,12 +9,10 @@
 #include <map>
 #include <set>
 
-#include "attnprof/diff_format.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 namespace {
-
-using diff_format::time_text;
 
 // The gate names at most this many ranks and counts the rest: one slow node of a large fleet
 // must not turn the verdict into a thousand lines.
@@ -151,7 +149,7 @@ RanksDelta compare_ranks(const RanksSection& baseline, const RanksSection& candi
 }
 
 void add_rank_reasons(std::vector<std::string>& reasons, const RanksDelta& k, const DiffThresholds& t) {
-  const std::string limit = fmt::format("limit +{:.1f}%", 100 * t.max_time_increase);
+  const std::string limit = "limit +" + percent_text(t.max_time_increase);
   if (k.median_us.regression)
     reasons.push_back(fmt::format("fleet median attention device time {} -> {} ({:+.1f}%, {})",
                                   time_text(k.median_us.before), time_text(k.median_us.after),

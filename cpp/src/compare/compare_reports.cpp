@@ -9,7 +9,7 @@
 
 #include "attnprof/call_facts.h"
 #include "attnprof/compare.h"
-#include "attnprof/diff_format.h"
+#include "attnprof/text_format.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/peak_memory.h"
 #include "compare/compare_ranks.h"
@@ -401,37 +401,30 @@ std::optional<std::string> unknown_time_note(std::span<const Report> baseline, s
                      fmt::join(sides, ", "));
 }
 
-std::string pct(double fraction) { return fmt::format("{:.1f}%", 100 * fraction); }
+// "attention device time 1.00 ms -> 1.40 ms (+40.0%, limit +10.0%, noise 20.0 us)": a gated
+// metric that grew past its relative limit, each value spelled by `value_text`.
+template <typename F>
+std::string growth_reason(const char* metric, const MetricDelta& d, double limit, F value_text) {
+  return fmt::format("{} {} -> {} ({:+.1f}%, limit +{}{})", metric, value_text(d.before), value_text(d.after),
+                     100 * d.relative(), percent_text(limit), d.noise > 0 ? ", noise " + value_text(d.noise) : "");
+}
+
+// The verdict's fused shares are percentages (fused_time_pct); a drop is in points.
+std::string share_drop_reason(const char* metric, const MetricDelta& d, double limit_pp) {
+  return fmt::format("{} {} -> {} ({:+.1f} pp, limit -{:g} pp{})", metric, percent_text(d.before / 100),
+                     percent_text(d.after / 100), d.after - d.before, limit_pp,
+                     d.noise > 0 ? fmt::format(", noise {:.1f} pp", d.noise) : "");
+}
 
 void add_reasons(DiffVerdict& v, const DiffThresholds& t) {
-  auto noise_text = [](const MetricDelta& d, auto fmt_value) {
-    return d.noise > 0 ? ", noise " + fmt_value(d.noise) : std::string();
-  };
-  if (v.fused_time_pct.regression) {
-    const auto& d = v.fused_time_pct;
-    v.reasons.push_back(fmt::format("fused share by time {:.1f}% -> {:.1f}% ({:+.1f} pp, limit -{:g} pp{})",
-                                    d.before, d.after, d.after - d.before, t.max_fused_drop_pp,
-                                    noise_text(d, [](double n) { return fmt::format("{:.1f} pp", n); })));
-  }
-  if (v.fused_calls_pct.regression) {
-    const auto& d = v.fused_calls_pct;
-    v.reasons.push_back(fmt::format("fused share by calls {:.1f}% -> {:.1f}% ({:+.1f} pp, limit -{:g} pp)",
-                                    d.before, d.after, d.after - d.before, t.max_fused_drop_pp));
-  }
-  if (v.attention_time_us.regression) {
-    const auto& d = v.attention_time_us;
-    v.reasons.push_back(fmt::format("attention device time {} -> {} ({:+.1f}%, limit +{}{})",
-                                    diff_format::time_text(d.before), diff_format::time_text(d.after),
-                                    100 * d.relative(), pct(t.max_time_increase),
-                                    noise_text(d, diff_format::time_text)));
-  }
-  if (v.peak_bytes.regression) {
-    const auto& d = v.peak_bytes;
-    v.reasons.push_back(fmt::format("peak memory during attention {} -> {} ({:+.1f}%, limit +{}{})",
-                                    diff_format::bytes_text(d.before), diff_format::bytes_text(d.after),
-                                    100 * d.relative(), pct(t.max_memory_increase),
-                                    noise_text(d, diff_format::bytes_text)));
-  }
+  if (v.fused_time_pct.regression)
+    v.reasons.push_back(share_drop_reason("fused share by time", v.fused_time_pct, t.max_fused_drop_pp));
+  if (v.fused_calls_pct.regression)
+    v.reasons.push_back(share_drop_reason("fused share by calls", v.fused_calls_pct, t.max_fused_drop_pp));
+  if (v.attention_time_us.regression)
+    v.reasons.push_back(growth_reason("attention device time", v.attention_time_us, t.max_time_increase, time_text));
+  if (v.peak_bytes.regression)
+    v.reasons.push_back(growth_reason("peak memory during attention", v.peak_bytes, t.max_memory_increase, bytes_text));
 }
 
 }  // namespace

@@ -7,36 +7,14 @@
 #include <algorithm>
 
 #include "attnprof/diff.h"
-#include "attnprof/diff_format.h"
 #include "attnprof/layer_ranges.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 namespace {
 
-// Text from traces and git (module paths, kernel names, commit subjects) must not break a
-// table or inject HTML into a PR comment. '>' stays: it is harmless inside a line and every
-// "before -> after" uses it.
-std::string md(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '|': out += "\\|"; break;
-      case '<': out += "&lt;"; break;
-      case '&': out += "&amp;"; break;
-      case '`': out += "'"; break;
-      case '*': case '[': case ']': case '\\': out += '\\'; out += c; break;
-      case '\n': case '\r': out += ' '; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-using diff_format::bytes_text;
-using diff_format::time_text;
-
-std::string pct_text(double p) { return fmt::format("{:.1f}%", p); }
-std::string tflops_text(double t) { return t >= 100 ? fmt::format("{:.0f}", t) : fmt::format("{:.3g}", t); }
+// The verdict's fused shares are percentages (fused_time_pct), the formatter takes a fraction.
+std::string share_text(double pct) { return percent_text(pct / 100); }
 
 enum class Change { kRelative, kPoints };
 
@@ -71,8 +49,8 @@ std::string gate_text(const MetricDelta& d) {
 std::string verdict_word(bool regression) { return regression ? "REGRESSION" : "no regression"; }
 
 std::string backend_text(const LayerDelta& l) {
-  const std::string b = l.backend_before.empty() ? "(none)" : md(l.backend_before);
-  const std::string a = l.backend_after.empty() ? "(none)" : md(l.backend_after);
+  const std::string b = l.backend_before.empty() ? "(none)" : markdown_escape(l.backend_before);
+  const std::string a = l.backend_after.empty() ? "(none)" : markdown_escape(l.backend_after);
   return b == a ? b : b + " -> " + a;
 }
 
@@ -135,7 +113,7 @@ void markdown_ranks(std::string& out, const RanksDelta& k) {
       std::string changes;
       for (const RankBackendChange& c : k.backend_changes)
         if (c.rank == r->rank)
-          changes += (changes.empty() ? "" : "; ") + fmt::format("{}: {} -> {}", format_layer_ranges(c.layers), md(c.before), md(c.after));
+          changes += (changes.empty() ? "" : "; ") + fmt::format("{}: {} -> {}", format_layer_ranges(c.layers), markdown_escape(c.before), markdown_escape(c.after));
       out += fmt::format("| {} | {} | {} | {} | {} |\n", r->rank, before_after(r->time_us, time_text, Change::kRelative),
                          gate_text(r->time_us), worst_layer_text(*r), changes.empty() ? "-" : changes);
     }
@@ -164,12 +142,12 @@ void text_ranks(std::string& out, const RanksDelta& k) {
 void markdown_metrics(std::string& out, const DiffVerdict& v, const DiffThresholds& t) {
   out += "| Metric | Baseline -> Candidate | Gate |\n|---|---|---|\n";
   out += fmt::format("| Fused share (time) | {} | {} |\n",
-                     before_after(v.fused_time_pct, pct_text, Change::kPoints), gate_text(v.fused_time_pct));
+                     before_after(v.fused_time_pct, share_text, Change::kPoints), gate_text(v.fused_time_pct));
   out += fmt::format("| Fused share (calls) | {} | {} |\n",
-                     before_after(v.fused_calls_pct, pct_text, Change::kPoints), gate_text(v.fused_calls_pct));
+                     before_after(v.fused_calls_pct, share_text, Change::kPoints), gate_text(v.fused_calls_pct));
   out += fmt::format("| Attention device time | {} | {} |\n",
                      before_after(v.attention_time_us, time_text, Change::kRelative), gate_text(v.attention_time_us));
-  out += fmt::format("| Achieved TFLOP/s | {} | |\n", before_after(v.tflops, tflops_text, Change::kRelative));
+  out += fmt::format("| Achieved FLOP/s | {} | |\n", before_after(v.tflops, flops_text, Change::kRelative));
   out += fmt::format("| Peak memory | {} | {} |\n\n",
                      before_after(v.peak_bytes, bytes_text, Change::kRelative), gate_text(v.peak_bytes));
   out += fmt::format("Limits: fused share -{:g} pp, time +{:g}%, memory +{:g}%; a change within the "
@@ -181,8 +159,8 @@ void markdown_backend_changes(std::string& out, const DiffVerdict& v) {
   if (v.backend_changes.empty()) return;
   out += "**Backend changes**\n\n";
   for (const auto& c : v.backend_changes) {
-    out += fmt::format("- {}: {} -> {}", format_layer_ranges(c.layers), md(c.before), md(c.after));
-    if (!c.explanation.empty()) out += " (" + md(c.explanation) + ")";
+    out += fmt::format("- {}: {} -> {}", format_layer_ranges(c.layers), markdown_escape(c.before), markdown_escape(c.after));
+    if (!c.explanation.empty()) out += " (" + markdown_escape(c.explanation) + ")";
     out += "\n";
   }
   out += "\n";
@@ -190,15 +168,15 @@ void markdown_backend_changes(std::string& out, const DiffVerdict& v) {
 
 void markdown_layers(std::string& out, const DiffVerdict& v) {
   out += "**Per layer**\n\n";
-  out += "| Layer | Module | Backend | Fused (time) | Fused (calls) | Device time | TFLOP/s | Peak memory |\n";
+  out += "| Layer | Module | Backend | Fused (time) | Fused (calls) | Device time | FLOP/s | Peak memory |\n";
   out += "|---|---|---|---|---|---|---|---|\n";
   for (const LayerDelta& l : v.layers) {
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                       l.layer < 0 ? "?" : std::to_string(l.layer), md(l.module), backend_text(l),
-                       before_after(l.fused_time_pct, pct_text, Change::kPoints),
-                       before_after(l.fused_calls_pct, pct_text, Change::kPoints),
+                       l.layer < 0 ? "?" : std::to_string(l.layer), markdown_escape(l.module), backend_text(l),
+                       before_after(l.fused_time_pct, share_text, Change::kPoints),
+                       before_after(l.fused_calls_pct, share_text, Change::kPoints),
                        before_after(l.time_us, time_text, Change::kRelative),
-                       before_after(l.tflops, tflops_text, Change::kRelative),
+                       before_after(l.tflops, flops_text, Change::kRelative),
                        before_after(l.peak_bytes, bytes_text, Change::kRelative));
   }
   out += "\n";
@@ -209,14 +187,14 @@ void markdown_code_change(std::string& out, const CodeChange& code) {
   out += fmt::format("- Code: {} -> {}", commit_text(code.before_commit, code.before_dirty),
                      commit_text(code.after_commit, code.after_dirty));
   if (code.config_changed())
-    out += fmt::format("; model config hash {} -> {}", md(code.config_hash_before), md(code.config_hash_after));
+    out += fmt::format("; model config hash {} -> {}", markdown_escape(code.config_hash_before), markdown_escape(code.config_hash_after));
   out += "\n";
   if (code.history_available) {
     out += fmt::format("  - {} commit(s) in between{}:\n", code.commits.size(),
-                       code.filtered_by_files ? " touching " + md(fmt::format("{}", fmt::join(code.files, ", "))) : "");
-    for (const auto& commit : code.commits) out += fmt::format("    - `{}` {}\n", short_hash(commit.hash), md(commit.subject));
+                       code.filtered_by_files ? " touching " + markdown_escape(fmt::format("{}", fmt::join(code.files, ", "))) : "");
+    for (const auto& commit : code.commits) out += fmt::format("    - `{}` {}\n", short_hash(commit.hash), markdown_escape(commit.subject));
   }
-  if (!code.note.empty()) out += "  - " + md(code.note) + "\n";
+  if (!code.note.empty()) out += "  - " + markdown_escape(code.note) + "\n";
 }
 
 void markdown_causes(std::string& out, const CauseSummary& c) {
@@ -224,16 +202,16 @@ void markdown_causes(std::string& out, const CauseSummary& c) {
                                        c.code->before_dirty || c.code->after_dirty);
   if (c.inputs.empty() && c.environment.empty() && !code_changed) return;
   out += "**What changed**\n\n";
-  for (const auto& s : c.inputs) out += "- Inputs: " + md(s) + "\n";
-  for (const auto& s : c.environment) out += "- Environment: " + md(s) + "\n";
+  for (const auto& s : c.inputs) out += "- Inputs: " + markdown_escape(s) + "\n";
+  for (const auto& s : c.environment) out += "- Environment: " + markdown_escape(s) + "\n";
   if (code_changed) markdown_code_change(out, *c.code);
   out += "\n";
 }
 
 void markdown_pair(std::string& out, const DiffVerdict& v, const DiffThresholds& t) {
-  out += fmt::format("### {}: {}\n\n", v.name.empty() ? "attention" : md(v.name), verdict_word(v.regression));
-  out += fmt::format("Baseline `{}` ({} run(s), {} calls) vs candidate `{}` ({} run(s), {} calls).\n\n",
-                     md(v.baseline), v.baseline_runs, v.calls_before, md(v.candidate), v.candidate_runs,
+  out += fmt::format("### {}: {}\n\n", v.name.empty() ? "attention" : markdown_escape(v.name), verdict_word(v.regression));
+  out += fmt::format("Baseline {} ({} run(s), {} calls) vs candidate {} ({} run(s), {} calls).\n\n",
+                     markdown_code(v.baseline), v.baseline_runs, v.calls_before, markdown_code(v.candidate), v.candidate_runs,
                      v.calls_after);
   for (const auto& r : v.reasons) out += "- **Regression:** " + r + "\n";  // numbers only, no input text
   if (!v.reasons.empty()) out += "\n";
@@ -242,7 +220,7 @@ void markdown_pair(std::string& out, const DiffVerdict& v, const DiffThresholds&
   if (v.ranks) markdown_ranks(out, *v.ranks);
   markdown_layers(out, v);
   markdown_causes(out, v.causes);
-  for (const auto& n : v.notes) out += "_Note: " + md(n) + "_\n";
+  for (const auto& n : v.notes) out += "_Note: " + markdown_escape(n) + "_\n";
   if (!v.notes.empty()) out += "\n";
 }
 
@@ -256,11 +234,11 @@ void text_pair(std::string& out, const DiffVerdict& v) {
   out += fmt::format("  baseline  {} ({} run(s), {} calls)\n  candidate {} ({} run(s), {} calls)\n",
                      v.baseline, v.baseline_runs, v.calls_before, v.candidate, v.candidate_runs, v.calls_after);
   for (const auto& r : v.reasons) out += "  regression: " + r + "\n";
-  text_metric(out, "fused share (time)", before_after(v.fused_time_pct, pct_text, Change::kPoints), v.fused_time_pct);
-  text_metric(out, "fused share (calls)", before_after(v.fused_calls_pct, pct_text, Change::kPoints), v.fused_calls_pct);
+  text_metric(out, "fused share (time)", before_after(v.fused_time_pct, share_text, Change::kPoints), v.fused_time_pct);
+  text_metric(out, "fused share (calls)", before_after(v.fused_calls_pct, share_text, Change::kPoints), v.fused_calls_pct);
   text_metric(out, "attention device time", before_after(v.attention_time_us, time_text, Change::kRelative),
               v.attention_time_us);
-  text_metric(out, "achieved TFLOP/s", before_after(v.tflops, tflops_text, Change::kRelative), v.tflops);
+  text_metric(out, "achieved FLOP/s", before_after(v.tflops, flops_text, Change::kRelative), v.tflops);
   text_metric(out, "peak memory", before_after(v.peak_bytes, bytes_text, Change::kRelative), v.peak_bytes);
   for (const auto& c : v.backend_changes) {
     out += fmt::format("  {}: {} -> {}", format_layer_ranges(c.layers), c.before, c.after);
@@ -381,7 +359,7 @@ std::string diff_to_markdown(const DiffResult& result) {
   for (const auto& v : result.pairs) markdown_pair(out, v, result.thresholds);
   if (!result.unmatched.empty()) {
     out += "Unmatched (present on one side only):\n";
-    for (const auto& u : result.unmatched) out += "- `" + md(u) + "`\n";
+    for (const auto& u : result.unmatched) out += "- " + markdown_code(u) + "\n";
   }
   return out;
 }
@@ -391,7 +369,7 @@ std::string diff_to_text(const DiffResult& result) {
   for (const auto& v : result.pairs) text_pair(out, v);
   for (const auto& u : result.unmatched) out += "unmatched: " + u + "\n";
   out += fmt::format("verdict: {}\n", verdict_word(result.regression()));
-  return out;
+  return terminal_escape(out);
 }
 
 std::string diff_to_json(const DiffResult& result, bool pretty) {

@@ -10,6 +10,7 @@
 #include "attnprof/fleet.h"
 #include "fleet/median.h"
 #include "attnprof/vocabulary.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 namespace {
@@ -252,10 +253,11 @@ std::optional<Finding> slowest_rank_finding(const RanksSection& section, const s
     f.layers.push_back(layer);
   }
   f.detail = fmt::format(
-      "Across {} ranks, rank {} ({}) spends {:.1f} us in attention on the device; the median rank spends {:.1f} us. "
+      "Across {} ranks, rank {} ({}) spends {} in attention on the device; the median rank spends {}. "
       "In data/tensor parallel training every rank waits for the slowest at the next collective: compare its shapes "
       "(sequence length, batch) and backend with the other ranks.",
-      section.ranks.size(), slowest.rank, slowest.file, slowest.attention_device_time_us, section.median_attention_us);
+      section.ranks.size(), slowest.rank, slowest.file, time_text(slowest.attention_device_time_us),
+      time_text(section.median_attention_us));
   return f;
 }
 

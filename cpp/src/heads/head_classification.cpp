@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "attnprof/heads.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 namespace {
@@ -97,19 +98,19 @@ std::vector<HeadCandidate> head_candidates(const std::vector<HeadStats>& stats, 
     if (h.kind == "dormant") {
       candidates.push_back(
           {h.layer, h.head, "prune",
-           fmt::format("{:.0f}% of its attention on sink/special tokens{}", 100 * h.special_mass,
-                       h.output_share >= 0 ? fmt::format(", {:.1f}% of the layer's output norm", 100 * h.output_share) : ""),
+           fmt::format("{} of its attention on sink/special tokens{}", percent_text(h.special_mass),
+                       h.output_share >= 0 ? fmt::format(", {} of the layer's output norm", percent_text(h.output_share)) : ""),
            whole_group ? kv_head_bytes / group : 0, 0});
     } else if (h.kind == "local" || h.kind == "streaming") {
       candidates.push_back(
           {h.layer, h.head, "streaming_kv",
-           fmt::format("{:.1f}% of its mass within {} sink + {} recent tokens", 100 * h.sink_window_recall,
+           fmt::format("{} of its mass within {} sink + {} recent tokens", percent_text(h.sink_window_recall),
                        opt.sink_tokens, opt.recall_window),
            group_windowed ? kv_head_bytes / group : 0, 0});
     } else if (h.kind == "block_sparse") {
       candidates.push_back(
           {h.layer, h.head, "block_sparse",
-           fmt::format("95% of its mass in {:.1f}% of the {}x{} blocks", 100 * h.block_coverage_95,
+           fmt::format("95% of its mass in {} of the {}x{} blocks", percent_text(h.block_coverage_95),
                        opt.block_size, opt.block_size),
            0, 1.0 / h.block_coverage_95});
     }

@@ -16,6 +16,7 @@
 
 #include "attnprof/heads.h"
 #include "attnprof/vocabulary.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 namespace {
@@ -159,13 +160,13 @@ WindowEffectiveness flex_verdict(const Call& c, WindowEffectiveness w) {
     if (sparsity >= 0 && w.masked_fraction >= 0 && sparsity < 1)
       w.wasted_flops_share = std::max(0.0, 1.0 - (1.0 - w.masked_fraction) / (1.0 - sparsity));
     w.verdict = sparsity >= 0
-                    ? fmt::format("FlexAttention (compiled) with a BlockMask skips the {:.1f}% of blocks that are "
+                    ? fmt::format("FlexAttention (compiled) with a BlockMask skips the {} of blocks that are "
                                   "fully masked{}",
-                                  100 * sparsity,
+                                  percent_text(sparsity),
                                   w.masked_fraction >= 0
-                                      ? fmt::format("; {:.1f}% of the scores it does compute are masked inside "
+                                      ? fmt::format("; {} of the scores it does compute are masked inside "
                                                     "partly kept blocks",
-                                                    100 * w.wasted_flops_share)
+                                                    percent_text(w.wasted_flops_share))
                                       : std::string())
                     : "FlexAttention (compiled) with a BlockMask: fully masked blocks are skipped";
     return w;
@@ -173,9 +174,9 @@ WindowEffectiveness flex_verdict(const Call& c, WindowEffectiveness w) {
   const double share = w.masked_fraction >= 0 ? w.masked_fraction : w.masked_fraction_min;
   w.wasted_flops_share = std::max(0.0, share);
   w.verdict = fmt::format(
-      "FlexAttention without torch.compile: the unfused path materialises all {}x{} scores, {}{:.1f}% of its "
+      "FlexAttention without torch.compile: the unfused path materialises all {}x{} scores, {}{} of its "
       "QK/AV FLOPs are masked away; torch.compile(flex_attention) would skip the masked blocks",
-      Sq, Skv, w.masked_fraction >= 0 ? "" : "at least ", 100 * w.wasted_flops_share);
+      Sq, Skv, w.masked_fraction >= 0 ? "" : "at least ", percent_text(w.wasted_flops_share));
   return w;
 }
 
@@ -232,9 +233,9 @@ WindowEffectiveness materialised_verdict(const Call& c, const MaskEvidence& ev, 
     more = " (more with the window; pass the window size for the exact share)";
   else if (w.mask_kind == mask_pattern::kPadding)
     more = " (more on padded keys)";
-  w.verdict = fmt::format("{} computes all {}x{} scores of a {}: {}{:.1f}% of its QK/AV FLOPs are masked away{}; {}",
+  w.verdict = fmt::format("{} computes all {}x{} scores of a {}: {}{} of its QK/AV FLOPs are masked away{}; {}",
                           kernel, Sq, Skv, label_of(w.mask_kind), w.masked_fraction >= 0 ? "" : "at least ",
-                          100 * w.wasted_flops_share, more, advice.fix);
+                          percent_text(w.wasted_flops_share), more, advice.fix);
   return w;
 }
 
@@ -284,8 +285,8 @@ std::vector<Finding> sliding_window_findings(const std::vector<WindowEffectivene
     Finding f;
     f.rule = std::string(advice_for(w.mask_kind).finding);
     f.severity = w.wasted_flops_share >= 0.5 ? "medium" : "low";
-    f.title = fmt::format("{}: {:.0f}% of the attention FLOPs go to masked scores",
-                          w.backend.empty() ? std::string("masked attention") : w.backend, 100 * w.wasted_flops_share);
+    f.title = fmt::format("{}: {} of the attention FLOPs go to masked scores",
+                          w.backend.empty() ? std::string("masked attention") : w.backend, percent_text(w.wasted_flops_share));
     f.detail = w.verdict;
     f.layers = g.layers;
     if (w.wasted_flops_share < 1) f.expected_gain = 1.0 / (1.0 - w.wasted_flops_share);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "attnprof/hw.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 namespace {
@@ -142,7 +143,7 @@ std::string fields_seen(const DeviceEvidence& e) {
   std::string out = e.name.empty() ? "no name" : "name '" + e.name + "'";
   if (e.warp_size > 0) out += ", warpSize " + std::to_string(e.warp_size);
   if (e.compute_units > 0) out += ", " + std::to_string(e.compute_units) + " compute units";
-  if (e.memory_bytes > 0) out += ", " + std::to_string((e.memory_bytes + (int64_t{1} << 29)) >> 30) + " GiB";
+  if (e.memory_bytes > 0) out += ", " + bytes_text(static_cast<double>(e.memory_bytes));
   if (e.compute_major > 0) out += ", compute " + std::to_string(e.compute_major) + "." + std::to_string(e.compute_minor);
   if (!e.kernel_vendor.empty()) out += ", " + e.kernel_vendor + " kernel names";
   return out;

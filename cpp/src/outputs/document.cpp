@@ -17,6 +17,8 @@
 #include "attnprof/io.h"
 #include "attnprof/render.h"
 #include "attnprof/report_json.h"
+#include "attnprof/text_format.h"
+#include "attnprof/utf8.h"
 
 namespace attnprof {
 namespace {

@@ -7,6 +7,7 @@
 
 #include "attnprof/cost_render.h"
 #include "attnprof/report_view.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 namespace {
@@ -16,8 +17,8 @@ using Row = std::vector<std::string>;
 std::string tokens(int64_t n) { return n < 0 ? "-" : fmt::format("{}", n); }
 
 std::string fit_text(const FitTerm& f, const char* unit) {
-  return fmt::format("{:.4g} + {:.4g}*S + {:.4g}*S^2 {} ({}, rms err {:.1f}%)", f.c0, f.c1, f.c2, unit, f.growth,
-                     100 * f.rel_rms_error);
+  return fmt::format("{:.4g} + {:.4g}*S + {:.4g}*S^2 {} ({}, rms err {})", f.c0, f.c1, f.c2, unit, f.growth,
+                     percent_text(f.rel_rms_error));
 }
 
 // What a layer's calls add to its cost row.
@@ -40,14 +41,14 @@ LayerCallCosts layer_call_costs(const Report& r, const Layer& layer) {
   return out;
 }
 
-std::string bytes_or_dash(int64_t bytes, bool known) { return known ? format_bytes(static_cast<double>(bytes)) : "-"; }
+std::string bytes_or_dash(int64_t bytes, bool known) { return known ? bytes_text(static_cast<double>(bytes)) : "-"; }
 
 Row layer_cost_row(const Layer& layer, const LayerCost& c, const LayerCallCosts& calls) {
   std::string backends;
   for (const auto& b : layer.backends) backends += (backends.empty() ? "" : ",") + b;
   return {fmt::format("{}", layer.index), backends,
           c.achieved_tflops > 0 ? fmt::format("{}{:.1f}", calls.ceiling ? "<=" : "", c.achieved_tflops) : "-",
-          c.peak_fraction > 0 ? fmt::format("{:.0f}%", 100 * c.peak_fraction) : "-",
+          c.peak_fraction > 0 ? percent_text(c.peak_fraction) : "-",
           calls.bound.empty() ? "-" : calls.bound, bytes_or_dash(c.peak_bytes, c.peak_bytes >= 0),
           bytes_or_dash(calls.analytic, calls.analytic > 0), bytes_or_dash(c.bytes_per_q_head, c.bytes_per_q_head >= 0),
           bytes_or_dash(c.bytes_per_kv_head, c.bytes_per_kv_head >= 0), c.disproportionate ? "<- disproportionate" : ""};
@@ -97,8 +98,8 @@ std::string range_text(const Spread& s, const char* format) {
 std::string slowest_text(const ShapeGroup& g) {
   std::string out;
   for (const SlowCall& c : g.slowest)
-    out += fmt::format("{}call {} (step {}, layer {}) {:.1f} us", out.empty() ? "" : "; ", c.call, c.step, c.layer,
-                       c.device_time_us);
+    out += fmt::format("{}call {} (step {}, layer {}) {}", out.empty() ? "" : "; ", c.call, c.step, c.layer,
+                       time_text(c.device_time_us));
   return out;
 }
 
@@ -128,19 +129,19 @@ std::vector<CostTable> spread_tables_of(const Report& r) {
 }
 
 std::string oom_line(const ScalingSection& s, const ScalingSeries& series) {
-  std::string line = fmt::format("OOM threshold for {} ({}; {} before the pass", format_bytes(static_cast<double>(s.memory_budget_bytes)),
-                                 s.budget_source, format_bytes(static_cast<double>(s.baseline_bytes)));
+  std::string line = fmt::format("OOM threshold for {} ({}; {} before the pass", bytes_text(static_cast<double>(s.memory_budget_bytes)),
+                                 s.budget_source, bytes_text(static_cast<double>(s.baseline_bytes)));
   if (!series.oom_method.empty()) line += "; " + series.oom_method;
   line += fmt::format("): S <= {}", tokens(series.oom_threshold_tokens));
   if (series.oom_threshold_low_tokens >= 0)
-    line += fmt::format(" (error band {:.1f}% of reserved memory: S in {}..{})", 100 * series.oom_error_band,
+    line += fmt::format(" (error band {} of reserved memory: S in {}..{})", percent_text(series.oom_error_band),
                         tokens(series.oom_threshold_low_tokens), tokens(series.oom_threshold_high_tokens));
   if (const auto& f = series.failing_allocation)
     line += fmt::format("; at S = {} the first allocation to fail is {} in {} (layer {}), with {} reserved for {} "
-                        "allocated ({:.1f}% fragmentation)",
-                        f->length, format_bytes(static_cast<double>(f->bytes)), f->op.empty() ? "(no op)" : f->op,
-                        f->layer, format_bytes(static_cast<double>(f->reserved_bytes)),
-                        format_bytes(static_cast<double>(f->allocated_bytes)), 100 * series.fragmentation);
+                        "allocated ({} fragmentation)",
+                        f->length, bytes_text(static_cast<double>(f->bytes)), f->op.empty() ? "(no op)" : f->op,
+                        f->layer, bytes_text(static_cast<double>(f->reserved_bytes)),
+                        bytes_text(static_cast<double>(f->allocated_bytes)), percent_text(series.fragmentation));
   if (!series.oom_note.empty()) line += "; " + series.oom_note;
   if (series.measured_oom_tokens >= 0)
     line += fmt::format("; measured on the device: S <= {} ran (predicted {})", series.measured_oom_tokens,
@@ -155,13 +156,13 @@ CostTable replay_table(const ScalingSection& s) {
               {"trace", "events", "within 2 MiB", "largest difference", "recorded peak", "simulated peak"}, {}, {}};
   for (const auto& r : s.replays)
     t.rows.push_back({r.file.substr(r.file.find_last_of('/') + 1), fmt::format("{}", r.events),
-                      fmt::format("{:.1f}%", 100 * r.within_2mib_share),
-                      format_bytes(static_cast<double>(r.largest_difference_bytes)),
-                      format_bytes(static_cast<double>(r.recorded_peak_reserved_bytes)),
-                      format_bytes(static_cast<double>(r.simulated_peak_reserved_bytes))});
+                      percent_text(r.within_2mib_share),
+                      bytes_text(static_cast<double>(r.largest_difference_bytes)),
+                      bytes_text(static_cast<double>(r.recorded_peak_reserved_bytes)),
+                      bytes_text(static_cast<double>(r.simulated_peak_reserved_bytes))});
   if (!s.replays.empty()) t.notes.push_back("replay: " + s.replays.front().cannot_know);
   if (!s.non_pytorch_memory.empty())
-    t.notes.push_back(fmt::format("allocator limit {}: {}", format_bytes(static_cast<double>(s.allocator_limit_bytes)),
+    t.notes.push_back(fmt::format("allocator limit {}: {}", bytes_text(static_cast<double>(s.allocator_limit_bytes)),
                                   s.non_pytorch_memory));
   return t;
 }
@@ -182,8 +183,8 @@ std::vector<CostTable> scaling_tables(const ScalingSection& s) {
       const bool timed = i < series.time_us.size();
       const bool peaked = i < series.peak_bytes.size() && series.peak_bytes[i] >= 0;
       t.rows.push_back({fmt::format("{}", series.lengths[i]), timed ? fmt::format("{:.1f}", series.time_us[i]) : "-",
-                        peaked ? format_bytes(static_cast<double>(series.peak_bytes[i])) : "-",
-                        format_bytes(residual)});
+                        peaked ? bytes_text(static_cast<double>(series.peak_bytes[i])) : "-",
+                        bytes_text(residual)});
       if (whole_pass) t.rows.back().insert(t.rows.back().begin() + 2, fmt::format("{:.1f}", series.forward_pass_time_us[i]));
     }
     t.notes.push_back("time(S)   = " + fit_text(series.time_fit, "us"));
@@ -219,12 +220,12 @@ CostTable whatif_table(const WhatIfSection& w) {
               {},
               {}};
   t.rows.push_back({"attention FLOPs", fmt::format("{:.4g}", w.full_flops), fmt::format("{:.4g}", w.window_flops),
-                    fmt::format("{:.1f}%", 100 * w.flops_saving)});
-  t.rows.push_back({"KV cache (sum)", format_bytes(w.full_kv_bytes), format_bytes(w.window_kv_bytes),
-                    fmt::format("{:.1f}%", 100 * w.memory_saving)});
-  t.rows.push_back({"KV cache (longest)", format_bytes(w.max_full_kv_bytes), format_bytes(w.max_window_kv_bytes), ""});
-  t.notes.push_back(fmt::format("{:.1f}% of requests fit entirely in the window (no change for them). Model: {}.",
-                                100 * w.covered_share, w.model));
+                    percent_text(w.flops_saving)});
+  t.rows.push_back({"KV cache (sum)", bytes_text(w.full_kv_bytes), bytes_text(w.window_kv_bytes),
+                    percent_text(w.memory_saving)});
+  t.rows.push_back({"KV cache (longest)", bytes_text(w.max_full_kv_bytes), bytes_text(w.max_window_kv_bytes), ""});
+  t.notes.push_back(fmt::format("{} of requests fit entirely in the window (no change for them). Model: {}.",
+                                percent_text(w.covered_share), w.model));
   return t;
 }
 

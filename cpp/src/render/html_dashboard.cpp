@@ -7,7 +7,7 @@
 
 #include "attnprof/dashboard.h"
 #include "attnprof/output_format.h"
-#include "attnprof/utf8.h"
+#include "attnprof/text_format.h"
 #include "render/html_assets.h"
 #include "render/html_sections.h"
 #include "attnprof/report_view.h"
@@ -70,39 +70,6 @@ nlohmann::json diff_data(const std::string& diff_json) {
 std::span<const char* const> dashboard_sections() { return kSections; }
 
 std::string_view dashboard_stylesheet() { return render::kDashboardCss; }
-
-std::string sanitize_utf8(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size();) {
-    const size_t n = utf8_sequence_length(text, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(text.substr(i, n));
-      i += n;
-    }
-  }
-  return out;
-}
-
-std::string html_escape(std::string_view text) {
-  const std::string clean = sanitize_utf8(text);
-  std::string out;
-  out.reserve(clean.size());
-  for (char c : clean) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
 
 std::string render_html(const std::vector<Report>& reports, const std::vector<std::string>& labels) {
   DashboardOptions options;

@@ -11,6 +11,7 @@
 #include "attnprof/render.h"
 #include "render/html_sections.h"
 #include "attnprof/report_view.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 
@@ -273,7 +274,7 @@ std::string backend_mix_text(const RankSummary& r) {
   for (const auto& [backend, us] : r.backend_time_us) total += us;
   std::string out;
   for (const auto& [backend, us] : r.backend_time_us)
-    out += fmt::format("{}{} {:.0f}%", out.empty() ? "" : ", ", backend, total > 0 ? 100 * us / total : 0.0);
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", backend, percent_text(total > 0 ? us / total : 0.0));
   return out;
 }
 

@@ -9,7 +9,7 @@
 #include "attnprof/cost_render.h"
 #include "attnprof/output_format.h"
 #include "attnprof/render.h"
-#include "attnprof/text_escape.h"
+#include "attnprof/text_format.h"
 #include "attnprof/vocabulary.h"
 #include "attnprof/report_view.h"
 
@@ -29,8 +29,6 @@ std::string header_row(const std::vector<std::string>& cells) {
   return row(cells) + sep + "\n";
 }
 
-std::string us(double v) { return fmt::format("{:.1f}", v); }
-
 }  // namespace
 
 // Head utilisation and sparsity (cpp/src/heads; docs/heads.md), "" without a heads section.
@@ -44,9 +42,9 @@ std::string heads_markdown(const Report& r) {
                         "sink+window", "kind"});
     for (const HeadStats& s : h.heads)
       out += row({std::to_string(s.layer), std::to_string(s.head), fmt::format("{:.3f}", s.entropy),
-                  fmt::format("{:.3f}", s.max_weight), fmt::format("{:.1f}%", 100 * s.special_mass),
-                  s.output_share < 0 ? "-" : fmt::format("{:.1f}%", 100 * s.output_share),
-                  fmt::format("{:.1f}%", 100 * s.block_coverage_95), fmt::format("{:.1f}%", 100 * s.sink_window_recall),
+                  fmt::format("{:.3f}", s.max_weight), percent_text(s.special_mass),
+                  s.output_share < 0 ? "-" : percent_text(s.output_share),
+                  percent_text(s.block_coverage_95), percent_text(s.sink_window_recall),
                   s.kind.empty() ? "-" : markdown_escape(s.kind)});
   }
   for (const HeadCandidate& c : h.candidates)
@@ -66,9 +64,9 @@ namespace {
 std::string unrecognised_markdown(const Report& r) {
   if (!r.unrecognised || r.unrecognised->empty()) return "";
   std::string out = "\n## Unrecognised attention-like kernels\n\nCounted as library `unknown`; please report them.\n\n" +
-                    header_row({"kind", "name", "count", "time (us)"});
+                    header_row({"kind", "name", "count", "time"});
   for (const UnrecognisedName& n : *r.unrecognised)
-    out += row({n.kind, markdown_escape(short_kernel_name(n.name)), std::to_string(n.count), us(n.device_time_us)});
+    out += row({n.kind, markdown_escape(short_kernel_name(n.name)), std::to_string(n.count), time_text(n.device_time_us)});
   return out;
 }
 
@@ -90,7 +88,7 @@ std::string story_markdown(const Report& r) {
     if (r.steps.size() > 200) out += fmt::format("\n... {} more steps (JSON Report: `steps`)\n", r.steps.size() - 200);
   }
   if (!r.summary.phases.empty()) {
-    out += "\n## Phases\n\n" + header_row({"phase", "steps", "calls", "time", "share", "useful TFLOP/s", "backends", "kernels"});
+    out += "\n## Phases\n\n" + header_row({"phase", "steps", "calls", "time", "share", "useful FLOP/s", "backends", "kernels"});
     for (const auto& cells : phase_rows(r)) out += escaped_row(cells);
   }
   if (const std::string scope = heads_scope_text(r.source); !scope.empty()) out += "\n" + markdown_escape(scope) + "\n";
@@ -135,13 +133,13 @@ std::string no_calls_markdown(const Report& r) {
 // The summary's call and time lines.
 std::string calls_and_time_markdown(const Summary& s) {
   const bool no_time = device_time_unknown(s);
-  std::string out = fmt::format("- attention calls: {} ({} fused: {:.0f}% of calls, {} of time)\n", s.call_count,
-                                s.fused_call_count, 100 * s.fused_call_fraction,
-                                no_time ? std::string("unknown share") : fmt::format("{:.0f}%", 100 * s.fused_time_fraction));
+  std::string out = fmt::format("- attention calls: {} ({} fused: {} of calls, {} of time)\n", s.call_count,
+                                s.fused_call_count, percent_text(s.fused_call_fraction),
+                                no_time ? std::string("unknown share") : percent_text(s.fused_time_fraction));
   out += fmt::format("- attention {} time: {}", s.has_gpu ? "device" : "CPU",
-                     no_time ? std::string("unknown") : us(s.attention_device_time_us) + " us");
+                     no_time ? std::string("unknown") : time_text(s.attention_device_time_us));
   if (s.has_gpu && !no_time)
-    out += fmt::format(" ({:.1f}% of {} us GPU busy time)", 100 * s.attention_share, us(s.gpu_time_us));
+    out += fmt::format(" ({} of {} GPU busy time)", percent_text(s.attention_share), time_text(s.gpu_time_us));
   out += "\n";
   if (s.unknown_time_call_count > 0)
     out += fmt::format("- device time unknown for {} call(s): their attention kernels were not recorded (graph capture?)\n",
@@ -152,10 +150,10 @@ std::string calls_and_time_markdown(const Summary& s) {
 std::string unfused_markdown(const ReportView& v) {
   if (v.unfused.empty()) return "";
   std::string out = "\n## Unfused attention calls\n\n" +
-                    header_row({"layer", "step", "direction", "backend", "time (us)", "shape", "kernels"});
+                    header_row({"layer", "step", "direction", "backend", "time", "shape", "kernels"});
   for (const Call* c : v.unfused)
     out += row({std::to_string(c->layer), std::to_string(c->step), c->direction, c->backend,
-                time_or_unknown(c->device_time_unknown, us(c->device_time_us)),
+                time_or_unknown(c->device_time_unknown, time_text(c->device_time_us)),
                 markdown_escape(shape_text(c->shape)), markdown_escape(kernels_text(*c))});
   return out;
 }
@@ -163,7 +161,7 @@ std::string unfused_markdown(const ReportView& v) {
 std::string activation_map_markdown(const ReportView& v) {
   const bool per_phase = std::any_of(v.layers.begin(), v.layers.end(),
                                      [](const ActivationRow& a) { return a.layer && !a.layer->phases.empty(); });
-  std::vector<std::string> columns{"layer", "module", "backend", "library", "fused share", "calls", "time (us)", "shape", "kernels"};
+  std::vector<std::string> columns{"layer", "module", "backend", "library", "fused share", "calls", "time", "shape", "kernels"};
   if (per_phase) columns.insert(columns.begin() + 7, "per phase");
   std::string out = "\n## Activation map\n\n" + header_row(columns);
   for (const ActivationRow& activation : v.layers) {
@@ -174,8 +172,8 @@ std::string activation_map_markdown(const ReportView& v) {
     std::vector<std::string> cells{
         std::to_string(layer.index), markdown_escape(layer.module.empty() ? "-" : layer.module), markdown_escape(backends),
         markdown_escape(first.library),
-        time_or_unknown(layer.device_time_unknown, fmt::format("{:.0f}%", 100 * layer.fused_time_fraction)),
-        std::to_string(layer.call_ids.size()), time_or_unknown(layer.device_time_unknown, us(layer.device_time_us)),
+        time_or_unknown(layer.device_time_unknown, percent_text(layer.fused_time_fraction)),
+        std::to_string(layer.call_ids.size()), time_or_unknown(layer.device_time_unknown, time_text(layer.device_time_us)),
         markdown_escape(shape_text(first.shape)), markdown_escape(kernels_text(first))};
     if (per_phase) cells.insert(cells.begin() + 7, layer.phases.empty() ? "-" : markdown_escape(layer_phases_text(layer)));
     out += row(cells);
@@ -232,7 +230,7 @@ std::string notes_markdown(const SourceInfo& source) {
 std::string render_markdown(const ReportView& v) {
   const Report& r = *v.report;
   std::string out = "# attnprof report\n\n";
-  for (const std::string& f : r.source.files) out += fmt::format("- {}: `{}`\n", source_file_kind(f), markdown_escape(f));
+  for (const std::string& f : r.source.files) out += fmt::format("- {}: {}\n", source_file_kind(f), markdown_code(f));
   out += fmt::format("- device: {}\n", markdown_escape(device_text(r.source, r.summary.has_gpu)));
   const std::string cost = render_cost_markdown(v.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
   if (r.calls.empty())

@@ -6,14 +6,12 @@
 #include <string_view>
 #include <tuple>
 
-#include "attnprof/diff_format.h"
+#include "attnprof/text_format.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/render.h"
 
 namespace attnprof {
 namespace {
-
-using diff_format::time_text;
 
 std::string ratio_text(double over_median) { return fmt::format("{:.2f}x", over_median); }
 

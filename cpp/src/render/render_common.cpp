@@ -10,6 +10,7 @@
 #include "attnprof/heads.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/render.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 
@@ -55,8 +56,6 @@ std::string kernels_text(const Call& call, size_t max_chars) {
 
 namespace {
 
-std::string us_text(double us) { return us >= 1000 ? fmt::format("{:.2f} ms", us / 1000) : fmt::format("{:.1f} us", us); }
-
 std::string phase_text(const std::string& phase, bool inferred) {
   if (phase.empty()) return "-";
   return inferred ? phase + " (inferred)" : phase;
@@ -92,8 +91,8 @@ std::vector<std::vector<std::string>> step_rows(const Report& report, size_t max
     if (!tokens.empty() && s.tokens_from == "input_dims") tokens += " (op dims)";
     rows.push_back({std::to_string(s.index), s.marker.empty() ? s.marker_kind : s.marker,
                     phase_text(s.phase, s.phase_inferred), tokens.empty() ? "-" : tokens, std::to_string(s.call_count),
-                    us_text(s.attention_device_time_us), us_text(s.overhead_time_us), us_text(s.gpu_time_us),
-                    s.gpu_time_us > 0 ? fmt::format("{:.1f}%", 100 * s.attention_share) : "-"});
+                    time_text(s.attention_device_time_us), time_text(s.overhead_time_us), time_text(s.gpu_time_us),
+                    s.gpu_time_us > 0 ? percent_text(s.attention_share) : "-"});
   }
   return rows;
 }
@@ -105,8 +104,8 @@ std::vector<std::vector<std::string>> phase_rows(const Report& report) {
     for (const std::string& b : p.backends) backends += (backends.empty() ? "" : ", ") + b;
     for (const std::string& k : p.kernels) kernels += (kernels.empty() ? "" : ", ") + short_kernel_name(k);
     rows.push_back({phase_text(p.phase, p.inferred), std::to_string(p.steps), std::to_string(p.calls),
-                    us_text(p.device_time_us), fmt::format("{:.1f}%", 100 * p.share),
-                    p.tflops > 0 ? fmt::format("{:.1f}", p.tflops) : "-", backends.empty() ? "-" : backends,
+                    time_text(p.device_time_us), percent_text(p.share),
+                    p.tflops > 0 ? flops_text(p.tflops) : "-", backends.empty() ? "-" : backends,
                     kernels.empty() ? "-" : kernels});
   }
   return rows;
@@ -115,7 +114,7 @@ std::vector<std::vector<std::string>> phase_rows(const Report& report) {
 std::string layer_phases_text(const Layer& layer) {
   std::string out;
   for (const LayerPhase& p : layer.phases)
-    out += fmt::format("{}{} {} {}", out.empty() ? "" : ", ", p.phase, p.calls, us_text(p.device_time_us));
+    out += fmt::format("{}{} {} {}", out.empty() ? "" : ", ", p.phase, p.calls, time_text(p.device_time_us));
   return out;
 }
 

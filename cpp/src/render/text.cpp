@@ -9,6 +9,7 @@
 #include "attnprof/layer_ranges.h"
 #include "attnprof/output_format.h"
 #include "attnprof/render.h"
+#include "attnprof/text_format.h"
 #include "attnprof/vocabulary.h"
 #include "attnprof/report_view.h"
 
@@ -36,14 +37,6 @@ std::string table(const Row& header, const std::vector<Row>& rows) {
   return out;
 }
 
-std::string time_text(double us) {
-  if (us >= 1e6) return fmt::format("{:.2f} s", us / 1e6);
-  if (us >= 1e3) return fmt::format("{:.2f} ms", us / 1e3);
-  return fmt::format("{:.1f} us", us);
-}
-
-std::string percent(double fraction) { return fmt::format("{:.0f}%", 100 * fraction); }
-
 std::string header(const Report& r) {
   std::string out;
   for (const std::string& f : r.source.files) out += fmt::format("{}: {}\n", source_file_kind(f), f);
@@ -56,11 +49,11 @@ std::string summary(const Report& r) {
   const char* time_kind = s.has_gpu ? "device time" : "CPU time";
   const bool no_time = device_time_unknown(s);
   std::string out = fmt::format("attention: {} call{}, {} fused ({} of calls, {} of time), {} {}", s.call_count,
-                                s.call_count == 1 ? "" : "s", s.fused_call_count, percent(s.fused_call_fraction),
-                                no_time ? "unknown share" : percent(s.fused_time_fraction),
+                                s.call_count == 1 ? "" : "s", s.fused_call_count, percent_text(s.fused_call_fraction),
+                                no_time ? "unknown share" : percent_text(s.fused_time_fraction),
                                 no_time ? "unknown" : time_text(s.attention_device_time_us), time_kind);
   if (s.has_gpu && !no_time)
-    out += fmt::format(", {} of GPU busy time ({})", percent(s.attention_share), time_text(s.gpu_time_us));
+    out += fmt::format(", {} of GPU busy time ({})", percent_text(s.attention_share), time_text(s.gpu_time_us));
   if (s.unknown_time_call_count > 0)
     out += fmt::format("; device time unknown for {} call{} (attention kernels not recorded: graph capture?)",
                        s.unknown_time_call_count, s.unknown_time_call_count == 1 ? "" : "s");
@@ -100,7 +93,7 @@ std::string activation_map(const ReportView& v, const TextOptions& options) {
     const std::string backends = backends_text(layer);
     const std::string fused = time_or_unknown(
         layer.device_time_unknown,
-        layer.fused_time_fraction >= 0.999 ? "yes" : layer.fused_time_fraction <= 0.001 ? "NO" : percent(layer.fused_time_fraction));
+        layer.fused_time_fraction >= 0.999 ? "yes" : layer.fused_time_fraction <= 0.001 ? "NO" : percent_text(layer.fused_time_fraction));
     rows.push_back({std::to_string(layer.index), layer.module.empty() ? "-" : layer.module, backends,
                     first.library.empty() ? "-" : first.library, fused, std::to_string(layer.call_ids.size()),
                     time_or_unknown(layer.device_time_unknown, time_text(layer.device_time_us)), shape_text(first.shape),
@@ -125,7 +118,7 @@ std::string story(const Report& r, const TextOptions& options) {
     if (r.steps.size() > options.max_rows) out += fmt::format("  ... {} more steps\n", r.steps.size() - options.max_rows);
   }
   if (!r.summary.phases.empty())
-    out += "\nPhases:\n" + table({"phase", "steps", "calls", "time", "share", "useful TFLOP/s", "backends", "kernels"}, phase_rows(r));
+    out += "\nPhases:\n" + table({"phase", "steps", "calls", "time", "share", "useful FLOP/s", "backends", "kernels"}, phase_rows(r));
   if (const std::string scope = heads_scope_text(r.source); !scope.empty()) out += "  " + scope + "\n";
   return out;
 }
@@ -179,9 +172,9 @@ std::string heads_text(const Report& r) {
     std::vector<Row> rows;
     for (const HeadStats& s : h.heads)
       rows.push_back({std::to_string(s.layer), std::to_string(s.head), fmt::format("{:.2f}", s.entropy),
-                      fmt::format("{:.2f}", s.max_weight), percent(s.special_mass),
-                      s.output_share < 0 ? "-" : percent(s.output_share), percent(s.block_coverage_95),
-                      percent(s.sink_window_recall), s.kind.empty() ? "-" : s.kind});
+                      fmt::format("{:.2f}", s.max_weight), percent_text(s.special_mass),
+                      s.output_share < 0 ? "-" : percent_text(s.output_share), percent_text(s.block_coverage_95),
+                      percent_text(s.sink_window_recall), s.kind.empty() ? "-" : s.kind});
     out += table({"layer", "head", "entropy", "max w", "sink", "out share", "blocks@95%", "sink+win", "kind"}, rows);
     for (const HeadCandidate& c : h.candidates)
       out += fmt::format("  candidate: layer {} head {} -> {}: {}{}{}\n", c.layer, c.head, c.action, c.reason,
@@ -246,9 +239,8 @@ std::string source_notes(const Report& r) {
   return out.empty() ? "" : "\n" + out;
 }
 
-}  // namespace
-
-std::string render_text(const ReportView& view, const TextOptions& options) {
+// The report before terminal_escape: every section, names from the trace as they came.
+std::string report_text(const ReportView& view, const TextOptions& options) {
   const Report& report = *view.report;
   std::string out = header(report);
   const std::string cost = render_cost_text(view.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
@@ -268,6 +260,12 @@ std::string render_text(const ReportView& view, const TextOptions& options) {
   out += verification_text(report);
   out += source_notes(report);
   return out;
+}
+
+}  // namespace
+
+std::string render_text(const ReportView& view, const TextOptions& options) {
+  return terminal_escape(report_text(view, options));
 }
 
 std::string render_text(const Report& report, const TextOptions& options) {

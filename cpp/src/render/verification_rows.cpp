@@ -4,6 +4,7 @@
 #include "attnprof/cost_render.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/render.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 namespace {
@@ -48,8 +49,8 @@ std::vector<std::vector<std::string>> verification_rows(const Report& report) {
                     measured ? fmt::format("{:.2g} (tol {:.0g})", f.max_rel_diff, f.tolerance) : "-",
                     measured ? backends_text(f.backends_before) + " -> " + backends_text(f.backends_after) : "-",
                     measured && (f.peak_bytes_before > 0 || f.peak_bytes_after > 0)
-                        ? format_bytes(static_cast<double>(f.peak_bytes_before)) + " -> " +
-                              format_bytes(static_cast<double>(f.peak_bytes_after))
+                        ? bytes_text(static_cast<double>(f.peak_bytes_before)) + " -> " +
+                              bytes_text(static_cast<double>(f.peak_bytes_after))
                         : "-",
                     f.manual.empty() ? f.reason : f.reason + "; by hand: " + f.manual});
   }

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "attnprof/explain_input.h"
-#include "attnprof/text_escape.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof::rules {
 namespace {

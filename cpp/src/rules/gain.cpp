@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "attnprof/rules.h"
+#include "attnprof/text_format.h"
 
 namespace attnprof::rules {
 namespace {
@@ -65,9 +66,9 @@ Gain expected_gain(std::string_view from_backend, std::string_view to_backend, i
   g.memory_ratio = static_cast<double>(best->from_peak_activation) / static_cast<double>(best->to_peak_activation);
   g.basis = fmt::format(
       "measured on NVIDIA H200 (torch 2.11, cuDNN 9.19, ground_truth.json): whole-model forward of {} "
-      "{:.1f} ms vs {} {:.1f} ms, peak activation {:.0f} MB vs {:.0f} MB (nearest measured S={}, this call S={})",
-      best->from_run, best->from_latency_ms, best->to_run, best->to_latency_ms,
-      static_cast<double>(best->from_peak_activation) / 1e6, static_cast<double>(best->to_peak_activation) / 1e6,
+      "{} vs {} {}, peak activation {} vs {} (nearest measured S={}, this call S={})",
+      best->from_run, time_text(1e3 * best->from_latency_ms), best->to_run, time_text(1e3 * best->to_latency_ms),
+      bytes_text(static_cast<double>(best->from_peak_activation)), bytes_text(static_cast<double>(best->to_peak_activation)),
       best->seq_len, seq_len);
   return g;
 }

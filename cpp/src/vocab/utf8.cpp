@@ -27,4 +27,20 @@ size_t utf8_sequence_length(std::string_view text, size_t at) {
   return 0;
 }
 
+std::string sanitize_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const size_t n = utf8_sequence_length(text, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
 }  // namespace attnprof

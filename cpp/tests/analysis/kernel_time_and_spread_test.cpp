@@ -1,5 +1,6 @@
 // Kernel time beside call time (the non-kernel finding) and the spread per shape group, on
 // real H200 traces and on calls built by hand with figures worked out here.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -43,8 +44,8 @@ TEST(KernelTime, PaddedBertSpendsAFifthOfEachCallConvertingItsBoolMask) {
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->severity, "medium");  // >= 10% of all attention time
   EXPECT_EQ(f->layers, (std::vector<int64_t>{0, 1, 2, 3}));
-  EXPECT_NE(f->title.find(std::to_string(static_cast<int>(std::lround(100 * other / device))) + "% of 4 fused"),
-            std::string::npos)
+  // Percentages carry one decimal (text_format.h).
+  EXPECT_NE(f->title.find(fmt::format("{:.1f}% of 4 fused", 100 * other / device)), std::string::npos)
       << f->title;
   EXPECT_NE(f->detail.find("at::native::elementwise_kernel"), std::string::npos) << f->detail;
   EXPECT_NE(f->detail.find("bool mask is converted on every call"), std::string::npos);
@@ -91,7 +92,7 @@ TEST(KernelTime, EachMaskGetsTheFixThatRemovesItsConversion) {
   EXPECT_NE(found[1].detail.find("create_block_mask"), std::string::npos);
   for (const Finding& f : found) {
     EXPECT_NE(f.detail.find("at::native::fill_kernel 10.0 us"), std::string::npos) << f.detail;
-    EXPECT_EQ(f.title.find("10% of 1 fused attention call' time"), 0u) << f.title;
+    EXPECT_EQ(f.title.find("10.0% of 1 fused attention call' time"), 0u) << f.title;
     EXPECT_DOUBLE_EQ(f.expected_gain, 100.0 / 90);
     EXPECT_EQ(f.severity, "low");  // 10 of 300 us of attention
   }

@@ -51,7 +51,7 @@ TEST(CoreRender, ShapeTextShowsGqaHeadsAndLengths) {
 
 TEST(CoreRender, TextOfTheTrainTraceShowsBothDirectionsPerLayer) {
   const std::string text = render_text(analyzed(h200("llama7b4l_sdpa_bf16_b1_s2048_train")));
-  EXPECT_NE(text.find("attention: 8 calls, 8 fused (100% of calls, 100% of time)"), std::string::npos) << text;
+  EXPECT_NE(text.find("attention: 8 calls, 8 fused (100.0% of calls, 100.0% of time)"), std::string::npos) << text;
   EXPECT_EQ(text.find("Unfused"), std::string::npos);
   EXPECT_NE(text.find("cudnn_generated_fort_native_sdpa_sm90_flash_fprop"), std::string::npos);
 }
@@ -87,7 +87,7 @@ TEST(CoreRender, LayerNamingAMissingCallIsSkippedNotACrash) {
 TEST(CoreRender, GraphCaptureSummaryAndUnknownFlopsAreStatedNotZero) {
   const Report& r = analyzed(fixture("tracelens-inference/sglang_qwen3_8b_decode_graph_capture.json.gz"));
   const std::string text = render_text(r);
-  EXPECT_NE(text.find("attention: 36 calls, 36 fused (100% of calls, unknown share of time), unknown device time"),
+  EXPECT_NE(text.find("attention: 36 calls, 36 fused (100.0% of calls, unknown share of time), unknown device time"),
             std::string::npos) << text.substr(0, 600);
   EXPECT_NE(text.find("device time unknown for 36 calls"), std::string::npos);
   const std::string md = render_markdown(r);

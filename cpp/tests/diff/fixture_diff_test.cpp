@@ -144,7 +144,7 @@ TEST_F(CliDiff, RegressionExitsOneAndWritesTheMarkdownTable) {
   EXPECT_NE(r.out.find("layers 0-3: cudnn -> math"), std::string::npos) << r.out;
   const std::string text = read_file(md);
   EXPECT_NE(text.find("## attnprof diff: REGRESSION"), std::string::npos);
-  EXPECT_NE(text.find("| Layer | Module | Backend | Fused (time) | Fused (calls) | Device time | TFLOP/s | Peak memory |"),
+  EXPECT_NE(text.find("| Layer | Module | Backend | Fused (time) | Fused (calls) | Device time | FLOP/s | Peak memory |"),
             std::string::npos);
   for (int layer = 0; layer < 4; ++layer) {
     EXPECT_NE(text.find("| " + std::to_string(layer) + " |  | cudnn -> math | 100.0% -> 0.0% (-100.0 pp) | "

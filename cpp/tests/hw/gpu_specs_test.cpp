@@ -90,7 +90,8 @@ TEST(IdentifyDevice, AnUnknownGpuIsStatedWithTheFieldsSeenNotGuessed) {
   EXPECT_EQ(id.spec, nullptr);
   EXPECT_EQ(id.vendor, "amd");  // warpSize 64
   EXPECT_EQ(id.arch, "rocm");   // not "sm90" from ROCm's compute capability
-  EXPECT_EQ(id.identified_by, "unknown device: no name, warpSize 64, 80 compute units, 64 GiB, compute 9.0");
+  // 68702699520 B = 63.984 GiB (2^30 B each)
+  EXPECT_EQ(id.identified_by, "unknown device: no name, warpSize 64, 80 compute units, 63.98 GiB, compute 9.0");
   // A Pascal P100 is not in the table: its name and compute capability stay.
   const DeviceIdentity p100 = identify_device({"Tesla P100-SXM2-16GB", 17071734784, 6, 0, 56, 32, "", true});
   EXPECT_EQ(p100.spec, nullptr);

@@ -9,6 +9,7 @@
 #include "attnprof/compare.h"
 #include "attnprof/dashboard.h"
 #include "attnprof/ingest.h"
+#include "attnprof/utf8.h"
 #include "render/html_view.h"
 #include "render/render_test_reports.h"
 
@@ -69,13 +70,6 @@ TEST(HtmlDashboard, ScriptIsGuardedByAContentSecurityPolicyNonce) {
   const std::string nonce = page.substr(at + 18, 24);
   EXPECT_NE(page.find("<script nonce=\"" + nonce + "\">"), std::string::npos);
   EXPECT_EQ(page.find("script-src 'unsafe-inline'"), std::string::npos);
-}
-
-TEST(HtmlEscape, EscapesMarkupAndQuotesAndRepairsUtf8) {
-  EXPECT_EQ(html_escape("<a href=\"x\">'&'</a>"), "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
-  EXPECT_EQ(sanitize_utf8("ok \xe2\x82\xac"), "ok \xe2\x82\xac");                    // euro sign kept
-  EXPECT_EQ(sanitize_utf8("\xed\xa0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // surrogate
-  EXPECT_EQ(sanitize_utf8("\xe2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");                  // truncated
 }
 
 TEST(HtmlView, ActivationMapHasOneCellPerLayerAndComponent) {

@@ -269,6 +269,18 @@ TEST(KernelNameVocabulary, OnlyTheKernelCatalogStripsAKernelName) {
             "at::native::(anonymous namespace)::cunn_SoftMaxForward");
 }
 
+TEST(TextVocabulary, OnlyTextFormatSpellsAUnitOrEscapesMarkup) {
+  // Markdown had three escapers (markdown.cpp, cost_render.cpp, diff's verdict_render.cpp) and
+  // bytes and times four formatters (text.cpp, render_common.cpp, cost_render.cpp, diff_format.h)
+  // that disagreed on units and on which characters to escape.
+  using Files = std::set<std::string>;
+  const Files one{"vocab/text_format.cpp"};
+  // A number formatted straight into a unit ("{:.1f} us", "{} MiB") or a percentage ("{:.0f}%").
+  EXPECT_EQ(sources_matching(std::regex(R"(\{[^}"]*\} ?(ns|us|ms|KiB|MiB|GiB|TiB|MB|TFLOP/s)\b|\{:\.[0-9]+f\}%)")), one);
+  // An escaper: a switch over the characters that break a Markdown cell or HTML.
+  EXPECT_EQ(sources_matching(std::regex(R"(case '\|'|"&amp;")")), one);
+}
+
 TEST(Utf8Vocabulary, SequencesFollowRfc3629AndOnlyOneSourceDecidesIt) {
   EXPECT_EQ(utf8_sequence_length("a", 0), 1u);
   EXPECT_EQ(utf8_sequence_length("\xC3\xA9", 0), 2u);          // U+00E9

@@ -1,0 +1,49 @@
+// How every output spells a quantity and a foreign string, once: the text, Markdown and HTML
+// renderers, diff's verdicts, the comparison's reasons and the analyses' findings all call
+// these, so a time or a size reads the same wherever it is shown. In vocab, at the bottom of
+// the stage graph, because findings and diff reasons are worded below the render stage.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace attnprof {
+
+// --- escapers: one per target, for text that came from a trace, a file name or git ---------
+
+// HTML text and attribute values: & < > " ' as entities, invalid UTF-8 as U+FFFD.
+std::string html_escape(std::string_view text);
+
+// One Markdown table cell or list line (GitHub-flavoured): the characters that end a cell,
+// start a tag or an entity, emphasis, a link or a code span get a backslash or become an
+// entity (< &), and a line break becomes a space, so the text stays on its one line.
+std::string markdown_escape(std::string_view text);
+
+// The text as one Markdown code span in a list line or paragraph (not a table cell): inside
+// a code span backslashes show as typed, so the text is not escaped but fenced by one backtick
+// more than its longest run of backticks; a line break becomes a space.
+std::string markdown_code(std::string_view text);
+
+// Text bound for a terminal: control characters other than newline and tab (ESC, BEL, CR,
+// backspace, DEL, the C1 controls U+0080..U+009F) are shown as "\x1b" / "\u009b" instead of
+// being obeyed, so a kernel name cannot move the cursor, recolour or retitle the terminal.
+std::string terminal_escape(std::string_view text);
+
+// --- formatters: a number with its unit; "unknown" for NaN or infinity (a value not recorded) --
+
+// Binary units, 1024 apart: "0 B", "1023 B", "1.0 KiB", "1.5 MiB", "2.00 GiB", "1.25 TiB";
+// negative sizes (a difference) keep their sign.
+std::string bytes_text(double bytes);
+
+// A duration given in microseconds (the Report's unit): "250 ns", "12.3 us", "1.50 ms",
+// "2.00 s", "1.50 h" (from 3600 s on); zero is "0.0 us".
+std::string time_text(double us);
+
+// A compute rate given in TFLOP/s (the Report's unit): "312.5 TFLOP/s", "52.3 GFLOP/s",
+// "4.0 MFLOP/s" below one TFLOP/s and one GFLOP/s; zero is "0.0 TFLOP/s".
+std::string flops_text(double tflops);
+
+// A fraction as a percentage with one decimal: 0.123 -> "12.3%", 1 -> "100.0%".
+std::string percent_text(double fraction);
+
+}  // namespace attnprof
