@@ -179,9 +179,9 @@ Result<KernelPattern> kernel_entry(const Entry& e, Names& names) {
   ATTNPROF_TRY_FIELD(backend, attention ? e.word("backend", backend_names(), backend::kExternal) : Result<std::string>(std::string()));
   ATTNPROF_TRY_FIELD(library, e.nonempty("library"));
   ATTNPROF_TRY_FIELD(vendor, e.word("vendor", {"nvidia", "amd", "any"}, "any"));
-  ATTNPROF_TRY_FIELD(direction, e.word("direction", {"forward", "backward", "any"}, attention ? "forward" : "any"));
+  ATTNPROF_TRY_FIELD(direction, e.word("direction", {direction::kForward, direction::kBackward, "any"}, attention ? direction::kForward : "any"));
   ATTNPROF_TRY_FIELD(part, e.word("part", {"main", "before", "after"}, "main"));
-  ATTNPROF_TRY_FIELD(phase, e.word("phase", {"", "prefill", "decode"}, ""));
+  ATTNPROF_TRY_FIELD(phase, e.word("phase", {"", phase::kPrefill, phase::kDecode}, ""));
   KernelPattern p{names.keep(*pattern), match_of(*match), *priority, kernel_kind_of(*kind), names.keep(*backend),
                   names.keep(*library), names.keep(*vendor), names.keep(*direction == "any" ? "" : *direction),
                   part_of(*part), names.keep(*phase)};
@@ -214,7 +214,7 @@ Result<AttentionOp> op_entry(const Entry& e, Names& names) {
   ATTNPROF_TRY_FIELD(match, e.word("match", {"exact", "prefix"}, "exact"));
   ATTNPROF_TRY_FIELD(backend, e.word("backend", backend_names(), backend::kExternal));
   ATTNPROF_TRY_FIELD(library, e.text("library", ""));
-  ATTNPROF_TRY_FIELD(direction, e.word("direction", {"forward", "backward"}, "forward"));
+  ATTNPROF_TRY_FIELD(direction, e.word("direction", {direction::kForward, direction::kBackward}, direction::kForward));
   ATTNPROF_TRY_FIELD(fused, e.flag("fused", true));
   ATTNPROF_TRY_FIELD(layout, e.word("layout", {"BHSD", "BSHD", "THD", "paged", "BSE"}, std::nullopt));
   AttentionOp op{names.keep(*name), match_of(*match), OpRole::kExternal, names.keep(*backend), names.keep(*direction),

@@ -369,8 +369,8 @@ Explained explain_predicted(const SdpaInput& input, const Env& env, const Decisi
   return x;
 }
 
-// With the versions assumed, an older default order (flash first: torch 2.5.1-2.8, or cuDNN
-// <= 9.15) explains the trace as well as sdpa_kernel does: say so, claim neither. The key
+// With the versions assumed, an older default order (flash first: the priority table's newest
+// flash-first row, or an older cuDNN) explains the trace as well as sdpa_kernel does: say so, claim neither. The key
 // "older-order" only marks the case for the live-capture check; it makes no finding.
 Explained explain_older_order(const Call& call, const SdpaInput& input, const Env& env, const Env& older, Backend seen,
                               Decision& d, std::vector<std::string>& assumptions) {

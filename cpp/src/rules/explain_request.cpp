@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "attnprof/explain_input.h"
+#include "attnprof/vocabulary.h"
 #include "attnprof/text_format.h"
 
 namespace attnprof::rules {
@@ -98,11 +99,12 @@ Result<EnabledBackends> parse_backends(std::string_view list) {
   std::stringstream ss{std::string(list)};
   std::string b;
   while (std::getline(ss, b, ',')) {
-    if (b == "flash") e.flash = true;
-    else if (b == "efficient") e.efficient = true;
-    else if (b == "cudnn") e.cudnn = true;
-    else if (b == "math") e.math = true;
-    else return bad(fmt::format("backend '{}': expected flash, efficient, cudnn or math", b));
+    if (b == backend::kFlash) e.flash = true;
+    else if (b == backend::kEfficient) e.efficient = true;
+    else if (b == backend::kCudnn) e.cudnn = true;
+    else if (b == backend::kMath) e.math = true;
+    else return bad(fmt::format("backend '{}': expected {}, {}, {} or {}", b, backend::kFlash, backend::kEfficient,
+                                backend::kCudnn, backend::kMath));
   }
   return e;
 }

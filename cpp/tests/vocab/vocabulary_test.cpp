@@ -386,9 +386,13 @@ constexpr AllowedSpelling kAllowed[] = {
     {"cpp/src/heads/safetensors_reader.cpp", "sliding_window", "a metadata key of the heads file"},
     {"cpp/src/pipeline/analyze.cpp", "cudnn", "the key of a library version (SourceInfo::versions)"},
     {"cpp/src/rules/explain.cpp", "cudnn", "the key of a library version"},
-    {"cpp/src/rules/explain_input.cpp", "causal", "a key of `explain --batch` rows"},
+    {"cpp/src/rules/explain_input.cpp", "causal", "a key of `explain --inputs` rows"},
+    {"cpp/src/pipeline/kernels_file.cpp", "causal", "a key of an op's args in a --kernels file (docs/cost.md)"},
     {"cpp/src/render/cost_tables.cpp", "mixed", "the roofline verdict of calls that disagree"},
     {"cpp/bindings/heads.cpp", "causal", "a Python attribute name"},
+    {"cpp/bindings/explain.cpp", "causal", "a keyword of attnprof.explain/matrix"},
+    {"cpp/bindings/explain.cpp", "cudnn", "a keyword of attnprof.explain/matrix (the cuDNN version)"},
+    {"cpp/src/render/csv_format.cpp", "causal", "a column name of the calls CSV"},
 };
 
 bool allowed(const std::string& file, const std::string& word) {
