@@ -301,18 +301,25 @@ bool has_attention_vocabulary(std::string_view name) {
 const KernelPattern& unrecognised_attention_kernel() { return kUnrecognised; }
 bool is_unrecognised(const KernelPattern* p) { return p == &kUnrecognised; }
 
+namespace {
+
+// The highest-priority row of `rows` matching the name; the first of them on a tie.
+const KernelPattern* best_match(std::span<const KernelPattern> rows, std::string_view kernel_name,
+                                const KernelPattern* best) {
+  for (const KernelPattern& p : rows)
+    if (matches(p, kernel_name) && (!best || p.priority > best->priority)) best = &p;
+  return best;
+}
+
+}  // namespace
+
 const KernelPattern* classify_kernel(std::string_view kernel_name, const CatalogExtension* extension) {
   // Parameter types name other libraries ("..., flashinfer::QuantizationSFLayout)"): match
   // the function and its template arguments only.
   kernel_name = kernel_function_name(kernel_name);
-  const KernelPattern* best = nullptr;
-  for (const auto rows : {std::span<const KernelPattern>(kCatalog), extra_kernel_rows})
-    for (const KernelPattern& p : rows)
-      if (matches(p, kernel_name) && (!best || p.priority > best->priority)) best = &p;
-  const KernelPattern* user = nullptr;  // the user's best: the first of the highest priority
-  if (extension)
-    for (const KernelPattern& p : extension->kernels)
-      if (matches(p, kernel_name) && (!user || p.priority > user->priority)) user = &p;
+  const KernelPattern* best = best_match(extra_kernel_rows, kernel_name, best_match(kCatalog, kernel_name, nullptr));
+  // The user's rows win ties with the built-in ones (docs/cost.md, "Kernels and ops of your own").
+  const KernelPattern* user = extension ? best_match(extension->kernels, kernel_name, nullptr) : nullptr;
   if (user && (!best || user->priority >= best->priority)) best = user;
   if ((!best || best->priority < kFallbackPriority) && has_attention_vocabulary(kernel_name)) return &kUnrecognised;
   return best;
