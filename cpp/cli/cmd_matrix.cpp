@@ -1,7 +1,6 @@
 // `attnprof matrix`: which attention kernels can run per GPU and dtype (kernel_matrix.h, shared
 // with attnprof.matrix).
 #include <memory>
-#include <sstream>
 
 #include "attnprof/kernel_matrix.h"
 #include "command.h"
@@ -18,15 +17,6 @@ struct Options {
   OutputOptions outputs;
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> parts;
-  std::stringstream ss(s);
-  std::string p;
-  while (std::getline(ss, p, ','))
-    if (!p.empty()) parts.push_back(p);
-  return parts;
-}
-
 void apply_old_out(Options& o, const CLI::Option* out) {
   if (out->count() == 0) return;
   auto& markdown = o.outputs.paths["markdown"];
@@ -35,8 +25,8 @@ void apply_old_out(Options& o, const CLI::Option* out) {
 
 void run(Options& o, const CLI::Option* out) {
   apply_old_out(o, out);
-  o.request.gpus = split(o.gpus);
-  o.request.dtypes = split(o.dtypes);
+  o.request.gpus = comma_list(o.gpus);
+  o.request.dtypes = comma_list(o.dtypes);
   Result<Table> table = kernel_matrix(o.request);
   if (!table) fail("matrix", table.error());
   if (Status s = write_document_outputs(o.outputs, table_document(std::move(*table))); !s) fail("matrix", s.error());

@@ -25,6 +25,10 @@ inline constexpr const char* kDefaultMatrixGpus = "A100,H100,H200,B200,L4,RTX 40
 // One row per GPU and dtype: what SDPA picks and, per kernel, "yes" or "no: <first failed rule>".
 Result<Table> kernel_matrix(const MatrixRequest& request);
 
+// "A100,H100" -> {"A100", "H100"}: a comma list as the front ends take GPUs and dtypes; empty
+// items are dropped.
+std::vector<std::string> comma_list(const std::string& text);
+
 // The dtypes the rules reason about, comma-separated (the vocabulary's rows).
 std::string rule_dtype_names();
 

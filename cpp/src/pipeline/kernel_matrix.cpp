@@ -19,15 +19,6 @@ constexpr Backend kColumns[] = {Backend::kFlash, Backend::kEfficient, Backend::k
 
 Error bad(std::string message) { return make_error(ErrorCode::kInvalidArgument, std::move(message)); }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> parts;
-  std::stringstream ss(s);
-  std::string p;
-  while (std::getline(ss, p, ','))
-    if (!p.empty()) parts.push_back(p);
-  return parts;
-}
-
 std::string cell(const rules::Decision& d, Backend b) {
   const rules::Verdict* v = d.verdict(b);
   if (!v) return "-";
@@ -80,6 +71,15 @@ Table empty_table(const MatrixRequest& r, const rules::Version& torch, const rul
 
 }  // namespace
 
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream ss(text);
+  std::string p;
+  while (std::getline(ss, p, ','))
+    if (!p.empty()) parts.push_back(p);
+  return parts;
+}
+
 std::string rule_dtype_names() {
   std::string names;
   for (const DtypeWord& w : kDtypeWords)
@@ -98,7 +98,7 @@ Result<Table> kernel_matrix(const MatrixRequest& r) {
   auto dtypes = rule_dtypes(r.dtypes);
   if (!dtypes) return dtypes.error();
   Table t = empty_table(r, *torch, *cudnn);
-  for (const auto& gpu : r.gpus.empty() ? split(kDefaultMatrixGpus) : r.gpus) {
+  for (const auto& gpu : r.gpus.empty() ? comma_list(kDefaultMatrixGpus) : r.gpus) {
     auto env = env_for_gpu(gpu, *torch, *cudnn);
     if (!env) return env.error();
     for (const auto& dt : *dtypes) {
