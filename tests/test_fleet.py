@@ -257,3 +257,30 @@ def test_fleet_runs_where_pytorch_is_not_installed(eight_ranks, tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["7", str(MATH_RANK)]
 
+
+
+def test_user_kernels_and_gpu_spec_files_reach_every_worker(tmp_path, fixtures_dir, local_ray):
+    # The compiled-flash fixture with its op, inner op and kernel renamed: no built-in catalog
+    # entry knows them, the user's --kernels file does.
+    import gzip
+    text = gzip.open(fixtures_dir / "tracelens" / "torch_compile_triton_trace.json.gz", "rt").read()
+    for old, new in (("aten::_scaled_dot_product_flash_attention", "acme::dot_product_fwd"),
+                     ("aten::_flash_attention_forward", "acme::dot_product_impl"), ('"attn_fwd"', '"acme_dot_kernel"')):
+        text = text.replace(old, new)
+    run = tmp_path / "run"
+    run.mkdir()
+    for rank in (0, 1):
+        (run / f"rank{rank}.pt.trace.json").write_text(text)
+    kernels = tmp_path / "kernels.toml"
+    kernels.write_text('[[kernels]]\npattern = "acme_dot"\nmatch = "prefix"\nlibrary = "acme_kernels"\n'
+                       'vendor = "amd"\nbackend = "external"\ndirection = "forward"\n')
+    spec = tmp_path / "gpu.json"
+    spec.write_text('{"name": "measured MI300X", "bandwidth_gbs": 3000, "tflops": {"bf16": 600}}')
+    assert fleet.analyze(str(run), progress=False)[0].calls == []
+    report = fleet.analyze(str(run), progress=False, kernels=str(kernels), gpu_spec=str(spec))[0]
+    assert {c["library"] for c in report.calls} == {"acme_kernels"}
+    assert "measured MI300X" in report.to_json()
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"kernels": [{"pattern": "x", "match": "glob"}]}')
+    with pytest.raises(fleet.FleetError, match="bad.json"):
+        fleet.analyze(str(run), progress=False, kernels=str(bad))

@@ -27,10 +27,22 @@ namespace {
 // local copy of a remote trace; `file` is what the Report names (the URL).
 std::pair<std::string, std::string> analyze_rank(const std::string& read_path, const std::string& file, bool want_report,
                                                  const std::string& torch_version, const std::string& arch,
-                                                 size_t threads) {
+                                                 size_t threads, const std::pair<std::string, std::string>& gpu_spec,
+                                                 const std::pair<std::string, std::string>& kernels) {
   AnalyzeOptions options;
   if (!torch_version.empty()) options.torch_version = torch_version;
   if (!arch.empty()) options.arch = arch;
+  // The driver read the user's files (name, text): a worker on another node need not see them.
+  if (!gpu_spec.first.empty()) {
+    Result<MeasuredPeaks> peaks = parse_measured_peaks(gpu_spec.second, gpu_spec.first);
+    if (!peaks) raise(peaks.error());
+    options.measured_peaks = std::move(*peaks);
+  }
+  if (!kernels.first.empty()) {
+    Result<CatalogExtension> extension = parse_catalog_extension(kernels.second, kernels.first);
+    if (!extension) raise(extension.error());
+    options.kernels = std::move(*extension);
+  }
   IngestOptions ingest;
   ingest.threads = threads;
   nb::gil_scoped_release release;
@@ -107,8 +119,20 @@ std::string write_reports(const std::vector<std::string>& report_jsons, const st
 }
 
 void bind_fleet(nb::module_& m) {
+  m.def(
+      "check_user_files",
+      [](const std::pair<std::string, std::string>& gpu_spec, const std::pair<std::string, std::string>& kernels) {
+        if (!gpu_spec.first.empty())
+          if (auto peaks = parse_measured_peaks(gpu_spec.second, gpu_spec.first); !peaks) raise(peaks.error());
+        if (!kernels.first.empty())
+          if (auto ext = parse_catalog_extension(kernels.second, kernels.first); !ext) raise(ext.error());
+      },
+      nb::kw_only(), nb::arg("gpu_spec") = std::pair<std::string, std::string>{},
+      nb::arg("kernels") = std::pair<std::string, std::string>{},
+      "Raises ValueError with the core's one line when a (name, text) user file is not valid.");
   m.def("analyze_rank", &analyze_rank, nb::arg("read_path"), nb::arg("file"), nb::arg("want_report") = false,
         nb::arg("torch_version") = "", nb::arg("arch") = "", nb::arg("threads") = 1,
+        nb::arg("gpu_spec") = std::pair<std::string, std::string>{}, nb::arg("kernels") = std::pair<std::string, std::string>{},
         "Analyses one rank trace: (summary JSON, Report JSON or \"\" unless want_report). A trace that cannot "
         "be read gives a failed summary with its error.");
   m.def(

@@ -39,8 +39,18 @@ void take_back_ray_value(AnalyzeCommandOptions& o) {
   }
 }
 
+// What the fleet driver prints: a form asked for on stdout, else the terminal view (--format),
+// nothing with --quiet.
+std::string printed_format(const AnalyzeCommandOptions& o) {
+  if (o.outputs.quiet) return "";
+  for (const auto& [name, path] : o.outputs.paths)
+    if (path && (path->empty() || *path == "-")) return name;
+  return o.stdout_format;
+}
+
 [[noreturn]] void hand_to_ray(const AnalyzeCommandOptions& o) {
-  FleetRequest request{o.traces, *o.ray, o.out_dir, o.strict, o.outputs.files(), o.stdout_format, o.torch_version, o.arch};
+  FleetRequest request{o.traces,        *o.ray,          o.out_dir, o.strict, o.outputs.files(),
+                       printed_format(o), o.torch_version, o.arch,  o.gpu_spec, o.kernels};
   fail("analyze", run_fleet_in_python(request));
 }
 

@@ -90,7 +90,8 @@ bool looks_like_ray_address(const std::string& value) {
 Error run_fleet_in_python(const FleetRequest& r) {
   nlohmann::json request = {{"inputs", r.inputs},   {"address", r.address},         {"out_dir", r.out_dir},
                             {"strict", r.strict},   {"print_format", r.print_format}, {"torch", r.torch_version},
-                            {"arch", r.arch},       {"outputs", nlohmann::json::object()}};
+                            {"arch", r.arch},       {"outputs", nlohmann::json::object()},
+                            {"gpu_spec", r.gpu_spec}, {"kernels", r.kernels}};
   for (const auto& [format, path] : r.outputs)
     if (!path.empty()) request["outputs"][format] = path;
   const std::string python = python_executable();

@@ -29,6 +29,7 @@ struct FleetRequest {
   std::map<std::string, std::string, std::less<>> outputs;  // format name -> path
   std::string print_format;
   std::string torch_version, arch;
+  std::string gpu_spec, kernels;  // the user files' paths; the driver reads them for every worker
 };
 
 // Replaces this process with `python -m attnprof.fleet --request JSON`; returns only on failure

@@ -137,7 +137,7 @@ def _write_rank_report(report_json: str, out_dir: str, trace: str, storage_optio
 
 
 def _analyze_one(path: str, want_report: bool, out_dir: str, torch_version: str, arch: str,
-                 storage_options: dict) -> tuple[str, str]:
+                 storage_options: dict, user_files: dict) -> tuple[str, str]:
     """One rank: (summary JSON, Report JSON or ""). Runs in a Ray worker; a remote trace is
     copied to the worker's disk first (the engine reads local files)."""
     copy_dir = None
@@ -148,7 +148,8 @@ def _analyze_one(path: str, want_report: bool, out_dir: str, torch_version: str,
             read_path = os.path.join(copy_dir, path.rsplit("/", 1)[-1])
             with _fsspec().open(path, "rb", **storage_options) as src, open(read_path, "wb") as dst:
                 shutil.copyfileobj(src, dst, 1 << 20)
-        summary, report = _core.analyze_rank(read_path, path, want_report or bool(out_dir), torch_version, arch, 1)
+        summary, report = _core.analyze_rank(read_path, path, want_report or bool(out_dir), torch_version, arch, 1,
+                                             **user_files)
         if out_dir and report:
             _write_rank_report(report, out_dir, path, storage_options)
         return summary, report if want_report else ""
@@ -262,17 +263,36 @@ def _raise_on_failed_ranks(summaries: list[str]) -> None:
         raise FleetError(f"--strict: {len(failed)} rank trace(s) failed; first: {failed[0]['error']}")
 
 
+def _user_files(**paths: str | None) -> dict:
+    """Each given user file as (name, text), checked by the core before any task starts."""
+    files = {}
+    for kind, path in paths.items():
+        if not path:
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                files[kind] = (os.fspath(path), f.read())
+        except OSError as e:
+            raise FleetError(f"{path}: {e.strerror or e}") from None
+    try:
+        _core.check_user_files(**files)
+    except ValueError as e:
+        raise FleetError(str(e)) from None
+    return files
+
+
 def analyze(paths: str | Iterable[str], address: str | None = None, *, out_dir: str | None = None,
             strict: bool = False, progress: ProgressFn | bool | None = None, retries: int = DEFAULT_RETRIES,
             torch_version: str = "", arch: str = "", storage_options: dict | None = None,
-            runtime_env: dict | None = None) -> list:
+            runtime_env: dict | None = None, gpu_spec: str | None = None, kernels: str | None = None) -> list:
     """Analyses rank traces on Ray and returns the fleet Report of each profiling stage
     (AttentionReport; one for a run without stages). ``paths``: a directory, glob, @list, trace
     or URL, or a list of them (all one fleet). ``address``: None starts a local Ray (or uses the
     one this process already joined), "auto" / "ray://head:10001" an existing cluster.
     ``out_dir``: each rank's full Report (``<trace>.report.json`` and ``.html``) written there by
     its worker. ``strict``: a rank that fails raises FleetError instead of being listed. Raises
-    FleetError with one line for bad input or a missing Ray."""
+    FleetError with one line for bad input or a missing Ray. ``gpu_spec`` and ``kernels``: the
+    user files of ``attnprof analyze --gpu-spec/--kernels``, read here and sent to every worker."""
     from .report import AttentionReport
 
     storage = storage_options or {}
@@ -280,7 +300,8 @@ def analyze(paths: str | Iterable[str], address: str | None = None, *, out_dir: 
     ray = _ray()
     _connect(ray, address, runtime_env)
     task = ray.remote(_analyze_one)
-    options = {"torch_version": torch_version, "arch": arch, "storage_options": storage}
+    options = {"torch_version": torch_version, "arch": arch, "storage_options": storage,
+               "user_files": _user_files(gpu_spec=gpu_spec, kernels=kernels)}
     report_fn = _bar() if progress is True or progress is None else (progress or None)
     sizes = [_size(f, storage) for f in files]
     results = _run_tasks(ray, task, files, sizes, want_report=False, out_dir=out_dir or "", options=options,
@@ -348,7 +369,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for spec in request["inputs"]:
             reports += analyze(spec, request.get("address") or None, out_dir=request.get("out_dir") or None,
                                strict=bool(request.get("strict")), torch_version=request.get("torch", ""),
-                               arch=request.get("arch", ""))
+                               arch=request.get("arch", ""), gpu_spec=request.get("gpu_spec") or None,
+                               kernels=request.get("kernels") or None)
         printed = _core.write_reports([r.to_json() for r in reports], request.get("outputs", {}),
                                       request.get("print_format", "text"))
     except (FleetError, ValueError) as e:
