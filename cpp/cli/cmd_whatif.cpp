@@ -48,10 +48,9 @@ int run_whatif(const WhatIfOptions& o) {
   report.tool_version = ATTNPROF_VERSION;
   report.source.files.push_back(o.lengths_path);
   report.whatif = what_if(model, *bins, o.window, o.global_tokens, o.dtype);
-  DashboardOptions page{.labels = {}, .sections = {"whatif"}, .diff_json = "", .request_lengths = {}};
-  for (const LengthBin& bin : *bins) page.request_lengths.emplace_back(bin.tokens, bin.count);
   const Document doc = report_document(report, [&report] { return render_cost_text(report); },
-                                       [&report] { return render_cost_markdown(report); }, std::move(page));
+                                       [&report] { return render_cost_markdown(report); },
+                                       {.labels = {}, .sections = {"whatif"}, .diff_json = ""});
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("whatif", s.error());
   return kExitOk;
 }

@@ -37,9 +37,6 @@ struct DashboardOptions {
   std::vector<std::string> labels;    // run names (default: each Report's first source file)
   std::vector<std::string> sections;  // ids from dashboard_sections(); empty = all of them
   std::string diff_json;              // `attnprof diff`'s verdict (diff_to_json, docs/diff.md), "" = none
-  // `attnprof whatif`'s request lengths as read (tokens, requests): the what-if section
-  // draws their distribution against the window (the Report keeps only the totals).
-  std::vector<std::pair<int64_t, double>> request_lengths;
 };
 std::string render_html(const std::vector<Report>& reports, const DashboardOptions& options);
 std::string render_html(const std::vector<ReportView>& views, const DashboardOptions& options);

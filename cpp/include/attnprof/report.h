@@ -18,7 +18,7 @@
 
 namespace attnprof {
 
-inline constexpr const char* kReportSchemaVersion = "1.6";
+inline constexpr const char* kReportSchemaVersion = "1.7";
 
 // Backends are kept as strings in the document; their spellings (backend::k*) and facts are
 // the vocabulary's (vocabulary.h).

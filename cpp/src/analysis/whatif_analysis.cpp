@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "attnprof/cost.h"
 #include "attnprof/io.h"
@@ -101,6 +102,19 @@ double visible_key_sum(int64_t length, int64_t window, int64_t global_tokens) {
   return capped_sum(length, window) + capped_sum(length - window, global_tokens);
 }
 
+// The requests per power-of-two length bucket, shortest first.
+std::vector<LengthBucket> length_buckets(const std::vector<LengthBin>& bins, int64_t window) {
+  std::map<int64_t, double> requests;  // first length of the bucket -> requests
+  for (const LengthBin& bin : bins) {
+    int64_t first = 1;
+    while (first <= bin.tokens / 2) first *= 2;
+    requests[first] += bin.count;
+  }
+  std::vector<LengthBucket> out;
+  for (const auto& [first, count] : requests) out.push_back({first, 2 * first - 1, count, 2 * first - 1 <= window});
+  return out;
+}
+
 WhatIfSection what_if(const ModelConfig& m, const std::vector<LengthBin>& bins, int64_t window,
                       int64_t global_tokens, std::string_view dtype) {
   WhatIfSection w;
@@ -130,6 +144,7 @@ WhatIfSection what_if(const ModelConfig& m, const std::vector<LengthBin>& bins, 
     w.max_full_kv_bytes = std::max(w.max_full_kv_bytes, full_kv);
     w.max_window_kv_bytes = std::max(w.max_window_kv_bytes, window_kv);
   }
+  w.length_buckets = length_buckets(bins, window);
   w.mean_tokens = tokens / w.requests;
   w.covered_share = covered / w.requests;
   w.flops_saving = w.full_flops > 0 ? 1 - w.window_flops / w.full_flops : 0;

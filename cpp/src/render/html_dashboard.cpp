@@ -98,10 +98,6 @@ nlohmann::json dashboard_data(const std::vector<ReportView>& views, const std::v
   data["sections"] = options.sections.empty() ? std::vector<std::string>(kSections, std::end(kSections))
                                               : options.sections;
   data["diff"] = diff_data(options.diff_json);
-  for (size_t i = 0; i < views.size(); ++i)
-    if (views[i].report->whatif && !options.request_lengths.empty())
-      data["runs"][i]["whatif"]["histogram"] =
-          render::length_histogram(options.request_lengths, views[i].report->whatif->window);
   data["diff_why"] = "attnprof diff BASELINE CANDIDATE --html FILE compares two runs: per-layer backend and time "
                      "changes and the causes of a regression.";
   return data;

@@ -227,13 +227,20 @@ json heads_view(const HeadsSection& h) {
 
 // --- what-if --------------------------------------------------------------------------------
 
+json length_histogram(const WhatIfSection& w) {
+  json out = json::array();
+  for (const LengthBucket& b : w.length_buckets)
+    out.push_back({{"from", b.from}, {"to", b.to}, {"requests", b.requests}, {"within_window", b.within_window}});
+  return out;
+}
+
 json whatif_view(const WhatIfSection& w) {
   return {{"model", w.model}, {"window", w.window}, {"global_tokens", w.global_tokens},
           {"requests", w.requests}, {"mean_tokens", w.mean_tokens}, {"covered_share", w.covered_share},
           {"full_flops", w.full_flops}, {"window_flops", w.window_flops}, {"flops_saving", w.flops_saving},
           {"full_kv_bytes", w.full_kv_bytes}, {"window_kv_bytes", w.window_kv_bytes},
           {"memory_saving", w.memory_saving}, {"max_full_kv_bytes", w.max_full_kv_bytes},
-          {"max_window_kv_bytes", w.max_window_kv_bytes}, {"histogram", json::array()}};
+          {"max_window_kv_bytes", w.max_window_kv_bytes}, {"histogram", length_histogram(w)}};
 }
 
 // --- what an empty section says --------------------------------------------------------------
@@ -282,21 +289,6 @@ json why_lines(const Report& report, const json& run) {
 }
 
 }  // namespace
-
-json length_histogram(const std::vector<std::pair<int64_t, double>>& lengths, int64_t window) {
-  std::map<int64_t, double> buckets;  // first length of the bucket -> requests
-  for (const auto& [tokens, requests] : lengths) {
-    int64_t first = 1;
-    while (first <= tokens / 2) first *= 2;
-    buckets[first] += requests;
-  }
-  json out = json::array();
-  for (const auto& [first, requests] : buckets) {
-    const int64_t last = 2 * first - 1;
-    out.push_back({{"from", first}, {"to", last}, {"requests", requests}, {"within_window", last <= window}});
-  }
-  return out;
-}
 
 json fit_curve(const FitTerm& fit, double from, double to) {
   json points = json::array();

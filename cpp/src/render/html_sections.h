@@ -16,7 +16,6 @@ void add_section_views(nlohmann::json& run, const Report& report);
 // Requests per power-of-two length bucket [2^k, 2^(k+1)) against the what-if window:
 // [{from, to, requests, within_window}], ascending; a fixed, small number of bars however many
 // lines the distribution had.
-nlohmann::json length_histogram(const std::vector<std::pair<int64_t, double>>& lengths, int64_t window);
 
 // Points of y = c0 + c1*S + c2*S^2 between `from` and `to`, geometrically spaced (the charts'
 // S axis is logarithmic): [[S, y], ...]; empty when the fit has no terms.

@@ -67,10 +67,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ScalingSection, memory_budget_by
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AdviceRow, shape, fastest_backend, heuristic_backend,
                                                 gain, code, times_us)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(AdviceSection, rows)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(LengthBucket, from, to, requests, within_window)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(WhatIfSection, model, window, global_tokens, requests,
                                                 mean_tokens, covered_share, full_flops, window_flops,
                                                 flops_saving, full_kv_bytes, window_kv_bytes,
-                                                memory_saving, max_full_kv_bytes, max_window_kv_bytes)
+                                                memory_saving, max_full_kv_bytes, max_window_kv_bytes,
+                                                length_buckets)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HeadStats, layer, head, kv_head, query_rows,
                                                 mean_keys, entropy, max_weight, sink_mass,
                                                 special_mass, output_share, window_mass,

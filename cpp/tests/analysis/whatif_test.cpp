@@ -40,6 +40,18 @@ TEST(WhatIf, HandMadeDistributionGivesTheHandComputedSaving) {
   EXPECT_DOUBLE_EQ(w.max_window_kv_bytes, 16);
 }
 
+TEST(WhatIf, LengthBucketsCountRequestsPerPowerOfTwoBucketAgainstTheWindow) {
+  const std::vector<LengthBin> bins = {{300, 40}, {500, 2}, {900, 25}, {7000, 10}, {1, 1}};
+  const WhatIfSection w = what_if(toy(), bins, 1023, 0, "fp16");
+  ASSERT_EQ(w.length_buckets.size(), 4u);
+  EXPECT_EQ(w.length_buckets[0].from, 1);
+  EXPECT_EQ(w.length_buckets[1].from, 256);
+  EXPECT_EQ(w.length_buckets[1].to, 511);
+  EXPECT_DOUBLE_EQ(w.length_buckets[1].requests, 42);  // 300 and 500 tokens: 40 + 2 requests
+  EXPECT_TRUE(w.length_buckets[2].within_window);       // 512..1023 <= 1023
+  EXPECT_FALSE(w.length_buckets[3].within_window);      // 4096..8191
+}
+
 TEST(WhatIf, HistogramCountsWeighTheRequests) {
   // "8,3" = three requests of 8 tokens; with one global token, window pairs 30 each.
   const auto bins = parse_length_distribution("8,3\n2,1\n");

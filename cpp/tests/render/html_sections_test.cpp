@@ -137,17 +137,6 @@ TEST(HtmlSections, ScalingCurvesReachThePredictedOomLengthAndTheBudgetIsLessTheB
   EXPECT_TRUE(ser["time_fit"]["curve"].empty());
 }
 
-TEST(HtmlSections, LengthHistogramCountsRequestsPerPowerOfTwoBucketAgainstTheWindow) {
-  const json h = render::length_histogram({{300, 40}, {500, 2}, {900, 25}, {7000, 10}, {1, 1}}, 1023);
-  ASSERT_EQ(h.size(), 4u);
-  EXPECT_EQ(h[0]["from"], 1);
-  EXPECT_EQ(h[1]["from"], 256);
-  EXPECT_EQ(h[1]["to"], 511);
-  EXPECT_DOUBLE_EQ(h[1]["requests"].get<double>(), 42);
-  EXPECT_TRUE(h[2]["within_window"].get<bool>());  // 512..1023 <= 1023
-  EXPECT_FALSE(h[3]["within_window"].get<bool>());
-}
-
 TEST(HtmlSections, UnknownDeviceTimeIsNullNeverZero) {
   Report r;
   Call c = testing::eager_call(0, 0, "model.layers.0.attn");

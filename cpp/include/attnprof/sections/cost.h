@@ -159,6 +159,13 @@ struct AdviceSection {
 namespace attnprof {
 
 // `attnprof whatif`: a request-length distribution under full vs sliding-window attention.
+// Requests whose length falls in [from, to], a power-of-two bucket (from = 2^k, to = 2^(k+1) - 1).
+struct LengthBucket {
+  int64_t from = 0, to = 0;
+  double requests = 0;
+  bool within_window = false;  // to <= window: the window changes nothing for these requests
+};
+
 struct WhatIfSection {
   std::string model;
   int64_t window = 0;
@@ -174,6 +181,7 @@ struct WhatIfSection {
   double memory_saving = 0;
   double max_full_kv_bytes = 0;   // the longest request's KV cache, full vs window
   double max_window_kv_bytes = 0;
+  std::vector<LengthBucket> length_buckets;  // the distribution, in power-of-two buckets
 };
 
 }  // namespace attnprof
