@@ -24,32 +24,13 @@ Report report_of(const std::string& text) {
   return std::move(report).value();
 }
 
-// The user files the CLI's --gains, --gpu-spec and --kernels read, read the same way.
-void read_user_files(AnalyzeOptions& options, const std::string& gains_path, const std::string& gpu_spec_path,
-                     const std::string& kernels_path) {
-  if (!gpu_spec_path.empty()) {
-    Result<MeasuredPeaks> peaks = load_measured_peaks(gpu_spec_path);
-    if (!peaks) throw nb::value_error(peaks.error().message.c_str());
-    options.measured_peaks = std::move(*peaks);
-  }
-  if (!kernels_path.empty()) {
-    Result<CatalogExtension> kernels = load_catalog_extension(kernels_path);
-    if (!kernels) throw nb::value_error(kernels.error().message.c_str());
-    options.kernels = std::move(*kernels);
-  }
-  if (!gains_path.empty()) {
-    Result<std::vector<rules::MeasuredGain>> gains = load_measured_gains(gains_path);
-    if (!gains) throw nb::value_error(gains.error().message.c_str());
-    options.measured_gains = std::move(*gains);
-  }
-}
-
 std::string analyze_to_json(const std::string& trace_path, const std::string& sidecar_path,
                             const std::string& torch_version, const std::string& arch, const std::string& gains_path,
                             const std::string& gpu_spec_path, const std::string& kernels_path) {
   AnalyzeOptions options;
   options.sidecar_path = sidecar_path;
-  read_user_files(options, gains_path, gpu_spec_path, kernels_path);
+  if (Status s = apply_user_files({{gpu_spec_path, {}}, {kernels_path, {}}, {gains_path, {}}}, options); !s)
+    throw nb::value_error(s.error().message.c_str());
   if (!torch_version.empty()) options.torch_version = torch_version;
   if (!arch.empty()) options.arch = arch;
   Result<Report> report = [&] {

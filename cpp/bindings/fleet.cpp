@@ -22,6 +22,12 @@ namespace {
 
 [[noreturn]] void raise(const Error& e) { throw nb::value_error(e.message.c_str()); }
 
+// The (name, text) pairs Python sends as the core's user files, already read.
+UserFiles user_files_of(const std::pair<std::string, std::string>& gpu_spec,
+                        const std::pair<std::string, std::string>& kernels) {
+  return {{gpu_spec.first, gpu_spec.second}, {kernels.first, kernels.second}, {}};
+}
+
 // (summary JSON, Report JSON or "" unless want_report). A trace that fails to load gives a
 // failed summary, not an exception: a bad rank is a row of the fleet Report. `read_path` is the
 // local copy of a remote trace; `file` is what the Report names (the URL).
@@ -33,16 +39,7 @@ std::pair<std::string, std::string> analyze_rank(const std::string& read_path, c
   if (!torch_version.empty()) options.torch_version = torch_version;
   if (!arch.empty()) options.arch = arch;
   // The driver read the user's files (name, text): a worker on another node need not see them.
-  if (!gpu_spec.first.empty()) {
-    Result<MeasuredPeaks> peaks = parse_measured_peaks(gpu_spec.second, gpu_spec.first);
-    if (!peaks) raise(peaks.error());
-    options.measured_peaks = std::move(*peaks);
-  }
-  if (!kernels.first.empty()) {
-    Result<CatalogExtension> extension = parse_catalog_extension(kernels.second, kernels.first);
-    if (!extension) raise(extension.error());
-    options.kernels = std::move(*extension);
-  }
+  if (Status s = apply_user_files(user_files_of(gpu_spec, kernels), options); !s) raise(s.error());
   IngestOptions ingest;
   ingest.threads = threads;
   nb::gil_scoped_release release;
@@ -122,10 +119,8 @@ void bind_fleet(nb::module_& m) {
   m.def(
       "check_user_files",
       [](const std::pair<std::string, std::string>& gpu_spec, const std::pair<std::string, std::string>& kernels) {
-        if (!gpu_spec.first.empty())
-          if (auto peaks = parse_measured_peaks(gpu_spec.second, gpu_spec.first); !peaks) raise(peaks.error());
-        if (!kernels.first.empty())
-          if (auto ext = parse_catalog_extension(kernels.second, kernels.first); !ext) raise(ext.error());
+        AnalyzeOptions checked;
+        if (Status s = apply_user_files(user_files_of(gpu_spec, kernels), checked); !s) raise(s.error());
       },
       nb::kw_only(), nb::arg("gpu_spec") = std::pair<std::string, std::string>{},
       nb::arg("kernels") = std::pair<std::string, std::string>{},

@@ -43,9 +43,8 @@ void take_back_ray_value(AnalyzeCommandOptions& o) {
 // nothing with --quiet.
 std::string printed_format(const AnalyzeCommandOptions& o) {
   if (o.outputs.quiet) return "";
-  for (const auto& [name, path] : o.outputs.paths)
-    if (path && (path->empty() || *path == "-")) return name;
-  return o.stdout_format;
+  const std::string asked = o.outputs.stdout_form();
+  return asked.empty() ? o.stdout_format : asked;
 }
 
 [[noreturn]] void hand_to_ray(const AnalyzeCommandOptions& o) {
@@ -86,21 +85,8 @@ AnalyzeOptions analyze_options_of(const AnalyzeCommandOptions& o) {
   if (!o.cudnn_version.empty()) options.cudnn_version = o.cudnn_version;
   if (!o.arch.empty()) options.arch = o.arch;
   options.ingest_threads = o.threads;
-  if (!o.gpu_spec.empty()) {
-    Result<MeasuredPeaks> peaks = load_measured_peaks(o.gpu_spec);
-    if (!peaks) fail("analyze", peaks.error());
-    options.measured_peaks = std::move(*peaks);
-  }
-  if (!o.kernels.empty()) {
-    Result<CatalogExtension> kernels = load_catalog_extension(o.kernels);
-    if (!kernels) fail("analyze", kernels.error());
-    options.kernels = std::move(*kernels);
-  }
-  if (!o.gains.empty()) {
-    Result<std::vector<rules::MeasuredGain>> gains = load_measured_gains(o.gains);
-    if (!gains) fail("analyze", gains.error());
-    options.measured_gains = std::move(*gains);
-  }
+  if (Status s = apply_user_files({{o.gpu_spec, {}}, {o.kernels, {}}, {o.gains, {}}}, options); !s)
+    fail("analyze", s.error());
   return options;
 }
 

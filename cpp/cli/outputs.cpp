@@ -50,10 +50,10 @@ std::map<std::string, std::string, std::less<>> OutputOptions::files() const {
   return out;
 }
 
-bool OutputOptions::prints_to_stdout() const {
+std::string OutputOptions::stdout_form() const {
   for (const auto& [name, path] : paths)
-    if (to_stdout(path)) return true;
-  return false;
+    if (to_stdout(path)) return name;
+  return "";
 }
 
 void add_deprecated(OutputOptions& options, CLI::Option* old, std::string_view replacement) {
@@ -81,7 +81,7 @@ Status write_document_outputs(const OutputOptions& options, const Document& docu
     if (it == options.paths.end() || !it->second) continue;
     if (Status s = write_document(document, w.form, to_stdout(it->second) ? "-" : *it->second); !s) return s;
   }
-  if (options.quiet || options.prints_to_stdout()) return Ok{};
+  if (options.quiet || !options.stdout_form().empty()) return Ok{};
   return write_document(document, DocumentForm::kText, "-");
 }
 
@@ -98,7 +98,7 @@ Status write_report_outputs(const OutputOptions& options, const FormatInput& inp
     if (!text) return text.error();
     std::fputs(text->c_str(), stdout);
   }
-  if (options.quiet || options.prints_to_stdout()) return Ok{};
+  if (options.quiet || !options.stdout_form().empty()) return Ok{};
   auto format = find_output_format(stdout_format);
   if (!format) return format.error();
   Result<std::string> printed = render_output(**format, input);

@@ -27,7 +27,8 @@ struct OutputOptions {
 
   // The paths that name a file, by format name (stdout requests left out).
   std::map<std::string, std::string, std::less<>> files() const;
-  bool prints_to_stdout() const;
+  // The form asked for on stdout ("" = none): the terminal view is then not printed.
+  std::string stdout_form() const;
 };
 
 // A command whose answer is a Document: --json/--md/--html/--text, --csv when `table`.

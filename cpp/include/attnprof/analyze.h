@@ -57,6 +57,19 @@ Result<MeasuredPeaks> load_measured_peaks(const std::string& path);
 Result<CatalogExtension> parse_catalog_extension(std::string_view text, const std::string& path);
 Result<CatalogExtension> load_catalog_extension(const std::string& path);
 
+// A file the user names for the analysis: its path, and its text when someone already read it
+// (the fleet driver sends each worker the text, so workers need no copy of the file).
+struct UserFile {
+  std::string path;  // "" = not given
+  std::optional<std::string> text;
+};
+struct UserFiles {
+  UserFile gpu_spec, kernels, gains;  // --gpu-spec, --kernels, --gains; gpu_spec=, kernels=, gains=
+};
+// Reads every given file into `options` (measured_peaks, kernels, measured_gains); the first bad
+// one is the error, naming the file and the field.
+Status apply_user_files(const UserFiles& files, AnalyzeOptions& options);
+
 // The threads worth starting for the work after ingest (trace index, outputs): 1 for
 // requested == 1 (the one-core pass starts no thread), `requested` for N > 1; for 0
 // (automatic) the cores this process could have had: the cores it used (its CPU time over the

@@ -20,17 +20,15 @@ namespace attnprof {
 
 enum class DocumentForm { kText, kJson, kMarkdown, kHtml, kCsv };
 
-// One row per form: its name (the binding's), the CLI flag that writes it, the words its help
-// uses, and the file extension that names it.
+// One row per form: its name (the binding's), the CLI flag that writes it, and the words its
+// help uses.
 struct DocumentFormWord {
   DocumentForm form;
-  std::string_view name;       // "markdown"
-  std::string_view flag;       // "--md"
-  std::string_view as;         // "as Markdown": "write <what> as Markdown"
-  std::string_view extension;  // ".md"
+  std::string_view name;  // "markdown"
+  std::string_view flag;  // "--md"
+  std::string_view as;    // "as Markdown": "write <what> as Markdown"
 };
 std::span<const DocumentFormWord> document_forms();
-const DocumentFormWord& document_form_word(DocumentForm form);
 // The form named `name` ("json", "markdown", ...); the error lists the names there are.
 Result<DocumentForm> document_form_named(std::string_view name);
 
@@ -51,8 +49,8 @@ struct Document {
 std::string markdown_page(std::string_view title, std::string_view markdown);
 
 // A table's document (table.h): text and Markdown laid out as the cost sections are
-// (cost_render.h), CSV and JSON as table.h writes them; `json` replaces table_json.
-Document table_document(Table table, std::function<std::string()> json = {});
+// (cost_render.h), CSV and JSON as table.h writes them.
+Document table_document(Table table);
 
 // A Report's document: JSON = the Report (docs/report-schema.md), HTML = the dashboard with
 // `page.sections`; the text and Markdown views are the command's, as they show its sections.

@@ -15,7 +15,6 @@
 
 #include "attnprof/cost_render.h"
 #include "attnprof/io.h"
-#include "attnprof/render.h"
 #include "attnprof/report_json.h"
 #include "attnprof/text_format.h"
 #include "attnprof/utf8.h"
@@ -24,11 +23,11 @@ namespace attnprof {
 namespace {
 
 constexpr std::array kForms = {
-    DocumentFormWord{DocumentForm::kJson, "json", "--json", "as JSON", ".json"},
-    DocumentFormWord{DocumentForm::kMarkdown, "markdown", "--md", "as Markdown", ".md"},
-    DocumentFormWord{DocumentForm::kHtml, "html", "--html", "as a self-contained HTML page", ".html"},
-    DocumentFormWord{DocumentForm::kCsv, "csv", "--csv", "as CSV", ".csv"},
-    DocumentFormWord{DocumentForm::kText, "text", "--text", "as the terminal shows it", ".txt"},
+    DocumentFormWord{DocumentForm::kJson, "json", "--json", "as JSON"},
+    DocumentFormWord{DocumentForm::kMarkdown, "markdown", "--md", "as Markdown"},
+    DocumentFormWord{DocumentForm::kHtml, "html", "--html", "as a self-contained HTML page"},
+    DocumentFormWord{DocumentForm::kCsv, "csv", "--csv", "as CSV"},
+    DocumentFormWord{DocumentForm::kText, "text", "--text", "as the terminal shows it"},
 };
 
 // cmark's parser and rendered text, freed on every path.
@@ -56,10 +55,6 @@ std::string markdown_to_html(std::string_view markdown) {
 }  // namespace
 
 std::span<const DocumentFormWord> document_forms() { return kForms; }
-
-const DocumentFormWord& document_form_word(DocumentForm form) {
-  return *std::find_if(kForms.begin(), kForms.end(), [form](const DocumentFormWord& w) { return w.form == form; });
-}
 
 Result<DocumentForm> document_form_named(std::string_view name) {
   std::string names;
@@ -93,14 +88,14 @@ std::string markdown_page(std::string_view title, std::string_view markdown) {
   return page + "</main>\n</body>\n</html>\n";
 }
 
-Document table_document(Table table, std::function<std::string()> json) {
+Document table_document(Table table) {
   auto shared = std::make_shared<const Table>(std::move(table));
   Document doc;
   doc.title = shared->title;
   doc.text = [shared] { return render_cost_text({*shared}); };
   doc.markdown = [shared] { return render_cost_markdown({*shared}); };
   doc.csv = [shared] { return table_csv(*shared); };
-  doc.json = json ? std::move(json) : std::function<std::string()>([shared] { return table_json(*shared); });
+  doc.json = [shared] { return table_json(*shared); };
   return doc;
 }
 
