@@ -48,14 +48,23 @@ def test_demo_writes_trace_sidecar_reports_and_dashboard_for_each_run(tmp_path, 
 def test_demo_output_holds_attnprofs_answers_without_the_profiler_librarys_log_or_config_warnings(tmp_path):
     # Kineto writes "USDT:... profiler_start/stop" to file descriptor 2 at every trace; a
     # subprocess sees what a user of `make demo` sees.
+    # The Trainer part memory-profiles training steps (torch's allocator notes blocks from before
+    # the window) and would print each step's metric dict.
     done = subprocess.run([sys.executable, "-m", "attnprof.demo", "--out", str(tmp_path), "--models", "gpt2",
-                           "--attn", "sdpa", "--no-sweep", "--no-trainer", "--no-verify", "--device", "cpu"],
+                           "--attn", "sdpa", "--no-sweep", "--no-verify", "--device", "cpu"],
                           capture_output=True, text=True, timeout=300, check=True)
     printed = done.stdout + done.stderr
     assert "=== gpt2-sdpa" in done.stdout
     assert "attnprof demo [1/1] gpt2-sdpa" in done.stderr  # the demo's own stderr still passes
-    for foreign in ("USDT:", "STAGE:", "profiler_start", "bos_token_id", "eos_token_id"):
+    assert "Trainer step 2 (AttentionProfilerCallback): " in done.stdout
+    for foreign in ("USDT:", "STAGE:", "profiler_start", "bos_token_id", "eos_token_id",
+                    "Memory block of unknown size", "{'loss'", "'train_runtime'"):
         assert foreign not in printed, foreign
+
+
+def test_demo_verbose_trainer_prints_the_trainers_own_metric_dicts(tmp_path, capsys):
+    demo.trainer_demo(str(tmp_path), verbose=True)
+    assert "{'loss': " in capsys.readouterr().out
 
 
 class _Terminal(io.StringIO):

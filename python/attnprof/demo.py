@@ -11,7 +11,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Callable
 import torch
 
 from . import _core
+from ._quiet import ProfilerLogsHidden
 from .profile import profile
 
 BATCH, SEQ = 1, 128
@@ -196,7 +196,7 @@ def sweep_demo(device: torch.device, out_dir: str) -> str:
     return heads.attach(report.to_json(), cap)
 
 
-def trainer_demo(out_dir: str) -> dict[int, dict]:
+def trainer_demo(out_dir: str, verbose: bool = False) -> dict[int, dict]:
     """A tiny LLaMA trained on CPU under transformers.Trainer with AttentionProfilerCallback:
     one warm-up step (torch's profiler advises one), then two profiled steps, each with its
     Report in out_dir/attnprof/ and its scalars in the Trainer's log history. Returns the
@@ -211,16 +211,13 @@ def trainer_demo(out_dir: str) -> dict[int, dict]:
     args = tf.TrainingArguments(output_dir=out_dir, max_steps=3, per_device_train_batch_size=2, logging_steps=1,
                                 report_to="none", use_cpu=True, save_strategy="no", disable_tqdm=True)
     trainer = tf.Trainer(model=model, args=args, train_dataset=[{"input_ids": r, "labels": r} for r in ids])
+    if not verbose:  # the Trainer prints each step's metric dict; the demo prints attnprof's scalars itself
+        trainer.remove_callback(tf.trainer_callback.PrinterCallback)
     trainer.add_callback(AttentionProfilerCallback(trainer, wait=0, warmup=1, active=2,
                                                    activities=[torch.profiler.ProfilerActivity.CPU]))
     trainer.train()
     return {e["step"]: {k: v for k, v in e.items() if k.startswith("attnprof/")}
             for e in trainer.state.log_history if "attnprof/fused_time_fraction" in e}
-
-
-# Lines the profiler library (Kineto) itself writes to stderr at every trace start and stop
-# ("USDT:... profiler_start", "STAGE:... Completed Stage: Warm Up"): its own log, not the demo's.
-_KINETO_LOG_PREFIXES = (b"USDT:", b"STAGE:")
 
 
 VERIFY_LENGTH = 512
@@ -244,41 +241,11 @@ def verify_demo(device: torch.device, out_dir: str) -> str:
     return report.to_json()
 
 
-@contextlib.contextmanager
-def _without_kineto_log():
-    """The demo's stderr with Kineto's own log lines left out; everything else passes through.
-    Kineto writes them from C++ to file descriptor 2, so the descriptor goes through a pipe
-    read by a thread; only this demo process is filtered, never a user's."""
-    try:
-        saved = os.dup(2)
-        read_end, write_end = os.pipe()
-    except OSError:
-        yield
-        return
-
-    def forward() -> None:
-        with os.fdopen(read_end, "rb") as lines:
-            for line in lines:
-                if not line.startswith(_KINETO_LOG_PREFIXES):
-                    os.write(saved, line)
-
-    sys.stderr.flush()
-    os.dup2(write_end, 2)
-    os.close(write_end)
-    reader = threading.Thread(target=forward, daemon=True)
-    reader.start()
-    try:
-        yield
-    finally:
-        sys.stderr.flush()
-        os.dup2(saved, 2)  # closes the pipe's last write end: the reader sees its end
-        reader.join(timeout=5)
-        os.close(saved)
-
-
 def main(argv: list[str] | None = None) -> int:
-    with _without_kineto_log():
-        return _run(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    with ProfilerLogsHidden(args.verbose):
+        return _run(parser, args)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -288,6 +255,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--attn", default="eager,sdpa")
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--quiet", action="store_true", help="no per-run report on stdout")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also show third-party logs: the profiler library's own start/stop and allocator lines "
+                             "(attnprof._quiet) and the Trainer's per-step metric dicts")
     parser.add_argument("--sweep", action=argparse.BooleanOptionalAction, default=True,
                         help="also sweep the tiny LLaMA over S (eager, sdpa) and capture its heads: the "
                              "dashboard's scaling and heads sections (writes OUT/sweep/)")
@@ -331,17 +301,15 @@ def _sweep_and_verify(device, args, reports: list, labels: list) -> None:
         labels.append("llama-eager-verified")
 
 
-def _trainer_outputs(out: str) -> None:
+def _trainer_outputs(out: str, verbose: bool) -> None:
     trainer_dir = os.path.join(out, "trainer")
-    for step, scalars in trainer_demo(trainer_dir).items():
+    for step, scalars in trainer_demo(trainer_dir, verbose).items():
         shown = ", ".join(f"{k.removeprefix('attnprof/')}={v:g}" for k, v in scalars.items())
         print(f"Trainer step {step} (AttentionProfilerCallback): {shown}")
     print(f"Trainer Reports: {os.path.join(trainer_dir, 'attnprof')}/step-N.report.json, step-N.html")
 
 
-def _run(argv: list[str] | None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     wanted = args.models.split(",")
     models = [m for m in _models() if m.name in wanted]
     unknown = set(wanted) - {m.name for m in models}
@@ -360,7 +328,7 @@ def _run(argv: list[str] | None) -> int:
         _screenshot(os.path.join(args.out, "dashboard.html"))
         _fixture_dashboard(args.out)
     if args.trainer:
-        _trainer_outputs(args.out)
+        _trainer_outputs(args.out, args.verbose)
     print(f"attnprof demo: {len(runs)} runs in {time.perf_counter() - started:.0f} s on {device.type}; "
           f"outputs in {args.out}/ (per run: trace.json, report.json, report.md"
           f"{', dashboard.html' if hasattr(_core, 'render_html') else ''})")

@@ -11,6 +11,7 @@ import torch
 
 from . import _core
 from ._capture import AttentionCapture, HookError, write_sidecar
+from ._quiet import ProfilerLogsHidden
 
 
 class profile(torch.profiler.profile):  # noqa: N801 - same name and role as torch's class
@@ -20,14 +21,17 @@ class profile(torch.profiler.profile):  # noqa: N801 - same name and role as tor
     a sidecar is written next to each exported trace (``<trace>`` + ``.attnprof-capture.json``),
     which ``attention_report()`` / ``attnprof.analyze`` / the ``attnprof`` CLI merge into the
     Report. ``heads=True`` also records Q/K/V of each SDPA call (attnprof.heads) and adds the
-    per-head statistics to ``attention_report()``.
+    per-head statistics to ``attention_report()``. The profiler library's own log lines
+    (Kineto's start/stop, the CPU allocator's note on blocks from before the window) are left
+    out of stderr while it runs unless ``verbose=True`` or ``ATTNPROF_VERBOSE=1`` (attnprof._quiet).
     """
 
     def __init__(self, *args: Any, attention_profile: bool = True, heads: bool = False,
-                 **torch_profiler_kwargs: Any) -> None:
+                 verbose: bool | None = None, **torch_profiler_kwargs: Any) -> None:
         super().__init__(*args, **torch_profiler_kwargs)
         self.attention_profile = attention_profile
         self.heads = heads
+        self._profiler_logs = ProfilerLogsHidden(verbose)
         self._heads_capture = None  # attnprof.heads.HeadCapture when heads=True
         self._capture: AttentionCapture | None = None
         self._exported_records = 0   # records already written to a sidecar this cycle
@@ -41,6 +45,7 @@ class profile(torch.profiler.profile):  # noqa: N801 - same name and role as tor
             capture.__enter__()
             self._capture = capture if self.attention_profile else None
             self._heads_capture = capture if self.heads else None
+        self._profiler_logs.start()
         super().start()
 
     def _new_capture(self) -> Any:
@@ -57,6 +62,7 @@ class profile(torch.profiler.profile):  # noqa: N801 - same name and role as tor
             capture = self._capture or self._heads_capture
             if capture is not None:
                 capture.__exit__(None, None, None)
+            self._profiler_logs.stop()
 
     def step(self) -> None:
         # A new step after an export starts a new cycle: its sidecar holds only its own calls.

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Iterator
 import torch
 
 from . import _core
+from ._quiet import ProfilerLogsHidden
 from .report import AttentionReport
 
 # Backend names accepted by sweep(): the model's own attention implementations, and the SDPA
@@ -160,9 +161,26 @@ def _check_oom_thresholds(report_json: str, model: torch.nn.Module, make_inputs:
     return json.dumps(data)
 
 
+def _profile_backend(model, make_inputs, lengths: list[int], backend: str, warmup: int, folder: Path,
+                     activities: list, paths: list[str], total: int) -> None:
+    """One trace per length under one backend, appended to ``paths``."""
+    with _attention_backend(model, backend):
+        for length in lengths:
+            _progress(len(paths), total, f"{backend} S={length}")
+            inputs = make_inputs(length)
+            for _ in range(warmup):
+                _run(model, inputs)
+            with torch.profiler.profile(activities=activities, record_shapes=True, profile_memory=True) as prof:
+                _run(model, inputs)
+            path = folder / _trace_name(backend, length)
+            prof.export_chrome_trace(str(path))
+            paths.append(str(path))
+
+
 def sweep(model: torch.nn.Module, make_inputs: Callable[[int], Any], lengths: Iterable[int],
           backends: Iterable[str] = ("sdpa",), *, out_dir: str | os.PathLike | None = None,
-          memory_cap: str | None = None, gpu: str | None = None, warmup: int = 1) -> AttentionReport:
+          memory_cap: str | None = None, gpu: str | None = None, warmup: int = 1,
+          verbose: bool | None = None) -> AttentionReport:
     """Profile ``model(**make_inputs(S))`` for every S in ``lengths`` and every backend
     ("eager", "sdpa", or a forced SDPA backend: "flash", "efficient", "cudnn", "math"), one
     trace per run in ``out_dir`` (a temporary folder when None), then return the Report with
@@ -174,7 +192,7 @@ def sweep(model: torch.nn.Module, make_inputs: Callable[[int], Any], lengths: It
     runs under ``torch.cuda.set_per_process_memory_fraction(cap / device memory)`` at growing
     lengths until a pass raises OutOfMemoryError, and the largest length that ran is reported
     next to the prediction (``measured_oom_tokens``). On CPU the report says the check needs a
-    GPU."""
+    GPU. ``verbose=True`` shows the profiler library's own log lines (attnprof._quiet)."""
     lengths = [int(s) for s in lengths]
     backends = list(backends)
     if not lengths or not backends:
@@ -186,19 +204,9 @@ def sweep(model: torch.nn.Module, make_inputs: Callable[[int], Any], lengths: It
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     paths: list[str] = []
     total = len(lengths) * len(backends)
-    for backend in backends:
-        with _attention_backend(model, backend):
-            for length in lengths:
-                _progress(len(paths), total, f"{backend} S={length}")
-                inputs = make_inputs(length)
-                for _ in range(warmup):
-                    _run(model, inputs)
-                with torch.profiler.profile(activities=activities, record_shapes=True,
-                                            profile_memory=True) as prof:
-                    _run(model, inputs)
-                path = folder / _trace_name(backend, length)
-                prof.export_chrome_trace(str(path))
-                paths.append(str(path))
+    with ProfilerLogsHidden(verbose):
+        for backend in backends:
+            _profile_backend(model, make_inputs, lengths, backend, warmup, folder, activities, paths, total)
     _progress(total, total, "fitting")
     report_json = _core.scale(paths, memory_cap or "", gpu or "")
     if memory_cap:
