@@ -152,7 +152,7 @@ def test_graph_capture_calls_show_unknown_device_time_never_zero(browser, tmp_pa
     assert charts["mapValues"] and all(v.startswith("unknown") for v in charts["mapValues"])
     assert any(k.startswith("unknown\n") and "device time" in k for k in charts["kpis"])
     text = browser.evaluate("document.getElementById('model-graph').innerText")
-    assert "0.0 \u00b5s" not in text and "0.00 ms" not in text
+    assert "0.0 us" not in text and "0.00 ms" not in text  # zero as text_format.h spells it
 
 
 # --- scale ----------------------------------------------------------------------------------------

@@ -1,8 +1,5 @@
   // --- shared chart pieces -------------------------------------------------------------------
   const why = (s, text) => { s.appendChild(el('p', { class: 'note why' }, text)); return s; };
-  const fmtTflops = (t) => (t >= 100 ? t.toFixed(0) : t >= 1 ? t.toFixed(1) : t.toPrecision(2)) + ' TFLOP/s';
-  const fmtCount = (x) => (x >= 1e15 ? (x / 1e15).toFixed(2) + ' P' : x >= 1e12 ? (x / 1e12).toFixed(2) + ' T'
-    : x >= 1e9 ? (x / 1e9).toFixed(2) + ' G' : x >= 1e6 ? (x / 1e6).toFixed(2) + ' M' : x.toFixed(0) + ' ');
   const legendOf = (items) => {
     const lg = el('div', { class: 'legend' });
     for (const [color, label, dashed] of items) {
@@ -43,8 +40,9 @@
     root.appendChild(svg('text', { x: 14, y: (T + H - B) / 2, 'text-anchor': 'middle', class: 'lbl',
       transform: 'rotate(-90 14 ' + (T + H - B) / 2 + ')' }, cfg.yLabel));
     const inside = (x, y) => x >= x0 && x <= x1 && y >= y0 && y <= y1;
+    const tenth = (v) => Math.round(v * 10) / 10;  // a point's coordinate, short enough for the attribute
     const line = (pts, attrs) => root.appendChild(svg('polyline', Object.assign({
-      points: pts.filter((p) => inside(p[0], p[1])).map((p) => px(p[0]).toFixed(1) + ',' + py(p[1]).toFixed(1)).join(' '),
+      points: pts.filter((p) => inside(p[0], p[1])).map((p) => tenth(px(p[0])) + ',' + tenth(py(p[1]))).join(' '),
       fill: 'none' }, attrs)));
     const vline = (x, label, attrs) => {
       if (x < x0 || x > x1) return;
