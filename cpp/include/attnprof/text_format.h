@@ -33,7 +33,7 @@ std::string terminal_escape(std::string_view text);
 // --- formatters: a number with its unit; "unknown" for NaN or infinity (a value not recorded) --
 
 // The spelling rules of each quantity as data: the formatters below read them, and the HTML
-// dashboard's script gets the same table (format_spec_json, render) so the page and the text
+// dashboard's script gets the same table (render's format_spec_view) so the page and the text
 // outputs spell a quantity alike. A value times `scale` is shown in the first unit (from the
 // smallest) in which it stays below that unit's `next_at` once rounded to its `digits`
 // decimals, so 1023.96 B is "1.0 KiB", never "1024 B", and 999.96 us is "1.00 ms"; the number
@@ -50,10 +50,10 @@ enum class Quantity { kBytes, kTime, kFlops, kFlopCount, kPercent };
 
 struct QuantitySpelling {
   Quantity quantity;
-  std::string_view name;             // the quantity's key in the dashboard's table: "bytes"
-  double scale;                      // the given value times this is in the base unit
+  std::string_view name;                // the quantity's key in the dashboard's table: "bytes"
+  double scale;                         // the given value times this is in the base unit
   std::span<const UnitSpelling> units;  // smallest first
-  size_t zero_unit;                  // the unit an exact zero is shown in ("0.0 us", not "0 ns")
+  size_t zero_unit;                     // the unit an exact zero is shown in ("0.0 us", not "0 ns")
 };
 
 // What every formatter writes for NaN or infinity.

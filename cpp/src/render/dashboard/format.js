@@ -7,6 +7,7 @@
   // from 1e21 up is written out, not in exponent form. toFixed(100) is the exact binary value
   // for any number that can tie (at least 0.5e-digits: its binary fraction ends above 2^-100).
   const fixed = (v, digits) => {
+    if (typeof v !== 'number' || !isFinite(v)) return FORMAT.unknown;
     const sign = v < 0 || Object.is(v, -0) ? '-' : '';
     const a = Math.abs(v);
     if (a >= 2 ** 53) return sign + BigInt(a).toString() + (digits > 0 ? '.' + '0'.repeat(digits) : '');

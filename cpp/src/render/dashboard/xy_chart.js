@@ -18,16 +18,18 @@
   // An x-y chart with a log or linear x axis and a linear or log y axis. cfg: name, xRange,
   // yRange, logX, logY, xTicks, fmtX, fmtY, xLabel, yLabel. Returns {root, px, py, add}.
   const xyChart = (cfg) => {
-    const W = 760, H = 320, L = 86, R = 24, T = 18, B = 44;
-    const root = svg('svg', { class: 'chart', width: W, height: H, 'data-chart': cfg.name });
     const [x0, x1] = cfg.xRange, [y0, y1] = cfg.yRange;
+    const yTicks = cfg.logY ? decades(y0, y1).filter((y) => y >= y0 && y <= y1) : [0, 1, 2, 3, 4].map((i) => y0 + ((y1 - y0) * i) / 4);
+    // The left margin holds the widest tick label ("1000.0 TFLOP/s") beside the rotated axis label.
+    const W = 760, H = 320, R = 24, T = 18, B = 44;
+    const L = Math.max(86, 34 + 6.2 * Math.max(...yTicks.map((y) => String(cfg.fmtY(y)).length)));
+    const root = svg('svg', { class: 'chart', width: W, height: H, 'data-chart': cfg.name });
     const fx = cfg.logX ? Math.log10 : (v) => v, fy = cfg.logY ? Math.log10 : (v) => v;
     const span = (a, b) => (b === a ? 1 : b - a);
     const px = (x) => L + ((fx(x) - fx(x0)) / span(fx(x0), fx(x1))) * (W - L - R);
     const py = (y) => T + (1 - (fy(y) - fy(y0)) / span(fy(y0), fy(y1))) * (H - T - B);
     root.appendChild(svg('line', { x1: L, x2: W - R, y1: H - B, y2: H - B, class: 'axis' }));
     root.appendChild(svg('line', { x1: L, x2: L, y1: T, y2: H - B, class: 'axis' }));
-    const yTicks = cfg.logY ? decades(y0, y1).filter((y) => y >= y0 && y <= y1) : [0, 1, 2, 3, 4].map((i) => y0 + ((y1 - y0) * i) / 4);
     for (const y of yTicks) {
       root.appendChild(svg('line', { x1: L, x2: W - R, y1: py(y), y2: py(y), class: 'grid' }));
       root.appendChild(svg('text', { x: L - 6, y: py(y) + 4, 'text-anchor': 'end', class: 'tick' }, cfg.fmtY(y)));
