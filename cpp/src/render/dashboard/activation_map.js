@@ -43,7 +43,7 @@
         r.addEventListener('click', () => { detail.textContent = cellLines(run, row, cell).join('\n'); });
         if (cell.us > 0 && ch >= 18) m.appendChild(svg('text', { x: L + j * cw + cw / 2, y: y + ch * 0.7, 'text-anchor': 'middle', class: 'cell-t' }, timeText(cell.us)));
       });
-      m.appendChild(svg('text', { x: L + comps.length * cw + 8, y: y + ch * 0.7, class: 'val' }, (row.us === null ? 'unknown' : timeText(row.us)) + ' ' + row.backends.join('/')));
+      m.appendChild(svg('text', { x: L + comps.length * cw + 8, y: y + ch * 0.7, class: 'val' }, (row.us === null ? FORMAT.unknown : timeText(row.us)) + ' ' + row.backends.join('/')));
     });
     s.appendChild(m);
     s.appendChild(detail);

@@ -50,8 +50,8 @@
           'masked share ' + (w.masked_fraction >= 0 ? percentText(w.masked_fraction) : 'unknown (\u2265 ' + percentText(Math.max(0, w.masked_fraction_min)) + ')'),
           'FLOPs spent on masked scores ' + percentText(w.wasted), w.verdict] })), percentText, { name: 'window-waste', max: 1 }));
       s.appendChild(table(['layer', 'backend', 'mask', 'kind', 'window', 'masked', 'wasted FLOPs', 'verdict'],
-        h.window.map((w) => ['L' + w.layer, w.backend, w.mask, w.mask_kind, w.window > 0 ? w.window + ' (' + w.window_source + ')' : 'unknown',
-          w.masked_fraction >= 0 ? percentText(w.masked_fraction) : 'unknown', percentText(w.wasted), w.verdict])));
+        h.window.map((w) => ['L' + w.layer, w.backend, w.mask, w.mask_kind, w.window > 0 ? w.window + ' (' + w.window_source + ')' : FORMAT.unknown,
+          w.masked_fraction >= 0 ? percentText(w.masked_fraction) : FORMAT.unknown, percentText(w.wasted), w.verdict])));
     }
     for (const n of h.notes) s.appendChild(el('p', { class: 'note' }, n));
     return s;

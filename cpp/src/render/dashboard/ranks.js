@@ -71,7 +71,7 @@
       // The own-Report column shows where each rank's dashboard is, also where the page cannot follow it (s3://).
       const own = k.rows.some((r) => r.report_html);
       s.appendChild(table(['rank', 'file', 'device', 'attention time', '\u00d7 median', 'fused share', 'calls', 'backends', ...(own ? ['own Report'] : [])],
-        k.rows.map((r) => [rankCell(k, r.rank), r.file, r.device, r.unknown ? 'unknown' : timeText(r.us),
+        k.rows.map((r) => [rankCell(k, r.rank), r.file, r.device, r.unknown ? FORMAT.unknown : timeText(r.us),
           r.over_median === null ? '' : fixed(r.over_median, 2) + '\u00d7', percentText(r.fused), String(r.calls), r.backends,
           ...(own ? [r.report_html] : [])])));
     }
