@@ -89,7 +89,8 @@ std::string render_html(const std::vector<ReportView>& views, const std::vector<
 
 namespace {
 
-// The page's data: how it spells numbers, every run's view, their comparison, the sections shown, a diff, what-if histograms.
+// The page's data: how it spells numbers (format.js), every run's view, their comparison, the
+// sections shown, a diff, what-if histograms.
 nlohmann::json dashboard_data(const std::vector<ReportView>& views, const std::vector<std::string>& names,
                               const DashboardOptions& options) {
   nlohmann::json data = {{"components", activation_map_components()},

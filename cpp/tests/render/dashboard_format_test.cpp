@@ -16,6 +16,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attnprof/dashboard.h"
@@ -75,6 +76,8 @@ json page_format() {
   return json::parse(page.substr(begin, page.find("</script>", begin) - begin))["format"];
 }
 
+std::string_view name_of(Quantity quantity) { return quantity_spellings()[static_cast<size_t>(quantity)].name; }
+
 // A value as format_agreement.js reads it: JSON has no NaN (the page gets null) or infinity.
 json value_json(double v) {
   if (std::isnan(v)) return nullptr;
@@ -86,7 +89,7 @@ json value_json(double v) {
 std::vector<std::string> page_texts(const std::vector<Case>& cases) {
   json input = {{"format", page_format()}, {"cases", json::array()}};
   for (const Case& c : cases)
-    input["cases"].push_back({quantity_spellings()[static_cast<size_t>(c.quantity)].name, value_json(c.value)});
+    input["cases"].push_back({name_of(c.quantity), value_json(c.value)});
   const auto dir = std::filesystem::temp_directory_path() / ("attnprof_format_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "cases.json") << input.dump();
@@ -107,7 +110,7 @@ void expect_page_spells_as_cpp(const std::vector<Case>& cases) {
   ASSERT_EQ(texts.size(), cases.size()) << "node " ATTNPROF_NODE " did not run format.js";
   for (size_t i = 0; i < cases.size(); ++i)
     EXPECT_EQ(texts[i], quantity_text(cases[i].quantity, cases[i].value))
-        << quantity_spellings()[static_cast<size_t>(cases[i].quantity)].name << fmt::format(" of {:.17g}", cases[i].value);
+        << name_of(cases[i].quantity) << fmt::format(" of {:.17g}", cases[i].value);
 }
 
 TEST(DashboardFormat, PageSpellsTheFormatterTestsEdgeCasesAsTheTextOutputs) {
@@ -120,8 +123,10 @@ TEST(DashboardFormat, PageSpellsEveryMagnitudeAroundTheUnitBoundariesAsTheTextOu
 
 TEST(DashboardFormat, PageSpellsTiesAndHugeValuesAsPrintfNotAsToFixed) {
   // toFixed would give "1.3 KiB", "-2.13 ms" and "1e+30 TiB"; printf (and so the text) does not.
-  const std::vector<std::string> texts = page_texts({{Quantity::kBytes, 1280}, {Quantity::kTime, -2125},
-                                                     {Quantity::kBytes, 1e30 * 1099511627776.0}, {Quantity::kPercent, kNaN}});
+  const std::vector<std::string> texts = page_texts({{Quantity::kBytes, 1280},
+                                                     {Quantity::kTime, -2125},
+                                                     {Quantity::kBytes, 1e30 * 1099511627776.0},
+                                                     {Quantity::kPercent, kNaN}});
   ASSERT_EQ(texts.size(), 4u);
   EXPECT_EQ(texts[0], "1.2 KiB");
   EXPECT_EQ(texts[1], "-2.12 ms");
