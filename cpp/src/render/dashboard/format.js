@@ -5,7 +5,7 @@
   // printf's %.Nf, which fmt (text_format.cpp) follows and toFixed does not quite: an exact tie
   // goes to the even digit (toFixed rounds it up), a negative zero keeps its sign, and a number
   // from 1e21 up is written out, not in exponent form. toFixed(100) is the exact binary value
-  // for any number that can tie (at least 0.5e-digits: its binary fraction ends above 2^-100).
+  // for any number that can tie (one of at least 0.5 / 10^digits ends its binary fraction above 2^-100).
   const fixed = (v, digits) => {
     if (typeof v !== 'number' || !isFinite(v)) return FORMAT.unknown;
     const sign = v < 0 || Object.is(v, -0) ? '-' : '';
@@ -32,5 +32,5 @@
   const bytesText = QUANTITY_TEXT.bytes;      // bytes
   const timeText = QUANTITY_TEXT.time;        // microseconds
   const flopsText = QUANTITY_TEXT.flops;      // TFLOP/s
-  const flopCountText = QUANTITY_TEXT.flop_count;
+  const flopCountText = QUANTITY_TEXT.flop_count;  // FLOPs
   const percentText = QUANTITY_TEXT.percent;  // a fraction: 0.123 is 12.3%
