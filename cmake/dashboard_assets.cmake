@@ -4,13 +4,14 @@
 # The page carries one <style> and one <script>: kDashboardCss and kDashboardScript
 # (render/html_assets.h), which cmake/embed_text.cmake defines in generated sources from these
 # files, regenerated when one changes. The script is one function: prelude.js opens it (the view
-# model, colours, element and number helpers), page.js lays out the sections and closes it, and
+# model, colours, element helpers), format.js spells numbers by the rules the page's data carries
+# (text_format.h), page.js lays out the sections and closes it, and
 # every file between them is a list of declarations it shares (helpers before their users), so
 # each of those parses on its own too.
 set(ATTNPROF_DASHBOARD_DIR ${CMAKE_CURRENT_SOURCE_DIR}/cpp/src/render/dashboard)
 set(ATTNPROF_DASHBOARD_CSS style.css)
 set(ATTNPROF_DASHBOARD_JS
-    prelude.js widgets.js charts.js summary.js activation_map.js run_tables.js runs.js xy_chart.js
+    prelude.js format.js widgets.js charts.js summary.js activation_map.js run_tables.js runs.js xy_chart.js
     model_graph.js roofline.js spread.js scaling.js heads.js steps.js whatif.js diff.js ranks.js page.js)
 set(ATTNPROF_DASHBOARD_OUT ${CMAKE_CURRENT_BINARY_DIR}/generated/dashboard)
 

@@ -117,6 +117,21 @@ def test_roofline_places_every_timed_call_at_its_intensity_under_the_spec_table_
     assert charts["roofs"] == [{"dtype": "bf16", "peak": timed[0]["cost"]["peak_tflops"]}]
 
 
+def test_page_spells_times_and_shares_as_the_markdown_report_does(browser, tmp_path, run_cli):
+    """One spelling table (text_format.h) for the page and the text: the summary figures and each
+    layer's time on the activation map read exactly as the Markdown report of the same run has them."""
+    page, md = tmp_path / "spelled.html", tmp_path / "spelled.md"
+    run_cli("analyze", STACK, "--html", page, "--md", md, check_code=0)
+    _, charts = draw(browser, page)
+    markdown = md.read_text()
+    kpi = {label: value for value, label in (k.split("\n") for k in charts["kpis"])}
+    assert f"- attention device time: {kpi['attention device time']} ({kpi['attention share of GPU time']} of " in markdown
+    assert f", {kpi['fused share of attention time']} of time)" in markdown
+    assert len(charts["mapValues"]) == 4  # one per layer: "86.1 us cudnn"
+    for value in charts["mapValues"]:
+        assert f"| {value.rsplit(' ', 1)[0]} |" in markdown
+
+
 def test_model_graph_folds_branches_and_shows_a_modules_kernels_on_click(browser, tmp_path, run_cli):
     page, report = command_outputs(run_cli, tmp_path, "graph", "analyze", STACK)
     _, charts = draw(browser, page, "dashboard_model_graph.png", "model-graph")
@@ -152,7 +167,7 @@ def test_graph_capture_calls_show_unknown_device_time_never_zero(browser, tmp_pa
     assert charts["mapValues"] and all(v.startswith("unknown") for v in charts["mapValues"])
     assert any(k.startswith("unknown\n") and "device time" in k for k in charts["kpis"])
     text = browser.evaluate("document.getElementById('model-graph').innerText")
-    assert "0.0 \u00b5s" not in text and "0.00 ms" not in text
+    assert "0.0 us" not in text and "0.00 ms" not in text  # zero as text_format.h spells it
 
 
 # --- scale ----------------------------------------------------------------------------------------

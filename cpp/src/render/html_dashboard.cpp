@@ -89,10 +89,13 @@ std::string render_html(const std::vector<ReportView>& views, const std::vector<
 
 namespace {
 
-// The page's data: every run's view, their comparison, the sections shown, a diff, what-if histograms.
+// The page's data: how it spells numbers (format.js), every run's view, their comparison, the
+// sections shown, a diff, what-if histograms.
 nlohmann::json dashboard_data(const std::vector<ReportView>& views, const std::vector<std::string>& names,
                               const DashboardOptions& options) {
-  nlohmann::json data = {{"components", activation_map_components()}, {"runs", nlohmann::json::array()}};
+  nlohmann::json data = {{"components", activation_map_components()},
+                         {"format", render::format_spec_view()},
+                         {"runs", nlohmann::json::array()}};
   for (size_t i = 0; i < views.size(); ++i) data["runs"].push_back(render::run_view(views[i], names[i]));
   if (views.size() > 1) data["comparison"] = render::comparison_view(views, names);
   data["sections"] = options.sections.empty() ? std::vector<std::string>(kSections, std::end(kSections))

@@ -27,6 +27,9 @@ namespace {
 
 using nlohmann::json;
 
+// A peak the trace did not record (-1) reaches the page as null, which its formatters read as unknown.
+json known_bytes(int64_t bytes) { return bytes >= 0 ? json(bytes) : json(nullptr); }
+
 json call_view(const Call& call) {
   json kernels = json::array();
   for (const KernelRef& k : call.kernels)
@@ -352,7 +355,7 @@ json run_view(const ReportView& view, const std::string& label) {
            {{"calls", s.call_count}, {"fused_calls", s.fused_call_count},
             {"fused_time_fraction", s.fused_time_fraction}, {"attention_us", s.attention_device_time_us},
             {"gpu_us", s.gpu_time_us}, {"attention_share", s.attention_share}, {"has_gpu", s.has_gpu},
-            {"peak_bytes", view.peak_bytes},
+            {"peak_bytes", known_bytes(view.peak_bytes)},
             {"unknown_time_calls", s.unknown_time_call_count},
             {"time_unknown", device_time_unknown(s)}}},
           {"map", activation_map(view)},
@@ -405,7 +408,7 @@ json compared_run(const ReportView& view, size_t i, const std::string& label, co
           {"attention_us", r.summary.attention_device_time_us},
           {"time_unknown", device_time_unknown(r.summary)},
           {"ratio", std::move(run_ratio)},
-          {"peak_bytes", view.peak_bytes}, {"layers", std::move(layers)}};
+          {"peak_bytes", known_bytes(view.peak_bytes)}, {"layers", std::move(layers)}};
 }
 
 }  // namespace

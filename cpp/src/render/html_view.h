@@ -19,4 +19,9 @@ nlohmann::json run_view(const Report& report, const std::string& label);
 nlohmann::json comparison_view(const std::vector<ReportView>& views,
                                const std::vector<std::string>& labels);
 
+// The spelling rules of each quantity (text_format.h's quantity_spellings) as the page's
+// formatters read them (dashboard/format.js): {"unknown", "quantities": {name: {"scale",
+// "zero_unit", "units": [{"suffix", "size", "digits", "next_at" (not on the last unit)}]}}}.
+nlohmann::json format_spec_view();
+
 }  // namespace attnprof::render

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <limits>
-#include <span>
 
 #include "attnprof/utf8.h"
 
@@ -84,52 +83,58 @@ std::string terminal_escape(std::string_view text) {
 
 namespace {
 
-// One unit of a ladder: a value is shown in the first unit (from the smallest) in which it
-// stays below `next_at` once rounded to `digits` decimals, so 1023.96 B is "1.0 KiB", never
-// "1024 B", and 999.96 us is "1.00 ms".
-struct Unit {
-  const char* name;
-  double size;     // in the quantity's base unit
-  int digits;
-  double next_at;  // the rounded value at which the next unit takes over
-};
-
 constexpr double kNever = std::numeric_limits<double>::infinity();
-constexpr Unit kByteUnits[] = {{"B", 1, 0, 1024},
-                               {"KiB", 1024.0, 1, 1024},
-                               {"MiB", 1024.0 * 1024, 1, 1024},
-                               {"GiB", 1024.0 * 1024 * 1024, 2, 1024},
-                               {"TiB", 1024.0 * 1024 * 1024 * 1024, 2, kNever}};
-constexpr Unit kTimeUnits[] = {{"ns", 1e-3, 0, 1000}, {"us", 1, 1, 1000},       {"ms", 1e3, 2, 1000},
-                               {"s", 1e6, 2, 3600},   {"h", 3600e6, 2, kNever}};
-constexpr Unit kFlopsUnits[] = {{"MFLOP/s", 1e-6, 1, 1000}, {"GFLOP/s", 1e-3, 1, 1000}, {"TFLOP/s", 1, 1, kNever}};
+constexpr UnitSpelling kByteUnits[] = {{" B", 1, 0, 1024},
+                                       {" KiB", 1024.0, 1, 1024},
+                                       {" MiB", 1024.0 * 1024, 1, 1024},
+                                       {" GiB", 1024.0 * 1024 * 1024, 2, 1024},
+                                       {" TiB", 1024.0 * 1024 * 1024 * 1024, 2, kNever}};
+constexpr UnitSpelling kTimeUnits[] = {{" ns", 1e-3, 0, 1000}, {" us", 1, 1, 1000}, {" ms", 1e3, 2, 1000},
+                                       {" s", 1e6, 2, 3600},   {" h", 3600e6, 2, kNever}};
+constexpr UnitSpelling kFlopsUnits[] = {
+    {" MFLOP/s", 1e-6, 1, 1000}, {" GFLOP/s", 1e-3, 1, 1000}, {" TFLOP/s", 1, 1, kNever}};
+constexpr UnitSpelling kFlopCountUnits[] = {{" FLOP", 1, 0, 1e6},
+                                            {" MFLOP", 1e6, 2, 1000},
+                                            {" GFLOP", 1e9, 2, 1000},
+                                            {" TFLOP", 1e12, 2, 1000},
+                                            {" PFLOP", 1e15, 2, kNever}};
+// A fraction times 100 (not over 0.01: 100 * 0.123 is the double nearest 12.3, 0.123 / 0.01 is not).
+constexpr UnitSpelling kPercentUnits[] = {{"%", 1, 1, kNever}};
+
+constexpr QuantitySpelling kSpellings[] = {{Quantity::kBytes, "bytes", 1, kByteUnits, 0},
+                                           {Quantity::kTime, "time", 1, kTimeUnits, 1},
+                                           {Quantity::kFlops, "flops", 1, kFlopsUnits, 2},
+                                           {Quantity::kFlopCount, "flop_count", 1, kFlopCountUnits, 0},
+                                           {Quantity::kPercent, "percent", 100, kPercentUnits, 0}};
 
 double rounded(double v, int digits) {
   const double scale = std::pow(10.0, digits);
   return std::round(v * scale) / scale;
 }
 
-// `zero_unit`: the unit an exact zero is shown in (a zero duration reads "0.0 us", not "0 ns").
-std::string ladder_text(double value, std::span<const Unit> units, size_t zero_unit) {
-  if (!std::isfinite(value)) return "unknown";
-  const double magnitude = std::abs(value);
-  size_t i = magnitude == 0 ? zero_unit : 0;
-  while (i + 1 < units.size() && rounded(magnitude / units[i].size, units[i].digits) >= units[i].next_at) ++i;
-  const Unit& u = units[i];
-  return fmt::format("{:.{}f} {}", value / u.size, u.digits, u.name);
-}
-
 }  // namespace
 
-std::string bytes_text(double bytes) { return ladder_text(bytes, kByteUnits, 0); }
+std::span<const QuantitySpelling> quantity_spellings() { return kSpellings; }
 
-std::string time_text(double us) { return ladder_text(us, kTimeUnits, 1); }
-
-std::string flops_text(double tflops) { return ladder_text(tflops, kFlopsUnits, 2); }
-
-std::string percent_text(double fraction) {
-  if (!std::isfinite(fraction)) return "unknown";
-  return fmt::format("{:.1f}%", 100 * fraction);
+std::string quantity_text(Quantity quantity, double value) {
+  if (!std::isfinite(value)) return std::string(kUnknownQuantityText);
+  const QuantitySpelling& q = kSpellings[static_cast<size_t>(quantity)];
+  const double v = value * q.scale;
+  const double magnitude = std::abs(v);
+  size_t i = magnitude == 0 ? q.zero_unit : 0;
+  while (i + 1 < q.units.size() && rounded(magnitude / q.units[i].size, q.units[i].digits) >= q.units[i].next_at) ++i;
+  const UnitSpelling& u = q.units[i];
+  return fmt::format("{:.{}f}{}", v / u.size, u.digits, u.suffix);
 }
+
+std::string bytes_text(double bytes) { return quantity_text(Quantity::kBytes, bytes); }
+
+std::string time_text(double us) { return quantity_text(Quantity::kTime, us); }
+
+std::string flops_text(double tflops) { return quantity_text(Quantity::kFlops, tflops); }
+
+std::string flop_count_text(double flops) { return quantity_text(Quantity::kFlopCount, flops); }
+
+std::string percent_text(double fraction) { return quantity_text(Quantity::kPercent, fraction); }
 
 }  // namespace attnprof

@@ -140,6 +140,17 @@ TEST(FlopsText, TflopsWithSmallerUnitsBelowOne) {
   EXPECT_EQ(flops_text(0.99996), "1.0 TFLOP/s");  // 999.96 GFLOP/s rounds to 1000.0
 }
 
+TEST(FlopCountText, WholeFlopsBelowAMillionThenDecimalPrefixes) {
+  EXPECT_EQ(flop_count_text(0), "0 FLOP");
+  EXPECT_EQ(flop_count_text(999999), "999999 FLOP");
+  EXPECT_EQ(flop_count_text(999999.6), "1.00 MFLOP");   // rounds to 1000000 FLOP
+  EXPECT_EQ(flop_count_text(5.23e10), "52.30 GFLOP");   // 5.23e10 / 1e9
+  EXPECT_EQ(flop_count_text(999.996e9), "1.00 TFLOP");  // 999.996 GFLOP rounds to 1000.00
+  EXPECT_EQ(flop_count_text(1.25e15), "1.25 PFLOP");
+  EXPECT_EQ(flop_count_text(2e18), "2000.00 PFLOP");    // no unit above PFLOP
+  EXPECT_EQ(flop_count_text(kNaN), "unknown");
+}
+
 TEST(FlopsText, UnknownRatesSaySo) {
   EXPECT_EQ(flops_text(kNaN), "unknown");
   EXPECT_EQ(flops_text(kInf), "unknown");
@@ -154,6 +165,23 @@ TEST(PercentText, AFractionWithOneDecimal) {
   EXPECT_EQ(percent_text(-0.05), "-5.0%");
   EXPECT_EQ(percent_text(kNaN), "unknown");
   EXPECT_EQ(percent_text(-kInf), "unknown");
+}
+
+TEST(QuantityText, AnExactTieRoundsToTheEvenDigitAsPrintfDoes) {
+  EXPECT_EQ(bytes_text(1280), "1.2 KiB");   // 1280 / 1024 = 1.25 exactly
+  EXPECT_EQ(bytes_text(1792), "1.8 KiB");   // 1.75 exactly
+  EXPECT_EQ(time_text(2125), "2.12 ms");    // 2.125 exactly
+  EXPECT_EQ(time_text(-2125), "-2.12 ms");
+  EXPECT_EQ(flops_text(2.25), "2.2 TFLOP/s");
+}
+
+TEST(QuantitySpellings, EachQuantitysRulesSitAtItsEnumIndex) {
+  // quantity_text finds a quantity's rules by its enum value, and the page by its name.
+  const auto spellings = quantity_spellings();
+  ASSERT_EQ(spellings.size(), 5u);
+  for (size_t i = 0; i < spellings.size(); ++i) EXPECT_EQ(static_cast<size_t>(spellings[i].quantity), i);
+  EXPECT_EQ(spellings[static_cast<size_t>(Quantity::kTime)].name, "time");
+  EXPECT_EQ(quantity_text(Quantity::kPercent, 0.5), "50.0%");
 }
 
 }  // namespace

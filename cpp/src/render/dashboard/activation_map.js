@@ -2,7 +2,7 @@
     const c = run.calls.find((x) => x.id === id);
     if (!c) return [];
     const lines = ['call ' + c.id + ': ' + c.backend + (c.library ? ' (' + c.library + ')' : '') + ' ' + c.direction,
-                   '  ' + c.shape + ' \u00b7 ' + (c.unknown ? 'device time unknown' : fmtUs(c.us)) + (c.tflops > 0 ? ' \u00b7 ' + (c.tflops_upper_bound ? '\u2264 ' : '') + c.tflops.toFixed(1) + ' TFLOP/s' : '')];
+                   '  ' + c.shape + ' \u00b7 ' + (c.unknown ? 'device time unknown' : timeText(c.us)) + (c.tflops > 0 ? ' \u00b7 ' + (c.tflops_upper_bound ? '\u2264 ' : '') + flopsText(c.tflops) : '')];
     if (c.backend_op || c.op) lines.push('  op: ' + (c.backend_op || c.op));
     for (const w of c.why) lines.push('  ' + w);
     return lines;
@@ -11,8 +11,8 @@
   const cellLines = (run, row, cell) => {
     const lines = ['L' + row.layer + ' ' + COMPONENT_LABEL[cell.component] + (row.module ? '  ' + row.module : ''),
                    cell.cls === 'absent' ? 'no kernel in this component'
-                     : cell.cls === 'unknown' ? 'device time unknown: the kernels were not recorded' : cell.cls + ' \u00b7 ' + fmtUs(cell.us)];
-    for (const k of cell.kernels) lines.push('  ' + k.name + '  \u00d7' + k.count + '  ' + fmtUs(k.us));
+                     : cell.cls === 'unknown' ? 'device time unknown: the kernels were not recorded' : cell.cls + ' \u00b7 ' + timeText(cell.us)];
+    for (const k of cell.kernels) lines.push('  ' + k.name + '  \u00d7' + k.count + '  ' + timeText(k.us));
     const ids = cell.calls.length ? cell.calls : row.cells.flatMap((c) => c.calls).filter((v, i, a) => a.indexOf(v) === i);
     for (const id of ids.slice(0, 4)) lines.push(...callLines(run, id));
     if (ids.length > 4) lines.push('  \u2026 ' + (ids.length - 4) + ' more calls');
@@ -41,9 +41,9 @@
           fill: COLORS[cell.cls], class: 'cell', 'data-layer': row.layer, 'data-component': cell.component, 'data-class': cell.cls }));
         hoverable(r, () => cellLines(run, row, cell));
         r.addEventListener('click', () => { detail.textContent = cellLines(run, row, cell).join('\n'); });
-        if (cell.us > 0 && ch >= 18) m.appendChild(svg('text', { x: L + j * cw + cw / 2, y: y + ch * 0.7, 'text-anchor': 'middle', class: 'cell-t' }, fmtUs(cell.us)));
+        if (cell.us > 0 && ch >= 18) m.appendChild(svg('text', { x: L + j * cw + cw / 2, y: y + ch * 0.7, 'text-anchor': 'middle', class: 'cell-t' }, timeText(cell.us)));
       });
-      m.appendChild(svg('text', { x: L + comps.length * cw + 8, y: y + ch * 0.7, class: 'val' }, (row.us === null ? 'unknown' : fmtUs(row.us)) + ' ' + row.backends.join('/')));
+      m.appendChild(svg('text', { x: L + comps.length * cw + 8, y: y + ch * 0.7, class: 'val' }, (row.us === null ? FORMAT.unknown : timeText(row.us)) + ' ' + row.backends.join('/')));
     });
     s.appendChild(m);
     s.appendChild(detail);

@@ -1,21 +1,21 @@
   // --- diff: per-layer backend and time change, regression causes ------------------------------
-  const metricText = (m, fmt) => (m && m.known ? fmt(m.before) + ' \u2192 ' + fmt(m.after) + (m.before ? ' (' + (m.relative >= 0 ? '+' : '') + (100 * m.relative).toFixed(1) + '%)' : '') : 'unknown');
+  const metricText = (m, fmt) => (m && m.known ? fmt(m.before) + ' \u2192 ' + fmt(m.after) + (m.before ? ' (' + (m.relative >= 0 ? '+' : '') + percentText(m.relative) + ')' : '') : 'unknown');
   // Two fleets rank by rank (diff_to_json "ranks"): the ranks the gate names or whose backend
   // changed, and the stragglers the candidate added.
   const diffRanks = (k) => {
     const box = el('div', { class: 'diff-ranks' });
     box.appendChild(el('h3', null, 'Ranks'));
     box.appendChild(el('p', { class: 'note' }, k.ranks_before + ' \u2192 ' + k.ranks_after + ' ranks analysed; fleet median ' +
-      metricText(k.median_us, fmtUs) + (k.median_us.regression ? ' (regression)' : '')));
+      metricText(k.median_us, timeText) + (k.median_us.regression ? ' (regression)' : '')));
     const changesOf = (rank) => k.backend_changes.filter((c) => c.rank === rank).map((c) => c.layers_text + ': ' + c.before + ' \u2192 ' + c.after).join('; ');
     const rows = k.ranks.filter((r) => r.device_time_us.regression || changesOf(r.rank)).map((r) => {
       const worst = r.layers.find((l) => l.layer === r.worst_layer);
-      return ['rank ' + r.rank, metricText(r.device_time_us, fmtUs), r.device_time_us.regression ? 'yes' : '',
-        worst ? 'L' + worst.layer + ' ' + fmtUs(worst.before_us) + ' \u2192 ' + fmtUs(worst.after_us) : '', changesOf(r.rank)];
+      return ['rank ' + r.rank, metricText(r.device_time_us, timeText), r.device_time_us.regression ? 'yes' : '',
+        worst ? 'L' + worst.layer + ' ' + timeText(worst.before_us) + ' \u2192 ' + timeText(worst.after_us) : '', changesOf(r.rank)];
     });
     if (rows.length) box.appendChild(table(['rank', 'attention time', 'regression', 'most grown layer', 'backend changes'], rows));
     for (const st of k.new_stragglers)
-      box.appendChild(el('p', { class: 'note' }, 'new straggler: rank ' + st.rank + (st.layer < 0 ? ' overall' : ' in L' + st.layer) + ' at ' + st.over_median.toFixed(2) + '\u00d7 the median'));
+      box.appendChild(el('p', { class: 'note' }, 'new straggler: rank ' + st.rank + (st.layer < 0 ? ' overall' : ' in L' + st.layer) + ' at ' + fixed(st.over_median, 2) + '\u00d7 the median'));
     return box;
   };
   const diffPair = (p, index) => {
@@ -26,12 +26,12 @@
       const ul = s.appendChild(el('ul', { class: 'reasons' }));
       for (const r of p.reasons) ul.appendChild(el('li', null, r));
     }
-    const pctOf = (v) => v.toFixed(1) + '%';
+    const pctOf = (v) => percentText(v / 100);  // the verdict's shares are percentages
     s.appendChild(table(['metric', 'baseline \u2192 candidate', 'gated', 'regression'], [
-      ['attention device time', metricText(p.attention_device_time_us, fmtUs), p.attention_device_time_us.gated ? 'yes' : '', p.attention_device_time_us.regression ? 'yes' : ''],
+      ['attention device time', metricText(p.attention_device_time_us, timeText), p.attention_device_time_us.gated ? 'yes' : '', p.attention_device_time_us.regression ? 'yes' : ''],
       ['fused share of time', metricText(p.fused_time_pct, pctOf), p.fused_time_pct.gated ? 'yes' : '', p.fused_time_pct.regression ? 'yes' : ''],
-      ['TFLOP/s', metricText(p.tflops, (v) => v.toFixed(1)), p.tflops.gated ? 'yes' : '', p.tflops.regression ? 'yes' : ''],
-      ['peak memory', metricText(p.peak_bytes, fmtBytes), p.peak_bytes.gated ? 'yes' : '', p.peak_bytes.regression ? 'yes' : '']]));
+      ['TFLOP/s', metricText(p.tflops, flopsText), p.tflops.gated ? 'yes' : '', p.tflops.regression ? 'yes' : ''],
+      ['peak memory', metricText(p.peak_bytes, bytesText), p.peak_bytes.gated ? 'yes' : '', p.peak_bytes.regression ? 'yes' : '']]));
     if (p.ranks) s.appendChild(diffRanks(p.ranks));
     // Per-layer time, baseline and candidate side by side.
     const rowH = 18, L = 70, W = 760, barW = W - L - 200;
@@ -47,7 +47,7 @@
         const v = l.device_time_us[side];
         const yy = y + k * rowH;
         const w = timed ? Math.max(1, (barW * v) / max) : 0;
-        const shown = !present ? 'absent' : timed ? fmtUs(v) : 'time unknown';
+        const shown = !present ? 'absent' : timed ? timeText(v) : 'time unknown';
         const bar = c.appendChild(svg('rect', { x: L, y: yy, width: w, height: rowH - 3, fill: color,
           class: 'bar diff-bar', 'data-layer': l.layer, 'data-side': side, 'data-us': timed ? v : '', 'data-backend': backend }));
         c.appendChild(svg('text', { x: L + w + 6, y: yy + 12, class: 'val' },
@@ -60,7 +60,7 @@
     s.appendChild(c);
     s.appendChild(table(['layer', 'module', 'backend', 'time', 'fused share', 'inputs changed'],
       p.layers.map((l) => ['L' + l.layer, l.module, el('span', { class: l.backend_changed ? 'changed worse' : '' }, (l.backend_before || 'absent') + ' \u2192 ' + (l.backend_after || 'absent')),
-        metricText(l.device_time_us, fmtUs), metricText(l.fused_time_pct, pctOf), l.input_changes.join('; ')])));
+        metricText(l.device_time_us, timeText), metricText(l.fused_time_pct, pctOf), l.input_changes.join('; ')])));
     if (p.backend_changes.length) {
       s.appendChild(el('h3', null, 'Backend changes'));
       const ul = s.appendChild(el('ul', { class: 'changes' }));

@@ -18,8 +18,8 @@
         s.appendChild(svg('text', { x: x + cw / 2, y: y + 12, 'text-anchor': 'middle', class: 'cell-mark' }, c.candidates.map((a) => ACTION_MARK[a] || '?').join('')));
       }
       hoverable(r, () => ['L' + c.layer + ' head ' + c.head + ' (KV head ' + c.kv_head + ') \u00b7 ' + (c.kind || 'kind unknown'),
-        title + ': ' + (v === null ? 'n/a' : raw.toFixed(3)), 'entropy ' + c.entropy.toFixed(3) + ' \u00b7 sink mass ' + c.sink_mass.toFixed(3) +
-        (c.locality !== null ? ' \u00b7 local mass ' + c.locality.toFixed(3) : ''), c.candidates.length ? 'candidate: ' + c.candidates.join(', ') : '']);
+        title + ': ' + (v === null ? 'n/a' : fixed(raw, 3)), 'entropy ' + fixed(c.entropy, 3) + ' \u00b7 sink mass ' + fixed(c.sink_mass, 3) +
+        (c.locality !== null ? ' \u00b7 local mass ' + fixed(c.locality, 3) : ''), c.candidates.length ? 'candidate: ' + c.candidates.join(', ') : '']);
     }
     return s;
   };
@@ -40,18 +40,18 @@
     }
     if (h.candidates.length)
       s.appendChild(table(['layer', 'head', 'action', 'why', 'KV bytes/token freed', 'speed-up'],
-        h.candidates.map((c) => ['L' + c.layer, String(c.head), c.action, c.reason, c.kv_bytes_per_token > 0 ? fmtBytes(c.kv_bytes_per_token) : '',
-          c.expected_speedup > 0 ? c.expected_speedup.toFixed(2) + '\u00d7' : ''])));
+        h.candidates.map((c) => ['L' + c.layer, String(c.head), c.action, c.reason, c.kv_bytes_per_token > 0 ? bytesText(c.kv_bytes_per_token) : '',
+          c.expected_speedup > 0 ? fixed(c.expected_speedup, 2) + '\u00d7' : ''])));
     else if (h.cells.length) s.appendChild(el('p', { class: 'note' }, 'No head is a pruning, streaming-KV or block-sparse candidate.'));
     if (h.window.length) {
       s.appendChild(el('h3', null, 'Sliding-window waste per layer'));
       s.appendChild(barChart(h.window.map((w) => ({ label: 'L' + w.layer + ' ' + w.backend, value: Math.max(0, w.wasted),
         color: w.skips ? COLORS.fused : COLORS.eager, lines: ['L' + w.layer + ' call ' + w.call_id + ' \u00b7 ' + w.backend + ' \u00b7 mask ' + w.mask + ' (' + w.mask_kind + ')',
-          'masked share ' + (w.masked_fraction >= 0 ? pct(w.masked_fraction) : 'unknown (\u2265 ' + pct(Math.max(0, w.masked_fraction_min)) + ')'),
-          'FLOPs spent on masked scores ' + pct(w.wasted), w.verdict] })), pct, { name: 'window-waste', max: 1 }));
+          'masked share ' + (w.masked_fraction >= 0 ? percentText(w.masked_fraction) : 'unknown (\u2265 ' + percentText(Math.max(0, w.masked_fraction_min)) + ')'),
+          'FLOPs spent on masked scores ' + percentText(w.wasted), w.verdict] })), percentText, { name: 'window-waste', max: 1 }));
       s.appendChild(table(['layer', 'backend', 'mask', 'kind', 'window', 'masked', 'wasted FLOPs', 'verdict'],
-        h.window.map((w) => ['L' + w.layer, w.backend, w.mask, w.mask_kind, w.window > 0 ? w.window + ' (' + w.window_source + ')' : 'unknown',
-          w.masked_fraction >= 0 ? pct(w.masked_fraction) : 'unknown', pct(w.wasted), w.verdict])));
+        h.window.map((w) => ['L' + w.layer, w.backend, w.mask, w.mask_kind, w.window > 0 ? w.window + ' (' + w.window_source + ')' : FORMAT.unknown,
+          w.masked_fraction >= 0 ? percentText(w.masked_fraction) : FORMAT.unknown, percentText(w.wasted), w.verdict])));
     }
     for (const n of h.notes) s.appendChild(el('p', { class: 'note' }, n));
     return s;

@@ -10,12 +10,12 @@
     const hidden = (n) => [...folded].some((p) => n.path.startsWith(p + '.'));
     const holder = el('div');
     const moduleLines = (n) => {
-      const lines = [n.path, (n.us === null ? 'device time unknown' : fmtUs(n.us) + ', ' + pct(n.share) + ' of attention time') +
+      const lines = [n.path, (n.us === null ? 'device time unknown' : timeText(n.us) + ', ' + percentText(n.share) + ' of attention time') +
         (n.attention ? ' \u00b7 ' + n.calls + ' call(s) \u00b7 ' + n.cls : '')];
       for (const id of n.call_ids.slice(0, 6)) {
         lines.push(...callLines(run, id));
         const call = run.calls.find((c) => c.id === id);
-        for (const k of call ? call.kernels : []) lines.push('    kernel [' + k.component + '] ' + k.name + '  ' + fmtUs(k.us));
+        for (const k of call ? call.kernels : []) lines.push('    kernel [' + k.component + '] ' + k.name + '  ' + timeText(k.us));
       }
       if (n.call_ids.length > 6) lines.push('  \u2026 ' + (n.call_ids.length - 6) + ' more calls');
       return lines;
@@ -46,7 +46,7 @@
         g.appendChild(svg('text', { x: boxX + 5, y: y + 13, class: n.attention ? 'lbl strong on-color' : 'lbl' }, n.name));
         if (n.share !== null) g.appendChild(svg('rect', { x: barX, y: y + 3, width: Math.max(1, barW * n.share), height: 11, fill: COLORS[n.cls] || COLORS[''], class: 'share' }));
         g.appendChild(svg('text', { x: barX + barW + 8, y: y + 13, class: 'val' },
-          (n.share === null ? 'time unknown' : pct(n.share) + ' \u00b7 ' + fmtUs(n.us)) + (n.attention ? ' \u00b7 ' + n.cls : '')));
+          (n.share === null ? 'time unknown' : percentText(n.share) + ' \u00b7 ' + timeText(n.us)) + (n.attention ? ' \u00b7 ' + n.cls : '')));
         hoverable(g, () => moduleLines(n).slice(0, 2));
         g.addEventListener('click', () => { detail.textContent = moduleLines(n).join('\n'); });
       });

@@ -5,6 +5,7 @@
   'use strict';
   const t0 = performance.now();
   const DATA = JSON.parse(document.getElementById('attnprof-data').textContent);
+  const FORMAT = DATA.format;  // how numbers are spelled (format.js)
   const SVGNS = 'http://www.w3.org/2000/svg';
   const COLORS = { fused: '#2e9d4f', fallback: '#e8952f', eager: '#d64541', absent: '#e9ecef', unknown: '#b8c0cc', '': '#adb5bd' };
   const SERIES = ['#3b6fd8', '#d64541', '#2e9d4f', '#8e44ad', '#e8952f', '#16a2b8', '#6c757d'];
@@ -22,18 +23,4 @@
     if (text !== undefined && text !== null) e.textContent = String(text);
     return e;
   };
-  const fmtUs = (us) => {
-    if (us === null || us === undefined) return 'n/a';
-    if (us >= 1e6) return (us / 1e6).toFixed(2) + ' s';
-    if (us >= 1e3) return (us / 1e3).toFixed(2) + ' ms';
-    return us.toFixed(1) + ' \u00b5s';
-  };
-  const fmtBytes = (b) => {
-    if (b === null || b === undefined || b < 0) return 'n/a';
-    const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-    let i = 0;
-    while (b >= 1024 && i < units.length - 1) { b /= 1024; i++; }
-    return b.toFixed(i === 0 ? 0 : 1) + ' ' + units[i];
-  };
-  const pct = (x) => (100 * x).toFixed(1) + '%';
   const shorten = (s, n) => (s.length > n ? '\u2026' + s.slice(s.length - n + 1) : s);

@@ -19,7 +19,7 @@
     const lines = ['rank ' + row.rank + ' \u00b7 L' + cell.layer + (cell.backend ? ' \u00b7 ' + cell.backend : '')];
     if (cell.absent) lines.push('no attention call in this layer');
     else if (cell.us === null) lines.push('device time unknown (kernels not recorded)');
-    else lines.push(fmtUs(cell.us) + (cell.ratio === null ? '' : ' = ' + cell.ratio.toFixed(2) + '\u00d7 the layer median ' + fmtUs(median)));
+    else lines.push(timeText(cell.us) + (cell.ratio === null ? '' : ' = ' + fixed(cell.ratio, 2) + '\u00d7 the layer median ' + timeText(median)));
     if (cell.disagree) lines.push('differs from most ranks in: ' + cell.disagree.join(', '));
     return lines;
   };
@@ -45,7 +45,7 @@
         const x = L + j * cw;
         const r = m.appendChild(svg('rect', { x: x + 0.5, y: y + 0.5, width: cw - 1, height: ch - 1,
           fill: cell.absent ? COLORS.absent : heatColor(cell.ratio), class: 'heat rank-cell' + (cell.disagree ? ' disagree' : ''),
-          'data-rank': row.rank, 'data-layer': cell.layer, 'data-ratio': cell.ratio === null ? '' : cell.ratio.toFixed(3),
+          'data-rank': row.rank, 'data-layer': cell.layer, 'data-ratio': cell.ratio === null ? '' : fixed(cell.ratio, 3),
           'data-disagree': (cell.disagree || []).join(',') }));
         hoverable(r, () => rankCellLines(k, row, cell, j));
         if (cell.disagree && ch >= 12 && cw >= 10) m.appendChild(svg('text', { x: x + cw / 2, y: y + ch * 0.75, 'text-anchor': 'middle', class: 'rank-mark' }, '!'));
@@ -59,7 +59,7 @@
     // Beyond 64 ranks the heat map and the table carry the times; a bar per rank would be pages long.
     if (k.rows.length && k.rows.length <= 64)
       s.appendChild(barChart(k.rows.map((r) => ({ label: 'rank ' + r.rank, value: r.unknown ? 0 : r.us, color: r.rank === k.slowest ? COLORS.eager : SERIES[0],
-        lines: [r.file, r.unknown ? 'device time unknown' : fmtUs(r.us), 'fused share ' + pct(r.fused)] })), fmtUs, { name: 'ranks' }));
+        lines: [r.file, r.unknown ? 'device time unknown' : timeText(r.us), 'fused share ' + percentText(r.fused)] })), timeText, { name: 'ranks' }));
     if (k.heat.layers.length) {
       s.appendChild(el('h3', null, 'Layer time per rank'));
       s.appendChild(legendOf([[heatColor(0.5), 'half the layer\u2019s median or faster'], [heatColor(1), 'at the median'],
@@ -71,8 +71,8 @@
       // The own-Report column shows where each rank's dashboard is, also where the page cannot follow it (s3://).
       const own = k.rows.some((r) => r.report_html);
       s.appendChild(table(['rank', 'file', 'device', 'attention time', '\u00d7 median', 'fused share', 'calls', 'backends', ...(own ? ['own Report'] : [])],
-        k.rows.map((r) => [rankCell(k, r.rank), r.file, r.device, r.unknown ? 'unknown' : fmtUs(r.us),
-          r.over_median === null ? '' : r.over_median.toFixed(2) + '\u00d7', pct(r.fused), String(r.calls), r.backends,
+        k.rows.map((r) => [rankCell(k, r.rank), r.file, r.device, r.unknown ? FORMAT.unknown : timeText(r.us),
+          r.over_median === null ? '' : fixed(r.over_median, 2) + '\u00d7', percentText(r.fused), String(r.calls), r.backends,
           ...(own ? [r.report_html] : [])])));
     }
     if (k.stragglers.rows.length) {

@@ -44,12 +44,12 @@
       return wrap;
     };
     const hasTime = sc.series.some((se) => se.time_us.some((t) => t > 0));
-    if (hasTime) s.appendChild(chart('time_us', 'time_fit', fmtUs, 'attention time', 'scaling-time'));
+    if (hasTime) s.appendChild(chart('time_us', 'time_fit', timeText, 'attention time', 'scaling-time'));
     if (sc.series.some((se) => se.forward_pass_time_us.length))
-      s.appendChild(chart('forward_pass_time_us', null, fmtUs, 'whole forward pass (not only attention)', 'scaling-pass'));
+      s.appendChild(chart('forward_pass_time_us', null, timeText, 'whole forward pass (not only attention)', 'scaling-pass'));
     const budget = sc.budget_for_pass_bytes > 0 ? { y: sc.budget_for_pass_bytes, oom: true,
-      label: 'budget ' + fmtBytes(sc.budget_bytes) + (sc.baseline_bytes > 0 ? ' less ' + fmtBytes(sc.baseline_bytes) + ' before the pass' : '') + ' (' + sc.budget_source + ')' } : { oom: true };
-    const mem = chart('peak_bytes', 'memory_fit', fmtBytes, 'peak memory of the pass', 'scaling-memory', budget);
+      label: 'budget ' + bytesText(sc.budget_bytes) + (sc.baseline_bytes > 0 ? ' less ' + bytesText(sc.baseline_bytes) + ' before the pass' : '') + ' (' + sc.budget_source + ')' } : { oom: true };
+    const mem = chart('peak_bytes', 'memory_fit', bytesText, 'peak memory of the pass', 'scaling-memory', budget);
     if (mem) s.appendChild(mem);
     s.appendChild(table(['backend', 'time growth', 'memory growth', 'S\u00b2 dominates (memory)', 'largest S that fits', 'how'],
       sc.series.map((se) => [se.backend, se.time_fit ? se.time_fit.growth : '', se.memory_fit ? se.memory_fit.growth : '',

@@ -7,9 +7,9 @@
     if (st.bars.length > 1)
       s.appendChild(barChart(st.bars.map((b) => ({ label: 'step ' + b.index + (b.phase ? ' ' + b.phase : ''), value: b.attention_us,
         color: b.phase === 'decode' ? SERIES[1] : b.phase === 'prefill' ? SERIES[0] : COLORS.fused,
-        lines: ['step ' + b.index + (b.phase ? ' (' + b.phase + ')' : ''), 'attention ' + b.attention_us.toFixed(1) + ' us',
-          'overhead ' + b.overhead_us.toFixed(1) + ' us', 'GPU time of the step ' + b.gpu_us.toFixed(1) + ' us'] })),
-        (v) => v.toFixed(1) + ' us', { name: 'step-attention' }));
+        lines: ['step ' + b.index + (b.phase ? ' (' + b.phase + ')' : ''), 'attention ' + timeText(b.attention_us),
+          'overhead ' + timeText(b.overhead_us), 'GPU time of the step ' + timeText(b.gpu_us)] })),
+        timeText, { name: 'step-attention' }));
     if (st.rows.length > 1)
       s.appendChild(table(['step', 'marker', 'phase', 'tokens', 'calls', 'attention', 'overhead', 'GPU time', 'share'], st.rows));
     if (st.more > 0) s.appendChild(el('p', { class: 'note' }, '\u2026 ' + st.more + ' more steps (JSON Report: steps)'));

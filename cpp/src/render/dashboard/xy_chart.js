@@ -1,8 +1,5 @@
   // --- shared chart pieces -------------------------------------------------------------------
   const why = (s, text) => { s.appendChild(el('p', { class: 'note why' }, text)); return s; };
-  const fmtTflops = (t) => (t >= 100 ? t.toFixed(0) : t >= 1 ? t.toFixed(1) : t.toPrecision(2)) + ' TFLOP/s';
-  const fmtCount = (x) => (x >= 1e15 ? (x / 1e15).toFixed(2) + ' P' : x >= 1e12 ? (x / 1e12).toFixed(2) + ' T'
-    : x >= 1e9 ? (x / 1e9).toFixed(2) + ' G' : x >= 1e6 ? (x / 1e6).toFixed(2) + ' M' : x.toFixed(0) + ' ');
   const legendOf = (items) => {
     const lg = el('div', { class: 'legend' });
     for (const [color, label, dashed] of items) {
@@ -21,16 +18,18 @@
   // An x-y chart with a log or linear x axis and a linear or log y axis. cfg: name, xRange,
   // yRange, logX, logY, xTicks, fmtX, fmtY, xLabel, yLabel. Returns {root, px, py, add}.
   const xyChart = (cfg) => {
-    const W = 760, H = 320, L = 86, R = 24, T = 18, B = 44;
-    const root = svg('svg', { class: 'chart', width: W, height: H, 'data-chart': cfg.name });
     const [x0, x1] = cfg.xRange, [y0, y1] = cfg.yRange;
+    const yTicks = cfg.logY ? decades(y0, y1).filter((y) => y >= y0 && y <= y1) : [0, 1, 2, 3, 4].map((i) => y0 + ((y1 - y0) * i) / 4);
+    // The left margin holds the widest tick label ("1000.0 TFLOP/s") beside the rotated axis label.
+    const W = 760, H = 320, R = 24, T = 18, B = 44;
+    const L = Math.max(86, 34 + 6.2 * Math.max(...yTicks.map((y) => String(cfg.fmtY(y)).length)));
+    const root = svg('svg', { class: 'chart', width: W, height: H, 'data-chart': cfg.name });
     const fx = cfg.logX ? Math.log10 : (v) => v, fy = cfg.logY ? Math.log10 : (v) => v;
     const span = (a, b) => (b === a ? 1 : b - a);
     const px = (x) => L + ((fx(x) - fx(x0)) / span(fx(x0), fx(x1))) * (W - L - R);
     const py = (y) => T + (1 - (fy(y) - fy(y0)) / span(fy(y0), fy(y1))) * (H - T - B);
     root.appendChild(svg('line', { x1: L, x2: W - R, y1: H - B, y2: H - B, class: 'axis' }));
     root.appendChild(svg('line', { x1: L, x2: L, y1: T, y2: H - B, class: 'axis' }));
-    const yTicks = cfg.logY ? decades(y0, y1).filter((y) => y >= y0 && y <= y1) : [0, 1, 2, 3, 4].map((i) => y0 + ((y1 - y0) * i) / 4);
     for (const y of yTicks) {
       root.appendChild(svg('line', { x1: L, x2: W - R, y1: py(y), y2: py(y), class: 'grid' }));
       root.appendChild(svg('text', { x: L - 6, y: py(y) + 4, 'text-anchor': 'end', class: 'tick' }, cfg.fmtY(y)));
@@ -43,8 +42,9 @@
     root.appendChild(svg('text', { x: 14, y: (T + H - B) / 2, 'text-anchor': 'middle', class: 'lbl',
       transform: 'rotate(-90 14 ' + (T + H - B) / 2 + ')' }, cfg.yLabel));
     const inside = (x, y) => x >= x0 && x <= x1 && y >= y0 && y <= y1;
+    const tenth = (v) => Math.round(v * 10) / 10;  // a point's coordinate, short enough for the attribute
     const line = (pts, attrs) => root.appendChild(svg('polyline', Object.assign({
-      points: pts.filter((p) => inside(p[0], p[1])).map((p) => px(p[0]).toFixed(1) + ',' + py(p[1]).toFixed(1)).join(' '),
+      points: pts.filter((p) => inside(p[0], p[1])).map((p) => tenth(px(p[0])) + ',' + tenth(py(p[1]))).join(' '),
       fill: 'none' }, attrs)));
     const vline = (x, label, attrs) => {
       if (x < x0 || x > x1) return;
