@@ -13,7 +13,9 @@ import attnprof
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ["analyze", "scale", "heads", "predict", "whatif", "diff", "explain", "matrix"]
-TABLE_COMMANDS = {"matrix", "analyze"}
+# The commands whose answer shows a table; the others must not offer --csv (docs/cli.md, "Which
+# table --csv writes": diff's verdict is not one table).
+TABLE_COMMANDS = {"matrix", "analyze", "scale", "heads", "predict", "whatif", "explain"}
 FORM_WORDS = {"--json": "as JSON", "--md": "as Markdown", "--html": "as a self-contained HTML page",
               "--text": "as the terminal shows it", "--csv": "as CSV"}
 
@@ -51,6 +53,8 @@ def test_every_command_offers_the_output_forms_with_the_same_help(run_cli, comma
             (command, flag, lines[flag])
     assert "--quiet" in lines
     assert "--markdown" not in lines, "the old spelling is hidden from --help"
+    if command not in TABLE_COMMANDS:
+        assert "--csv" not in lines, f"{command} has no table, so no --csv"
 
 
 def test_shared_flags_read_the_same_in_docs_and_in_every_commands_help(run_cli):
