@@ -128,5 +128,7 @@ def test_python_explain_and_matrix_give_the_clis_answer(run_cli):
     cli_csv = run_cli("matrix", "--gpu", "H100", "--dtype", "bf16", "--csv", "-", check_code=0).stdout
     # the CLI's stdout was read as text, which turns CSV's CRLF line ends into LF
     assert attnprof.matrix(gpus=["H100"], dtypes=["bf16"], form="csv").replace("\r\n", "\n") == cli_csv
+    cli_verdicts = run_cli("explain", "--q", "2,8,256,100", "--mask", "bool", "--csv", "-", check_code=0).stdout
+    assert attnprof.explain(q="2,8,256,100", mask="bool", form="csv").replace("\r\n", "\n") == cli_verdicts
     with pytest.raises(ValueError, match="unknown form"):
         attnprof.matrix(form="pdf")
