@@ -13,7 +13,9 @@ import attnprof
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ["analyze", "scale", "heads", "predict", "whatif", "diff", "explain", "matrix"]
-TABLE_COMMANDS = {"matrix", "analyze"}
+# The commands whose answer shows a table; the others must not offer --csv (docs/cli.md, "Which
+# table --csv writes": diff's verdict is not one table).
+TABLE_COMMANDS = {"matrix", "analyze", "scale", "heads", "predict", "whatif", "explain"}
 FORM_WORDS = {"--json": "as JSON", "--md": "as Markdown", "--html": "as a self-contained HTML page",
               "--text": "as the terminal shows it", "--csv": "as CSV"}
 
@@ -51,6 +53,8 @@ def test_every_command_offers_the_output_forms_with_the_same_help(run_cli, comma
             (command, flag, lines[flag])
     assert "--quiet" in lines
     assert "--markdown" not in lines, "the old spelling is hidden from --help"
+    if command not in TABLE_COMMANDS:
+        assert "--csv" not in lines, f"{command} has no table, so no --csv"
 
 
 def test_shared_flags_read_the_same_in_docs_and_in_every_commands_help(run_cli):
@@ -124,5 +128,7 @@ def test_python_explain_and_matrix_give_the_clis_answer(run_cli):
     cli_csv = run_cli("matrix", "--gpu", "H100", "--dtype", "bf16", "--csv", "-", check_code=0).stdout
     # the CLI's stdout was read as text, which turns CSV's CRLF line ends into LF
     assert attnprof.matrix(gpus=["H100"], dtypes=["bf16"], form="csv").replace("\r\n", "\n") == cli_csv
+    cli_verdicts = run_cli("explain", "--q", "2,8,256,100", "--mask", "bool", "--csv", "-", check_code=0).stdout
+    assert attnprof.explain(q="2,8,256,100", mask="bool", form="csv").replace("\r\n", "\n") == cli_verdicts
     with pytest.raises(ValueError, match="unknown form"):
         attnprof.matrix(form="pdf")

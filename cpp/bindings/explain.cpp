@@ -34,6 +34,7 @@ std::string explain(const std::string& q, const std::string& k, const std::strin
   doc.text = [&] { return rules::explain_text(*answer); };
   doc.json = [&] { return rules::explain_json(*answer); };
   doc.markdown = [&] { return rules::explain_markdown(*answer); };
+  doc.csv = [&] { return table_csv(answer->verdicts); };
   return form_of(doc, form);
 }
 
@@ -53,7 +54,7 @@ void bind_explain(nb::module_& m) {
         nb::arg("backends") = "", nb::arg("arch") = "sm90", nb::arg("torch") = "2.11", nb::arg("cudnn") = "9.19",
         nb::arg("form") = "text",
         "Why SDPA picks a backend for these inputs, what the others lack, and the fix: the answer of "
-        "`attnprof explain` (shapes as \"B,H,S,D\"), as form = text, json, markdown or html.");
+        "`attnprof explain` (shapes as \"B,H,S,D\"), as form = text, json, markdown, html or csv.");
   m.def("matrix", &matrix, nb::kw_only(), nb::arg("gpus") = std::vector<std::string>{},
         nb::arg("dtypes") = std::vector<std::string>{}, nb::arg("torch") = "2.11", nb::arg("cudnn") = "9.19",
         nb::arg("mask") = "none", nb::arg("head_dim") = 128, nb::arg("seq_len") = 2048, nb::arg("causal") = true,

@@ -45,6 +45,7 @@ Document answer_document(rules::ExplainAnswer answer) {
   doc.text = [a] { return rules::explain_text(*a); };
   doc.json = [a] { return rules::explain_json(*a); };
   doc.markdown = [a] { return rules::explain_markdown(*a); };
+  doc.csv = [a] { return table_csv(a->verdicts); };
   return doc;
 }
 
@@ -105,7 +106,7 @@ const Registration kRegistration{40, [](CLI::App& app) {
   add_request_options(cmd, o->request);
   CLI::Option* inputs = cmd->add_option(
       "--inputs", o->inputs, "JSON lines of grid rows ('-' = stdin): one decision per row, as JSON lines");
-  add_document_options(*cmd, o->outputs, "the decision", false);
+  add_document_options(*cmd, o->outputs, "the decision", true);
   add_deprecated(o->outputs, cmd->add_option("--batch", o->inputs, "old spelling of --inputs")->excludes(inputs)->group(""),
                  "--inputs");
   o->out_option = cmd->add_option("-o,--out", o->old_out, "old spelling of --json/--text FILE")->group("");

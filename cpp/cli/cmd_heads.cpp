@@ -61,9 +61,9 @@ Report heads_report_from_trace(const HeadsCliOptions& o) {
 int run_heads(const HeadsCliOptions& o) {
   const Report report = is_safetensors(o.path) ? heads_report_from_tensors(o) : heads_report_from_trace(o);
   const ReportView view = make_report_view(report);  // once, for every output
-  const Document doc = report_document(report, [&view] { return render_text(view); },
-                                       [&view] { return render_markdown(view); },
-                                       {.labels = {}, .sections = {"heads"}, .diff_json = ""});
+  Document doc = report_document(report, [&view] { return render_text(view); }, [&view] { return render_markdown(view); },
+                                 {.labels = {}, .sections = {"heads"}, .diff_json = ""});
+  doc.csv = [&view] { return table_csv(view.heads); };  // a trace has no per-head statistics: the header alone
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("heads", s.error());
   return kExitOk;
 }
@@ -75,7 +75,7 @@ void setup_heads(CLI::App& app) {
   cmd->add_option("file", o->path, "Q/K tensors (.safetensors, see docs/heads.md) or a trace (.json/.json.gz)")
       ->required()
       ->check(CLI::ExistingFile);
-  add_document_options(*cmd, o->outputs, "the Report (heads)", false);
+  add_document_options(*cmd, o->outputs, "the Report (heads)", true);
   cmd->add_option("--block-size", o->heads.block_size, "block size of the coverage statistics: 64 or 128")
       ->check(CLI::IsMember({64, 128}));
   cmd->add_option("--sink-tokens", o->heads.sink_tokens, "first tokens counted as attention sinks")

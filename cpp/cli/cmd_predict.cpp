@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <memory>
 
-#include "attnprof/cost_render.h"
 #include "attnprof/dashboard.h"
 #include "attnprof/io.h"
 #include "attnprof/predict.h"
@@ -74,10 +73,7 @@ int run_predict(const PredictCliOptions& o) {
   const std::string model_line =
       fmt::format("{}: {} parameters, weights {}", model->name, parameter_count(*model),
                   bytes_text(static_cast<double>(prediction->rows.empty() ? 0 : prediction->rows[0].weights_bytes)));
-  const Document doc = report_document(
-      report, [&] { return model_line + "\n" + render_cost_text(report); },
-      [&] { return markdown_escape(model_line) + "\n\n" + render_cost_markdown(report); },
-      {.labels = {}, .sections = {"scaling"}, .diff_json = ""});
+  const Document doc = cost_document(report, model_line, {.labels = {}, .sections = {"scaling"}, .diff_json = ""});
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("predict", s.error());
   return kExitOk;
 }
@@ -96,7 +92,7 @@ void setup_predict(CLI::App& app) {
   add_word(*cmd, kMemoryCapFlag, o->memory_cap);
   add_word(*cmd, kLengthsFlag, o->lengths)->capture_default_str();
   cmd->add_flag("--use-cache", o->use_cache, "count the KV cache the pass keeps (generation prefill)");
-  add_document_options(*cmd, o->outputs, "the Report (memory and time against S)", false);
+  add_document_options(*cmd, o->outputs, "the Report (memory and time against S)", true);
   cmd->callback([o, model, config] {
     if (model->count() + config->count() == 0)
       fail("predict", make_error(ErrorCode::kInvalidArgument, "give --model NAME or --config config.json"));

@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "attnprof/analyze.h"
-#include "attnprof/cost_render.h"
 #include "attnprof/dashboard.h"
 #include "attnprof/io.h"
 #include "attnprof/report_json.h"
@@ -29,9 +28,7 @@ struct ScaleOptions {
 int run_scale(const ScaleOptions& o) {
   Result<Report> report = scale_traces(o.traces, o.memory_cap, o.gpu, o.alloc_conf);
   if (!report) fail("scale", report.error());
-  const Report& r = *report;
-  const Document doc = report_document(r, [&r] { return render_cost_text(r); }, [&r] { return render_cost_markdown(r); },
-                                       {.labels = {}, .sections = {"scaling", "advice"}, .diff_json = ""});
+  const Document doc = cost_document(*report, "", {.labels = {}, .sections = {"scaling", "advice"}, .diff_json = ""});
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("scale", s.error());
   return kExitOk;
 }
@@ -49,7 +46,7 @@ void setup_scale(CLI::App& app) {
   add_word(*cmd, kGpuFlag, o->gpu)->excludes(cap);
   cmd->add_option("--alloc-conf", o->alloc_conf,
                   "PYTORCH_CUDA_ALLOC_CONF of the run to simulate, e.g. expandable_segments:True");
-  add_document_options(*cmd, o->outputs, "the Report (scaling and advice)", false);
+  add_document_options(*cmd, o->outputs, "the Report (scaling and advice)", true);
   cmd->callback([o] { exit_with(run_scale(*o)); });
 }
 

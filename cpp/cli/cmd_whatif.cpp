@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <memory>
 
-#include "attnprof/cost_render.h"
 #include "attnprof/dashboard.h"
 #include "attnprof/io.h"
 #include "attnprof/predict.h"
@@ -48,9 +47,7 @@ int run_whatif(const WhatIfOptions& o) {
   report.tool_version = ATTNPROF_VERSION;
   report.source.files.push_back(o.lengths_path);
   report.whatif = what_if(model, *bins, o.window, o.global_tokens, o.dtype);
-  const Document doc = report_document(report, [&report] { return render_cost_text(report); },
-                                       [&report] { return render_cost_markdown(report); },
-                                       {.labels = {}, .sections = {"whatif"}, .diff_json = ""});
+  const Document doc = cost_document(report, "", {.labels = {}, .sections = {"whatif"}, .diff_json = ""});
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("whatif", s.error());
   return kExitOk;
 }
@@ -66,7 +63,7 @@ void setup_whatif(CLI::App& app) {
   cmd->add_option("--global-tokens", o->global_tokens, "tokens every query also attends to (sinks)")
       ->check(CLI::NonNegativeNumber);
   add_word(*cmd, kDtypeFlag, o->dtype)->capture_default_str();  // of the KV cache
-  add_document_options(*cmd, o->outputs, "the Report (what-if)", false);
+  add_document_options(*cmd, o->outputs, "the Report (what-if)", true);
   cmd->callback([o] {
     if (o->model.empty() && o->config_path.empty())
       fail("whatif", make_error(ErrorCode::kInvalidArgument, "give --model NAME or --config config.json"));

@@ -76,11 +76,16 @@ void add_report_options(CLI::App& cmd, OutputOptions& options, std::string_view 
 
 Status write_document_outputs(const OutputOptions& options, const Document& document) {
   warn_deprecated(options);
+  std::vector<std::pair<DocumentForm, std::string>> asked;
   for (const DocumentFormWord& w : document_forms()) {
     const auto it = options.paths.find(w.name);
     if (it == options.paths.end() || !it->second) continue;
-    if (Status s = write_document(document, w.form, to_stdout(it->second) ? "-" : *it->second); !s) return s;
+    // A form this answer lacks fails before any other form is written: no half of the outputs.
+    if (!document.has(w.form)) return document.render(w.form).error();
+    asked.emplace_back(w.form, to_stdout(it->second) ? "-" : *it->second);
   }
+  for (const auto& [form, path] : asked)
+    if (Status s = write_document(document, form, path); !s) return s;
   if (options.quiet || !options.stdout_form().empty()) return Ok{};
   return write_document(document, DocumentForm::kText, "-");
 }

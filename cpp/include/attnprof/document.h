@@ -1,6 +1,7 @@
 // What one command answers, in every form it can be written in. A command whose answer is a
 // Report builds its Document from the Report (report_document); a command with a document type
-// of its own (diff's verdict, explain's decision, matrix's table) gives its own renderers. Every
+// of its own (diff's verdict, explain's decision, matrix's table) gives its own renderers. The
+// CSV of a document is the table its Markdown shows, built once for every form. Every
 // front end writes any form the same way: the CLI's --json/--md/--html/--csv/--text FILE
 // (cpp/cli/outputs.h) and the binding's document texts.
 #pragma once
@@ -56,6 +57,12 @@ Document table_document(Table table);
 // `page.sections`; the text and Markdown views are the command's, as they show its sections.
 Document report_document(const Report& report, std::function<std::string()> text,
                          std::function<std::string()> markdown, DashboardOptions page);
+
+// The document of an answer that is the cost tables of a Report (`scale`, `predict`, `whatif`):
+// the tables are built once (cost_tables), the text and Markdown lay them out under `lead` (a
+// line above them; "" = none) and the CSV is all of them (tables_csv). JSON and HTML as
+// report_document.
+Document cost_document(const Report& report, std::string lead, DashboardOptions page);
 
 // Writes one form to `path` ("-" = stdout) atomically: no partial file on failure.
 Status write_document(const Document& document, DocumentForm form, const std::string& path);

@@ -10,6 +10,7 @@
 
 #include "attnprof/error.h"
 #include "attnprof/rules.h"
+#include "attnprof/table.h"
 
 namespace attnprof::rules {
 
@@ -49,6 +50,9 @@ struct ExplainAnswer {
   Env env;
   Decision decision;
   Explanation explanation;
+  // Every backend's verdict, SDPA's first: one row per rule a backend failed, one for an eligible
+  // backend (backend, verdict, rule, value, why, fix). The Markdown and CSV forms show it.
+  Table verdicts;
 };
 Result<ExplainAnswer> explain_request(const ExplainRequest& request);
 std::string explain_text(const ExplainAnswer& answer);

@@ -10,6 +10,7 @@
 
 #include "attnprof/call_facts.h"  // shape_text, explanation_lines: the spellings every format uses
 #include "attnprof/report.h"
+#include "attnprof/table.h"
 
 namespace attnprof {
 
@@ -86,5 +87,9 @@ std::string backends_text(const Layer& layer);
 
 // Sliding-window verdicts with the same text merged: ("layers 0-31", verdict), in first-seen order.
 std::vector<std::pair<std::string, std::string>> grouped_window_verdicts(const std::vector<WindowEffectiveness>& verdicts);
+
+// The per-head statistics as one table (no rows without them), built once for the text and
+// Markdown reports and `heads --csv`.
+Table heads_table(const HeadsSection& heads);
 
 }  // namespace attnprof

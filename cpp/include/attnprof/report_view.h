@@ -52,6 +52,7 @@ struct ReportView {
   std::vector<ExplanationGroup> explanation_groups; // the rows grouped, in first-seen order
   std::vector<std::string> assumptions;             // the rules' assumptions (first explained call's)
   std::vector<CostTable> cost_tables;               // "" sections are left out
+  Table heads;                                      // per-head statistics (heads_table); no rows without them
 };
 
 ReportView make_report_view(const Report& report);

@@ -16,6 +16,7 @@
 #include "attnprof/cost_render.h"
 #include "attnprof/io.h"
 #include "attnprof/report_json.h"
+#include "attnprof/report_view.h"
 #include "attnprof/text_format.h"
 #include "attnprof/utf8.h"
 
@@ -107,6 +108,17 @@ Document report_document(const Report& report, std::function<std::string()> text
   doc.markdown = std::move(markdown);
   doc.json = [&report] { return report_to_json(report); };
   doc.html = [&report, page = std::move(page)] { return render_html(std::vector<Report>{report}, page); };
+  return doc;
+}
+
+Document cost_document(const Report& report, std::string lead, DashboardOptions page) {
+  auto tables = std::make_shared<const std::vector<Table>>(cost_tables(report));
+  Document doc = report_document(report, {}, {}, std::move(page));
+  doc.text = [tables, lead] { return (lead.empty() ? "" : lead + "\n") + render_cost_text(*tables); };
+  doc.markdown = [tables, lead] {
+    return (lead.empty() ? "" : markdown_escape(lead) + "\n\n") + render_cost_markdown(*tables);
+  };
+  doc.csv = [tables] { return tables_csv(*tables); };
   return doc;
 }
 

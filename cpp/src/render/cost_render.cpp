@@ -34,16 +34,7 @@ std::string as_text(const CostTable& t) {
 }
 
 std::string as_markdown(const CostTable& t) {
-  std::string out = "### " + t.title + "\n\n|";
-  for (const auto& h : t.header) out += " " + markdown_escape(h) + " |";
-  out += "\n|";
-  for (size_t i = 0; i < t.header.size(); ++i) out += "---|";
-  out += "\n";
-  for (const auto& r : t.rows) {
-    out += "|";
-    for (const auto& c : r) out += " " + markdown_escape(c) + " |";
-    out += "\n";
-  }
+  std::string out = "### " + t.title + "\n\n" + table_markdown(t);
   for (const auto& n : t.notes) out += "\n" + markdown_escape(n) + "\n";
   return out + "\n";
 }

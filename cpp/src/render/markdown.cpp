@@ -32,21 +32,13 @@ std::string header_row(const std::vector<std::string>& cells) {
 }  // namespace
 
 // Head utilisation and sparsity (cpp/src/heads; docs/heads.md), "" without a heads section.
-std::string heads_markdown(const Report& r) {
+std::string heads_markdown(const ReportView& v) {
+  const Report& r = *v.report;
   if (!r.heads) return "";
   const HeadsSection& h = *r.heads;
   std::string out = "\n## Heads\n\n";
   if (!h.weights_look_trained) out += "**Weights look untrained:** " + markdown_escape(h.untrained_reason) + "\n\n";
-  if (!h.heads.empty()) {
-    out += header_row({"layer", "head", "entropy", "max weight", "sink/special", "output share", "blocks @95%",
-                        "sink+window", "kind"});
-    for (const HeadStats& s : h.heads)
-      out += row({std::to_string(s.layer), std::to_string(s.head), fmt::format("{:.3f}", s.entropy),
-                  fmt::format("{:.3f}", s.max_weight), percent_text(s.special_mass),
-                  s.output_share < 0 ? "-" : percent_text(s.output_share),
-                  percent_text(s.block_coverage_95), percent_text(s.sink_window_recall),
-                  s.kind.empty() ? "-" : markdown_escape(s.kind)});
-  }
+  if (!h.heads.empty()) out += table_markdown(v.heads);
   for (const HeadCandidate& c : h.candidates)
     out += fmt::format("- candidate: layer {} head {}: **{}**: {}{}\n", c.layer, c.head, markdown_escape(c.action),
                        markdown_escape(c.reason),
@@ -235,7 +227,7 @@ std::string render_markdown(const ReportView& v) {
   const std::string cost = render_cost_markdown(v.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
   if (r.calls.empty())
     return out + (cost.empty() && !r.heads ? no_calls_markdown(r) : "\n" + cost) + ranks_markdown(r) +
-           unrecognised_markdown(r) + heads_markdown(r);
+           unrecognised_markdown(r) + heads_markdown(v);
   out += calls_and_time_markdown(r.summary);
   out += story_markdown(r);
   out += ranks_markdown(r);
@@ -245,7 +237,7 @@ std::string render_markdown(const ReportView& v) {
   out += explanations_markdown(v);
   out += findings_markdown(r);
   if (!cost.empty()) out += "\n## Cost\n\n" + cost;
-  out += heads_markdown(r);
+  out += heads_markdown(v);
   out += notes_markdown(r.source);
   return out;
 }

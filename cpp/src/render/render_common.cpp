@@ -159,4 +159,18 @@ std::vector<std::pair<std::string, std::string>> grouped_window_verdicts(
   return out;
 }
 
+Table heads_table(const HeadsSection& heads) {
+  Table t{fmt::format("Heads ({} analysed, blocks {}x{}, sinks = first {} tokens)", heads.heads.size(), heads.block_size,
+                      heads.block_size, heads.sink_tokens),
+          {"layer", "head", "entropy", "max weight", "sink/special", "output share", "blocks @95%", "sink+window", "kind"},
+          {},
+          {}};
+  for (const HeadStats& s : heads.heads)
+    t.rows.push_back({std::to_string(s.layer), std::to_string(s.head), fmt::format("{:.3f}", s.entropy),
+                      fmt::format("{:.3f}", s.max_weight), percent_text(s.special_mass),
+                      s.output_share < 0 ? "-" : percent_text(s.output_share), percent_text(s.block_coverage_95),
+                      percent_text(s.sink_window_recall), s.kind.empty() ? "-" : s.kind});
+  return t;
+}
+
 }  // namespace attnprof

@@ -9,6 +9,7 @@
 #include "attnprof/attention.h"
 #include "attnprof/call_facts.h"
 #include "attnprof/peak_memory.h"
+#include "attnprof/render.h"
 
 namespace attnprof {
 namespace {
@@ -91,6 +92,7 @@ ReportView make_report_view(const Report& report) {
                                       [](const Call& c) { return c.explanation.has_value(); });
   if (explained != report.calls.end()) view.assumptions = explained->explanation->assumptions;
   view.cost_tables = cost_tables(report);
+  if (report.heads) view.heads = heads_table(*report.heads);
   return view;
 }
 

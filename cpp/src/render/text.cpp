@@ -161,21 +161,15 @@ std::string verification_text(const Report& r) {
 }
 
 // Head utilisation and sparsity (cpp/src/heads; formulas in docs/heads.md).
-std::string heads_text(const Report& r) {
+std::string heads_text(const ReportView& v) {
+  const Report& r = *v.report;
   if (!r.heads) return "";
   const HeadsSection& h = *r.heads;
   std::string out;
   if (!h.heads.empty()) {
-    out += fmt::format("\nHeads ({} analysed, blocks {}x{}, sinks = first {} tokens):\n", h.heads.size(),
-                       h.block_size, h.block_size, h.sink_tokens);
+    out += "\n" + v.heads.title + ":\n";
     if (!h.weights_look_trained) out += "  weights look untrained: " + h.untrained_reason + "\n";
-    std::vector<Row> rows;
-    for (const HeadStats& s : h.heads)
-      rows.push_back({std::to_string(s.layer), std::to_string(s.head), fmt::format("{:.2f}", s.entropy),
-                      fmt::format("{:.2f}", s.max_weight), percent_text(s.special_mass),
-                      s.output_share < 0 ? "-" : percent_text(s.output_share), percent_text(s.block_coverage_95),
-                      percent_text(s.sink_window_recall), s.kind.empty() ? "-" : s.kind});
-    out += table({"layer", "head", "entropy", "max w", "sink", "out share", "blocks@95%", "sink+win", "kind"}, rows);
+    out += table(v.heads.header, v.heads.rows);
     for (const HeadCandidate& c : h.candidates)
       out += fmt::format("  candidate: layer {} head {} -> {}: {}{}{}\n", c.layer, c.head, c.action, c.reason,
                          c.kv_bytes_per_token ? fmt::format(", frees {} KV bytes per token", c.kv_bytes_per_token) : "",
@@ -245,7 +239,7 @@ std::string report_text(const ReportView& view, const TextOptions& options) {
   std::string out = header(report);
   const std::string cost = render_cost_text(view.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
   if (report.calls.empty())
-    return out + (report.heads ? heads_text(report) : cost.empty() ? no_calls_text(report) : "\n") + cost +
+    return out + (report.heads ? heads_text(view) : cost.empty() ? no_calls_text(report) : "\n") + cost +
            ranks_text(report) + unrecognised_text(report) + source_notes(report);
   out += summary(report);
   out += story(report, options);
@@ -253,7 +247,7 @@ std::string report_text(const ReportView& view, const TextOptions& options) {
   out += unfused_calls(view);
   out += activation_map(view, options);
   out += unrecognised_text(report);
-  out += heads_text(report);
+  out += heads_text(view);
   out += cost.empty() ? "" : "\n" + cost;
   out += explanations(view);
   out += findings(report);

@@ -81,14 +81,17 @@ std::string gain_text(const Explanation& e) {
   return e.gain_basis;
 }
 
-void verdict_rows(std::string& out, const Verdict& v) {
-  if (v.eligible) {
-    out += fmt::format("| {} | eligible | | |\n", backend_name(v.backend));
-    return;
-  }
+void verdict_rows(Table& t, const Verdict& v) {
+  if (v.eligible) t.rows.push_back({backend_name(v.backend), "eligible", "", "", "", ""});
   for (const RuleCheck& c : v.failed)
-    out += fmt::format("| {} | rejected: `{}` = {} | {} | {} |\n", backend_name(v.backend), c.rule, markdown_escape(c.value),
-                       markdown_escape(c.message), markdown_escape(c.fix));
+    t.rows.push_back({backend_name(v.backend), "rejected", c.rule, c.value, c.message, c.fix});
+}
+
+Table verdict_table(const Decision& d) {
+  Table t{"SDPA decision: " + d.choice, {"backend", "verdict", "rule", "value", "why", "fix"}, {}, {}};
+  for (const auto& v : d.sdpa) verdict_rows(t, v);
+  for (const auto& v : d.libraries) verdict_rows(t, v);
+  return t;
 }
 
 }  // namespace
@@ -149,8 +152,9 @@ Result<ExplainAnswer> explain_request(const ExplainRequest& request) {
   if (!env) return env.error();
   auto in = input_of(request);
   if (!in) return in.error();
-  ExplainAnswer a{*in, *env, decide(*in, *env), {}};
+  ExplainAnswer a{*in, *env, decide(*in, *env), {}, {}};
   a.explanation = explanation_from(a.input, a.env, a.decision);
+  a.verdicts = verdict_table(a.decision);
   return a;
 }
 
@@ -172,9 +176,7 @@ std::string explain_markdown(const ExplainAnswer& a) {
   const Decision& d = a.decision;
   std::string out = fmt::format("**SDPA decision: {}** ({}; order {})\n\n", d.choice, environment_text(a.env), order_text(d));
   if (!d.error.empty()) out += "Error: " + markdown_escape(d.error) + "\n\n";
-  out += "| backend | verdict | why | fix |\n|---|---|---|---|\n";
-  for (const auto& v : d.sdpa) verdict_rows(out, v);
-  for (const auto& v : d.libraries) verdict_rows(out, v);
+  out += table_markdown(a.verdicts);
   out += "\n**Fix:** " + markdown_escape(fix_text(a.explanation)) + "\n";
   const std::string gain = gain_text(a.explanation);
   if (!gain.empty()) out += "\n**Expected:** " + markdown_escape(gain) + "\n";

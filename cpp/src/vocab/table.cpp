@@ -1,7 +1,10 @@
 // A table as CSV and as JSON (table.h).
 #include "attnprof/table.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+
+#include "attnprof/text_format.h"
 
 namespace attnprof {
 namespace {
@@ -20,7 +23,52 @@ std::string csv_row(const std::vector<std::string>& cells) {
   return line + "\r\n";
 }
 
+std::string markdown_row(const std::vector<std::string>& cells) {
+  std::string line = "|";
+  for (const auto& c : cells) line += " " + markdown_escape(c) + " |";
+  return line + "\n";
+}
+
+// Every table's columns, in the order first seen.
+std::vector<std::string> union_header(const std::vector<Table>& tables) {
+  std::vector<std::string> header;
+  for (const Table& t : tables)
+    for (const auto& column : t.header)
+      if (std::find(header.begin(), header.end(), column) == header.end()) header.push_back(column);
+  return header;
+}
+
+// `row` of `table` laid out under `header`, after its title.
+std::vector<std::string> union_row(const Table& table, const std::vector<std::string>& row,
+                                   const std::vector<std::string>& header) {
+  std::vector<std::string> cells(header.size() + 1);
+  cells[0] = table.title;
+  for (size_t i = 0; i < table.header.size() && i < row.size(); ++i) {
+    const auto at = std::find(header.begin(), header.end(), table.header[i]) - header.begin();
+    cells[static_cast<size_t>(at) + 1] = row[i];
+  }
+  return cells;
+}
+
 }  // namespace
+
+std::string tables_csv(const std::vector<Table>& tables) {
+  const std::vector<std::string> header = union_header(tables);
+  std::vector<std::string> first{"table"};
+  first.insert(first.end(), header.begin(), header.end());
+  std::string out = csv_row(first);
+  for (const Table& t : tables)
+    for (const auto& r : t.rows) out += csv_row(union_row(t, r, header));
+  return out;
+}
+
+std::string table_markdown(const Table& table) {
+  std::string out = markdown_row(table.header) + "|";
+  for (size_t i = 0; i < table.header.size(); ++i) out += "---|";
+  out += "\n";
+  for (const auto& r : table.rows) out += markdown_row(r);
+  return out;
+}
 
 std::string table_csv(const Table& table) {
   std::string out = csv_row(table.header);

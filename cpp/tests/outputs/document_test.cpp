@@ -28,6 +28,20 @@ TEST(TableForms, JsonKeysEachRowByTheHeaderAndKeepsTitleAndNotes) {
   EXPECT_EQ(doc["notes"][0], "one note");
 }
 
+TEST(TableForms, SeveralTablesShareOneCsvUnderATableColumnWithEveryColumnOnce) {
+  const Table fits{"Scaling: flash", {"S", "time"}, {{"512", "1.0"}, {"1024", "2.5"}}, {"a note"}};
+  const Table advice{"Advice", {"shape", "time"}, {{"B=1", "3.0"}}, {}};
+  // Columns: table, then S and time (first table), then shape (the second adds only it).
+  EXPECT_EQ(tables_csv({fits, advice}),
+            "table,S,time,shape\r\nScaling: flash,512,1.0,\r\nScaling: flash,1024,2.5,\r\nAdvice,,3.0,B=1\r\n");
+  EXPECT_EQ(tables_csv({}), "table\r\n");
+}
+
+TEST(TableForms, MarkdownTableEscapesEveryCellAndLeavesTitleAndNotesOut) {
+  const Table t{"Title", {"a|b", "c"}, {{"x_y", "<z>"}}, {"note"}};
+  EXPECT_EQ(table_markdown(t), "| a\\|b | c |\n|---|---|\n| x\\_y | &lt;z&gt; |\n");
+}
+
 TEST(TableForms, TableDocumentHasEveryFormIncludingCsv) {
   const Document doc = table_document(sample());
   for (const DocumentFormWord& w : document_forms()) {
