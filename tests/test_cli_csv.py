@@ -88,7 +88,8 @@ def test_whatif_csv_is_its_markdown_table_with_the_figures_worked_by_hand(run_cl
     full_pairs = 512 * 513 // 2 + 2 * (2048 * 2049 // 2)
     window_pairs = 512 * 513 // 2 + 2 * (1024 * 1025 // 2 + (2048 - 1024) * 1024)  # S <= W keeps all
     by_name = {r[1]: r[2:] for r in rows[1:]}
-    assert by_name["attention FLOPs"] == [f"{per_pair * full_pairs:.4g}", f"{per_pair * window_pairs:.4g}",
+    assert per_pair * full_pairs == 2_268_950_691_840 and per_pair * window_pairs == 1_718_658_007_040
+    assert by_name["attention FLOPs"] == ["2.27 TFLOP", "1.72 TFLOP",
                                           f"{100 * (1 - window_pairs / full_pairs):.1f}%"]
     kv_per_token = 32 * 2 * 8 * 128 * 2  # layers * (K and V) * KV heads * head dim * bytes: 128 KiB
     assert kv_per_token * (512 + 2048 + 2048) == 576 * 2**20  # the window keeps min(S, 1024) tokens:

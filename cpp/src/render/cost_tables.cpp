@@ -219,7 +219,7 @@ CostTable whatif_table(const WhatIfSection& w) {
               {"", "full", "window", "saving"},
               {},
               {}};
-  t.rows.push_back({"attention FLOPs", fmt::format("{:.4g}", w.full_flops), fmt::format("{:.4g}", w.window_flops),
+  t.rows.push_back({"attention FLOPs", flop_count_text(w.full_flops), flop_count_text(w.window_flops),
                     percent_text(w.flops_saving)});
   t.rows.push_back({"KV cache (sum)", bytes_text(w.full_kv_bytes), bytes_text(w.window_kv_bytes),
                     percent_text(w.memory_saving)});
