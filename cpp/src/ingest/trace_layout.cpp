@@ -67,7 +67,7 @@ simdjson::error_code events_of(od::document& doc, od::json_type type, od::array&
 Result<std::string> read_trace_text(const std::string& path) {
   ingest::PaddedBuffer buffer;
   if (auto read = ingest::read_whole_file(path, buffer, {}); !read) return read.error();
-  return std::string(buffer.view());
+  return buffer.release();
 }
 
 Result<TraceEventsLayout> scan_trace_layout(std::string_view original, const std::unordered_set<int64_t>& wanted) {
