@@ -146,9 +146,9 @@ int run_analyze(AnalyzeCommandOptions& o) {
   // Every trace is read before anything is written: bad input leaves no output file.
   std::vector<Report> reports;
   std::vector<KeptTrace> traces;  // reports[i]'s, when an output copies the trace
-  const FreeCoresProbe cores;     // for the outputs' threads
-  for (const std::string& path : o.traces)
-    analyze_input(path, options, reports, copies_trace(o.outputs) ? &traces : nullptr);
+  std::vector<KeptTrace>* kept = copies_trace(o.outputs) ? &traces : nullptr;
+  const FreeCoresProbe cores;  // for the outputs' threads
+  for (const std::string& path : o.traces) analyze_input(path, options, reports, kept);
   check_strict(o, reports);
   const std::vector<ReportView> views = views_of(reports);  // once, for every output
   const FormatInput input{reports, views, cores.threads_for(o.threads), traces};

@@ -62,5 +62,9 @@ Result<std::string> read_trace_text(const std::string& path);
 // Where the traceEvents array of `text` lies and where the device events whose correlation id
 // is in `correlations` are. Errors: kMalformedJson, kNotATrace.
 Result<TraceEventsLayout> scan_trace_layout(std::string_view text, const std::unordered_set<int64_t>& correlations);
+// Same, scanning a text of valid UTF-8 where it lies (its string's spare capacity takes
+// simdjson's padding; a text read by load_trace_keeping_text has it), not a copy: the kept
+// trace of a 1 GB run is not held twice. Invalid UTF-8 is repaired on a copy, as above.
+Result<TraceEventsLayout> scan_trace_layout(std::string& text, const std::unordered_set<int64_t>& correlations);
 
 }  // namespace attnprof

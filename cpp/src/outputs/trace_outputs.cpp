@@ -17,9 +17,9 @@ namespace {
 Result<std::string> annotate_file(const std::string& path, const Report& report) {
   auto text = read_trace_text(path);
   if (!text) return text.error();
-  auto annotated = annotate_trace(*text, report);
-  if (!annotated) return make_error(annotated.error().code, path + ": " + annotated.error().message);
-  return annotated;
+  auto layout = scan_trace_layout(*text, kernel_correlations(report));  // in place: no second copy
+  if (!layout) return make_error(layout.error().code, path + ": " + layout.error().message);
+  return render_annotated_trace(*text, *layout, report);
 }
 
 Status write_annotated(std::string_view annotated, const std::string& out_path) {

@@ -121,5 +121,33 @@ TEST_F(TraceCopy, TensorBoardRunFromTheKeptTraceIsTheOneTheFileGives) {
   }
 }
 
+// A kept trace is located where it lies (scan_trace_layout of a std::string), not on a copy: it
+// must find what the copying scan finds, on valid and on invalid UTF-8, and leave the text as it was.
+TEST(TraceLayoutInPlace, FindsWhatTheCopyingScanFindsAndLeavesTheTextAsItWas) {
+  const std::string head = R"({"traceEvents": [{"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":"stream 7",)"
+                           R"("ts":10.5,"dur":1,"args":{"correlation":7}}, {"ph":"X","cat":"kernel","name":"k)";
+  const std::string tail = R"(2","pid":0,"tid":7,"ts":20,"dur":1,"args":{"correlation":9}}], "x": 1})";
+  for (const std::string& middle : {std::string(), std::string("\xff")}) {  // "k2", then "k<invalid byte>2"
+    std::string text = head + middle + tail;
+    const std::string before = text;
+    Result<TraceEventsLayout> copied = scan_trace_layout(std::string_view(text), {7});
+    Result<TraceEventsLayout> in_place = scan_trace_layout(text, {7});
+    ASSERT_TRUE(copied.ok() && in_place.ok());
+    EXPECT_EQ(text, before);
+    for (const TraceEventsLayout* layout : {&*copied, &*in_place}) {
+      EXPECT_EQ(layout->array_begin, text.find('['));
+      EXPECT_EQ(layout->array_end, text.rfind(']') + 1);
+      EXPECT_FALSE(layout->array_empty);
+      ASSERT_EQ(layout->device_events.size(), 1u) << "only the correlation asked for";
+      ASSERT_EQ(layout->device_events.at(7).size(), 1u);
+      const DeviceEventSite& site = layout->device_events.at(7).front();
+      EXPECT_EQ(site.name, "k1");
+      EXPECT_EQ(site.pid, "0");
+      EXPECT_EQ(site.tid, "\"stream 7\"");
+      EXPECT_DOUBLE_EQ(site.ts_us, 10.5);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace attnprof
