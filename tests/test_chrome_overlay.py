@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import threading
 
 from test_dashboard_cdp import CUDNN_TRACE, EAGER_TRACE, cudnn_report, eager_report
 
 from attnprof import _core
+from attnprof.report import analyze_path
 
 OVERLAY_PID = 0x7A770000
 
@@ -72,3 +75,26 @@ def test_overlay_slices_span_every_kernel_of_eager_calls(tmp_path):
     check_slices_cover_exactly_the_calls(report, annotated)
     assert {s["cname"] for s in overlay_slices(annotated)} == {"terrible"}
     assert all(s["args"]["class"] == "eager" for s in overlay_slices(annotated))
+
+
+def test_analyze_writes_the_annotated_trace_and_tensorboard_from_its_one_read(tmp_path):
+    # A named pipe gives its bytes once: a second read of the trace would wait for a writer that
+    # never comes, and the analysis would not finish.
+    text = gzip.decompress(CUDNN_TRACE.read_bytes())
+    fifo = tmp_path / "cudnn.pt.trace.json"
+    os.mkfifo(fifo)
+    threading.Thread(target=lambda: fifo.write_bytes(text), daemon=True).start()
+    result = {}
+    analysis = threading.Thread(daemon=True, target=lambda: result.update(report=analyze_path(
+        fifo, chrome=tmp_path / "a.json", tensorboard=tmp_path / "tb")))
+    analysis.start()
+    analysis.join(timeout=120)
+    assert "report" in result, "the analysis did not finish: it read the trace a second time"
+
+    # The same bytes as the annotated trace of that Report written from a read of the file.
+    copy = tmp_path / "copy.pt.trace.json"
+    copy.write_bytes(text)
+    _core.write_chrome_overlay(result["report"].to_json(), str(copy), str(tmp_path / "b.json"))
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert (tmp_path / "a.json").read_bytes().startswith(text[:text.rindex(b"]")])
+    assert (tmp_path / "tb" / "cudnn.0.pt.trace.json.gz").exists()

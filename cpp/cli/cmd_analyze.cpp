@@ -90,9 +90,20 @@ AnalyzeOptions analyze_options_of(const AnalyzeCommandOptions& o) {
   return options;
 }
 
+// Whether an output asked for copies the trace (the registry's formats that are written only:
+// the annotated trace, TensorBoard): then each trace's text is kept from its one read.
+bool copies_trace(const OutputOptions& outputs) {
+  const auto files = outputs.files();
+  for (const OutputFormat& f : output_formats())
+    if (f.render == nullptr && files.contains(f.name)) return true;
+  return false;
+}
+
 // The Reports of one input: one per profiling stage for a directory, glob or @list of rank
-// traces (cpp/src/pipeline/ranks.cpp, cpp/src/fleet), else the one trace's.
-void analyze_input(const std::string& path, AnalyzeOptions& options, std::vector<Report>& reports) {
+// traces (cpp/src/pipeline/ranks.cpp, cpp/src/fleet), else the one trace's. `kept` (when not
+// null) gets the trace of each Report, as its analysis read it (none for a fleet's Reports).
+void analyze_input(const std::string& path, AnalyzeOptions& options, std::vector<Report>& reports,
+                   std::vector<KeptTrace>* kept) {
   Result<std::optional<std::vector<std::string>>> fleet = fleet_files(path);
   if (!fleet) fail("analyze", fleet.error());
   if (*fleet) {
@@ -100,6 +111,7 @@ void analyze_input(const std::string& path, AnalyzeOptions& options, std::vector
     Result<std::vector<Report>> stages = analyze_files_stages(**fleet, path, options, directory_progress_bar(path));
     if (!stages) fail("analyze", stages.error());
     for (Report& r : *stages) reports.push_back(std::move(r));
+    if (kept) kept->resize(reports.size());
     return;
   }
   if (path.find("://") != std::string::npos)
@@ -109,7 +121,15 @@ void analyze_input(const std::string& path, AnalyzeOptions& options, std::vector
   // Each Trace is freed once analysed, before the next trace is read and the outputs are
   // built: several traces then hold one Trace at a time, and the Report's JSON (1.7 GB at
   // 20 GB) does not come on top of a Trace. With only the rows the analyses read, freeing it
-  // is a few large blocks (docs/performance.md, "Where the memory goes").
+  // is a few large blocks (docs/performance.md, "Where the memory goes"). An output that copies
+  // the trace keeps its text from that one read instead of reading the file again.
+  if (kept) {
+    Result<AnalyzedFile> analyzed = analyze_file_keeping_trace(path, options);
+    if (!analyzed) fail("analyze", analyzed.error());
+    reports.push_back(std::move(analyzed->report));
+    kept->push_back(std::move(analyzed->trace));
+    return;
+  }
   Result<Report> report = analyze_file(path, options);
   if (!report) fail("analyze", report.error());
   reports.push_back(std::move(*report));
@@ -125,11 +145,13 @@ int run_analyze(AnalyzeCommandOptions& o) {
   AnalyzeOptions options = analyze_options_of(o);
   // Every trace is read before anything is written: bad input leaves no output file.
   std::vector<Report> reports;
+  std::vector<KeptTrace> traces;  // reports[i]'s, when an output copies the trace
+  std::vector<KeptTrace>* kept = copies_trace(o.outputs) ? &traces : nullptr;
   const FreeCoresProbe cores;  // for the outputs' threads
-  for (const std::string& path : o.traces) analyze_input(path, options, reports);
+  for (const std::string& path : o.traces) analyze_input(path, options, reports, kept);
   check_strict(o, reports);
   const std::vector<ReportView> views = views_of(reports);  // once, for every output
-  const FormatInput input{reports, views, cores.threads_for(o.threads)};
+  const FormatInput input{reports, views, cores.threads_for(o.threads), traces};
   if (Status s = write_report_outputs(o.outputs, input, o.stdout_format); !s) fail("analyze", s.error());
   return kExitOk;
 }

@@ -65,14 +65,19 @@ def formats() -> list[tuple[str, str]]:
 def analyze_path(trace_path: str | os.PathLike, sidecar: str | os.PathLike | None = None,
                  torch_version: str | None = None, arch: str | None = None,
                  gains: str | os.PathLike | None = None, gpu_spec: str | os.PathLike | None = None,
-                 kernels: str | os.PathLike | None = None) -> AttentionReport:
+                 kernels: str | os.PathLike | None = None, chrome: str | os.PathLike | None = None,
+                 tensorboard: str | os.PathLike | None = None) -> AttentionReport:
     """Trace file (+ capture sidecar beside it, or the one given) -> AttentionReport. ``gains``:
     a file attnprof.verify(gains=...) wrote; the findings' expected gains then prefer it.
     ``gpu_spec``: your measured ceilings (JSON/TOML, docs/cost.md "Bound verdict"); ``kernels``:
-    kernel and op names of your own for the catalog (docs/cost.md "Kernels and ops of your own")."""
+    kernel and op names of your own for the catalog (docs/cost.md "Kernels and ops of your own").
+    ``chrome``: also write the annotated trace there (gzip when it ends in .gz); ``tensorboard``:
+    also append the run to that TensorBoard log dir. Both are written from the one read of the
+    trace, which ``report.save(path, "chrome")`` later would read again."""
     path_or_empty = lambda p: "" if p is None else os.fspath(p)  # noqa: E731
     return AttentionReport(_core.analyze(str(trace_path), path_or_empty(sidecar), torch_version or "", arch or "",
-                                         path_or_empty(gains), path_or_empty(gpu_spec), path_or_empty(kernels)))
+                                         path_or_empty(gains), path_or_empty(gpu_spec), path_or_empty(kernels),
+                                         path_or_empty(chrome), path_or_empty(tensorboard)))
 
 
 def export_once(prof: torch.profiler.profile) -> str:

@@ -17,6 +17,7 @@
 #include "attnprof/report.h"
 #include "attnprof/rules.h"
 #include "attnprof/trace.h"
+#include "attnprof/trace_layout.h"
 
 namespace attnprof {
 
@@ -109,6 +110,19 @@ Report analyze_loaded_trace(const Trace& trace, const AnalyzeOptions& options = 
 
 // Loads and analyses one file (load_trace + analyze_loaded_trace).
 Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& options = {});
+
+// A Report and the trace it came from, kept for the outputs that copy the trace.
+struct AnalyzedFile {
+  Report report;
+  KeptTrace trace;  // trace_layout.h: the text as inflated, and where the Report's kernels lie in it
+};
+
+// analyze_file for a run that writes the annotated trace or a TensorBoard run (--chrome,
+// --tensorboard): the file is read and inflated once (load_trace_keeping_text), the text kept
+// and located (scan_trace_layout for the Report's kernels) after the Trace is freed, so the
+// outputs copy it without opening the file again. Holds the inflated text through the analysis:
+// only for such a run.
+Result<AnalyzedFile> analyze_file_keeping_trace(const std::string& path, const AnalyzeOptions& options = {});
 
 // Loads, analyses and fits a set of traces (the `attnprof scale` pipeline, also used by the
 // Python bindings; fits in cpp/src/analysis). The Report carries source info of the first

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "attnprof/kernel_names.h"  // kernel_function_name: what the catalog matches
 #include "attnprof/report.h"
 #include "attnprof/trace.h"
 #include "attnprof/trace_index.h"
@@ -87,17 +88,11 @@ class ScopedKernelRows {
  private:
   std::span<const KernelPattern> previous_;
 };
-// The part of a kernel name patterns are matched against: no "void ", no parameter list.
-std::string_view kernel_function_name(std::string_view kernel_name);
 // The best catalog entry; an attention-like name (has_attention_vocabulary) that no entry
 // above kFallbackPriority matches gets unrecognised_attention_kernel(). nullptr when neither.
 // `extension`: the user's entries join the contest (CatalogExtension says how they rank).
 const KernelPattern* classify_kernel(std::string_view kernel_name, const CatalogExtension* extension = nullptr);
 
-// The library's own name of a kernel: its function less "void ", parameters and template
-// arguments, a wrapper (cutlass::device_kernel<X>, FA3's arch guards, ck_tile::kentry) named by
-// what it wraps: "flash::FlashAttnFwdSm90", "pytorch_flash::flash_fwd_kernel" (kernel_template.cpp).
-std::string kernel_display_name(std::string_view kernel_name);
 // What the kernel's template arguments or generated name spell (KernelTemplate, report.h):
 // nullopt for names of no family that spells anything (docs/backends.md).
 std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name,
@@ -324,10 +319,6 @@ void detect_tensor_parallel(const Trace& trace, const TraceIndex& index, const s
 
 // One Layer per layer index, in order.
 std::vector<Layer> build_layers(const std::vector<Call>& calls);
-
-// The layer's first call, or nullptr when the layer names no valid call (a Report read back
-// from JSON may be inconsistent).
-const Call* first_call_of(const std::vector<Call>& calls, const Layer& layer);
 
 // Fused shares, attention time and its share of all GPU time.
 Summary summarize_attention(const Trace& trace, const TraceIndex& index, const std::vector<Call>& calls);

@@ -1,10 +1,12 @@
 // How every output and the run comparison name a call's facts: its shape, its explanation, its
-// backend class. One spelling each, in the report stage, so that the renderers, the comparison
-// (compare.h) and the analyses that group calls by shape (scaling) all read the same words.
+// backend class, its window verdicts, its kernels' correlation ids. One spelling each, in the
+// report stage, so that the renderers, the comparison (compare.h) and the analyses that group
+// calls by shape (scaling) or verdict (heads) all read the same words.
 #pragma once
 
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "attnprof/report.h"
@@ -41,5 +43,22 @@ const char* backend_class_of(const Call& call);
 
 // The slower of two backend classes ("" = none yet): eager over fallback over fused.
 std::string worse_backend_class(const std::string& a, const std::string& b);
+
+// The layer's first call, or nullptr when the layer names no valid call (a Report read back
+// from JSON may be inconsistent).
+const Call* first_call_of(const std::vector<Call>& calls, const Layer& layer);
+
+// Sliding-window verdicts with the same text (the same mask on every layer, usually) merged:
+// the first of each in order, with the layers that share it. The outputs list them so, and the
+// heads stage makes one finding per group.
+struct WindowVerdictGroup {
+  const WindowEffectiveness* first;
+  std::vector<int64_t> layers;
+};
+std::vector<WindowVerdictGroup> group_window_verdicts(const std::vector<WindowEffectiveness>& verdicts);
+
+// The correlation ids of the Report's kernels: the device events the annotated trace draws an
+// arrow to (scan_trace_layout, ingest.h).
+std::unordered_set<int64_t> kernel_correlations(const Report& report);
 
 }  // namespace attnprof

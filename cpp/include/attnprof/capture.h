@@ -16,6 +16,7 @@
 
 #include "attnprof/error.h"
 #include "attnprof/report.h"
+#include "attnprof/sidecar_name.h"
 #include "attnprof/trace.h"
 #include "attnprof/trace_index.h"
 
@@ -24,7 +25,6 @@ namespace attnprof {
 inline constexpr int kSidecarFormatVersion = 1;
 inline constexpr std::string_view kCallAnnotationPrefix = "attnprof.call#";
 inline constexpr std::string_view kModuleAnnotationPrefix = "attnprof.module ";
-inline constexpr std::string_view kSidecarSuffix = ".attnprof-capture.json";
 
 struct CapturedTensor {
   std::vector<int64_t> shape;

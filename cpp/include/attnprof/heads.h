@@ -62,14 +62,6 @@ std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& repo
                                                               const Trace* trace,
                                                               int64_t window_hint = 0);
 
-// Verdicts with the same text (the same mask on every layer, usually) merged: the first of
-// each in order, with the layers that share it.
-struct WindowVerdictGroup {
-  const WindowEffectiveness* first;
-  std::vector<int64_t> layers;
-};
-std::vector<WindowVerdictGroup> group_window_verdicts(const std::vector<WindowEffectiveness>& verdicts);
-
 // One finding (rule "heads.sliding_window") per distinct verdict that wastes work: the
 // layers, the wasted share, and the gain if the masked work were skipped, 1 / (1 - wasted)
 // of the QK/AV FLOPs (an upper bound for the call's time). Verdicts without waste give none.

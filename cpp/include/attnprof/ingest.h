@@ -41,12 +41,30 @@ Result<Trace> load_trace(const std::string& path, const IngestOptions& options =
 Result<Trace> parse_trace(std::string_view json_text, const std::string& label,
                           const IngestOptions& options = {});
 
-// The whole file as text (gzip inflated), for outputs that copy the trace (the annotated trace).
-// Errors: kFileNotFound, kEmptyInput, kCorruptGzip.
+// A trace and the text it was parsed from (load_trace_keeping_text).
+struct TraceAndText {
+  Trace trace;
+  std::string text;  // the whole file, inflated
+};
+
+// load_trace for a caller that also copies the trace (the annotated trace): the file is opened
+// and inflated once, into `text`, and the Trace is parsed from that text, so the copy needs no
+// second read. The text is held beside the Trace: only for such a caller. options.progress
+// counts the read as the first half of the file's bytes and the parse as the second. Errors as
+// load_trace.
+Result<TraceAndText> load_trace_keeping_text(const std::string& path, const IngestOptions& options = {});
+
+// The whole file as text (gzip inflated), for outputs that copy the trace of a Report whose
+// analysis kept none (a Report read back from JSON). Errors: kFileNotFound, kEmptyInput,
+// kCorruptGzip.
 Result<std::string> read_trace_text(const std::string& path);
 
 // Where the traceEvents array of `text` lies and where the device events whose correlation id
 // is in `correlations` are. Errors: kMalformedJson, kNotATrace.
 Result<TraceEventsLayout> scan_trace_layout(std::string_view text, const std::unordered_set<int64_t>& correlations);
+// Same, scanning a text of valid UTF-8 where it lies (its string's spare capacity takes
+// simdjson's padding; a text read by load_trace_keeping_text has it), not a copy: the kept
+// trace of a 1 GB run is not held twice. Invalid UTF-8 is repaired on a copy, as above.
+Result<TraceEventsLayout> scan_trace_layout(std::string& text, const std::unordered_set<int64_t>& correlations);
 
 }  // namespace attnprof

@@ -3,6 +3,7 @@
 // copy the trace) and that one line of cpp/src/outputs/format_list.h registers (formats.h).
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "attnprof/error.h"
 #include "attnprof/report.h"
 #include "attnprof/report_view.h"
+#include "attnprof/trace_layout.h"
 
 namespace attnprof {
 
@@ -18,6 +20,10 @@ struct FormatInput {
   const std::vector<Report>& reports;
   const std::vector<ReportView>& views;  // views[i] is the view of reports[i]
   size_t threads = 1;                    // threads a format may write on (the text is the same for any value)
+  // traces[i]: the trace reports[i] came from, as its analysis kept it (analyze_file_keeping_trace),
+  // for the formats that copy the trace; empty, or a trace with no text, where none was kept,
+  // and those formats then read the file the Report names.
+  std::span<const KeptTrace> traces = {};
 };
 
 struct OutputFormat {

@@ -9,6 +9,7 @@
 
 #include "analysis/memory_timeline.h"
 #include "attnprof/attention.h"
+#include "attnprof/call_facts.h"
 #include "attnprof/cost.h"
 #include "attnprof/hw.h"
 #include "attnprof/text_format.h"

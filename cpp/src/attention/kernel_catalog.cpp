@@ -220,23 +220,6 @@ ScopedKernelRows::ScopedKernelRows(std::span<const KernelPattern> extra) : previ
 
 ScopedKernelRows::~ScopedKernelRows() { extra_kernel_rows = previous_; }
 
-std::string_view kernel_function_name(std::string_view name) {
-  // "void " is how CUPTI prints demangled function templates; it carries no meaning.
-  if (name.starts_with("void ")) name.remove_prefix(5);
-  constexpr std::string_view kAnonymous = "(anonymous namespace)";
-  int angle = 0;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    if (c == '<') ++angle;
-    else if (c == '>' && angle > 0) --angle;
-    else if (c == '(' && angle == 0) {
-      if (name.substr(i).starts_with(kAnonymous)) i += kAnonymous.size() - 1;
-      else return name.substr(0, i);
-    }
-  }
-  return name;
-}
-
 namespace {
 
 // Words that mark a name as attention (kernel and op names of the libraries in the catalog

@@ -11,60 +11,18 @@
 #include <vector>
 
 #include "attnprof/attention.h"
+#include "attnprof/kernel_names.h"
 #include "attnprof/vocabulary.h"
 
 namespace attnprof {
 namespace {
 
-// Templates whose meaning is their first type argument: CUTLASS 3's kernel entry
-// (cutlass/device_kernel.h), its 2.x entry points, FA3's arch guards (hopper/utils.h) and
-// CK-tile's kernel entry (ck_tile/host/kernel_launch.hpp: kentry<MaxThreads, MinBlocks, Kernel, ...>).
-constexpr std::string_view kWrappers[] = {"cutlass::device_kernel", "cutlass::Kernel",  "cutlass::Kernel2",
-                                          "flash::enable_sm90_or_later", "flash::enable_sm80_to_sm89",
-                                          "ck_tile::kentry"};
-
-// The top-level template arguments of the first template in `name` ("a<b<c>, d>" -> {"b<c>", "d"}).
-std::vector<std::string_view> template_args(std::string_view name) {
-  std::vector<std::string_view> args;
-  const size_t open = name.find('<');
-  if (open == std::string_view::npos) return args;
-  int depth = 0;
-  size_t start = open + 1;
-  for (size_t i = open; i < name.size(); ++i) {
-    const char c = name[i];
-    if (c == '<') {
-      ++depth;
-    } else if (c == '>') {
-      if (--depth == 0) {
-        args.push_back(name.substr(start, i - start));
-        break;
-      }
-    } else if (c == ',' && depth == 1) {
-      args.push_back(name.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  for (std::string_view& a : args) {
-    while (!a.empty() && a.front() == ' ') a.remove_prefix(1);
-    while (!a.empty() && a.back() == ' ') a.remove_suffix(1);
-  }
-  return args;
-}
-
-// A template argument's integer as a demangler prints it: "128", "128u", "64ul", or an enum
-// value cast to its type, "(flashinfer::MaskMode)1".
-std::optional<int64_t> number(std::string_view text) {
-  if (text.starts_with('(')) text.remove_prefix(std::min(text.size(), text.find(')') + 1));
-  while (!text.empty() && (text.back() == 'u' || text.back() == 'l' || text.back() == 'U' || text.back() == 'L'))
-    text.remove_suffix(1);
-  if (text.empty()) return std::nullopt;
-  int64_t v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
-  return v;
-}
-
-int8_t flag(std::string_view text) { return text == "true" ? 1 : text == "false" ? 0 : -1; }
+using kernel_names::cute_dsl_class;
+using kernel_names::flag;
+using kernel_names::kCuteDslMarker;
+using kernel_names::number;
+using kernel_names::template_args;
+using kernel_names::unwrapped;
 
 // The arguments of the first template named `tmpl` anywhere in `name`.
 std::vector<std::string_view> args_of(std::string_view name, std::string_view tmpl) {
@@ -73,20 +31,6 @@ std::vector<std::string_view> args_of(std::string_view name, std::string_view tm
     if (after < name.size() && name[after] == '<') return template_args(name.substr(at));
   }
   return {};
-}
-
-// The first type argument of a wrapper (not a number, not a bool), else the name itself.
-std::string_view unwrapped(std::string_view function) {
-  for (int guard = 0; guard < 8; ++guard) {
-    const std::string_view head = function.substr(0, function.find('<'));
-    if (std::find(std::begin(kWrappers), std::end(kWrappers), head) == std::end(kWrappers)) return function;
-    const std::vector<std::string_view> args = template_args(function);
-    auto type = std::find_if(args.begin(), args.end(),
-                             [](std::string_view a) { return !a.empty() && !number(a) && flag(a) < 0; });
-    if (type == args.end()) return function;
-    function = *type;
-  }
-  return function;
 }
 
 // The dtype of the first element type the template names (CUTLASS, CUDA, HIP and c10 spellings).
@@ -316,22 +260,6 @@ bool read_flashinfer(std::string_view name, KernelTemplate& t) {
   return true;
 }
 
-// Kernels the CuTe DSL emits (FlashAttention 4, flash_attn/cute/): "kernel_cutlass_kernel_" + the
-// Python module path without dots + the class + "_object_at_" + the argument layouts, e.g.
-// kernel_cutlass_kernel_flash_attncuteflash_fwd_sm100FlashAttentionForwardSm100_object_at__tensor...
-// Newer builds put a readable prefix first (Dao-AILab/flash-attention#2564): flash_fwd_sm100_bf16_
-// head_dim128_tile128x128_threads384_causal_..._kernel_cutlass_kernel_...
-constexpr std::string_view kCuteDslMarker = "kernel_cutlass_kernel_";
-
-std::string_view cute_dsl_class(std::string_view name) {
-  const size_t marker = name.find(kCuteDslMarker);
-  if (marker == std::string_view::npos) return {};
-  const std::string_view rest = name.substr(marker + kCuteDslMarker.size());
-  const size_t end = rest.find("_object_at_");
-  const size_t start = rest.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ");
-  if (end == std::string_view::npos || start >= end) return {};
-  return rest.substr(start, end - start);
-}
 
 // The readable prefix of a CuTe DSL kernel name, '_'-separated.
 std::vector<std::string_view> cute_dsl_labels(std::string_view name) {
@@ -374,12 +302,6 @@ bool read_cute_dsl(std::string_view name, KernelTemplate& t) {
 
 }  // namespace
 
-std::string kernel_display_name(std::string_view kernel_name) {
-  if (const std::string_view cls = cute_dsl_class(kernel_name); !cls.empty()) return std::string(cls);
-  const std::string_view meaningful = unwrapped(kernel_function_name(kernel_name));
-  const std::string_view head = meaningful.substr(0, meaningful.find('<'));
-  return std::string(head.empty() ? kernel_name : head);
-}
 
 std::optional<KernelTemplate> read_kernel_template(std::string_view kernel_name, const CatalogExtension* extension) {
   const std::string_view function = unwrapped(kernel_function_name(kernel_name));

@@ -408,13 +408,6 @@ std::vector<Step> attribute_layers(const Trace& trace, const TraceIndex& index, 
   return steps;
 }
 
-const Call* first_call_of(const std::vector<Call>& calls, const Layer& layer) {
-  if (layer.call_ids.empty()) return nullptr;
-  const int64_t id = layer.call_ids.front();
-  if (id < 0 || static_cast<size_t>(id) >= calls.size()) return nullptr;
-  return &calls[static_cast<size_t>(id)];
-}
-
 // A layer's calls and time per phase, when the run has more than one phase.
 void add_layer_phases(const std::vector<Call>& calls, std::map<int64_t, Layer>& by_index) {
   std::set<std::string> phases;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "attnprof/call_facts.h"
 #include "attnprof/heads.h"
 #include "attnprof/vocabulary.h"
 #include "attnprof/text_format.h"
@@ -263,16 +264,6 @@ std::vector<WindowEffectiveness> sliding_window_effectiveness(const Report& repo
     out.push_back(materialised_verdict(c, ev, std::move(w)));
   }
   return out;
-}
-
-std::vector<WindowVerdictGroup> group_window_verdicts(const std::vector<WindowEffectiveness>& verdicts) {
-  std::vector<WindowVerdictGroup> groups;
-  for (const WindowEffectiveness& w : verdicts) {
-    auto it = std::find_if(groups.begin(), groups.end(), [&](const WindowVerdictGroup& g) { return g.first->verdict == w.verdict; });
-    if (it == groups.end()) it = groups.insert(groups.end(), WindowVerdictGroup{&w, {}});
-    it->layers.push_back(w.layer);
-  }
-  return groups;
 }
 
 std::vector<Finding> sliding_window_findings(const std::vector<WindowEffectiveness>& verdicts) {

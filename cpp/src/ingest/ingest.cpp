@@ -528,6 +528,31 @@ Result<Trace> load_trace(const std::string& path, const IngestOptions& options) 
   return trace;
 }
 
+Result<TraceAndText> load_trace_keeping_text(const std::string& path, const IngestOptions& options) {
+  ingest::PaddedBuffer buffer;
+  size_t file_bytes = 0;
+  std::function<void(size_t, size_t)> read_done;
+  if (options.progress)
+    read_done = [&](size_t consumed, size_t total) {
+      file_bytes = total > 0 ? total : consumed;  // a pipe has no size: what came through it
+      options.progress(file_bytes / 2, file_bytes);
+    };
+  if (auto read = ingest::read_whole_file(path, buffer, read_done); !read) return read.error();
+  TraceAndText out{Trace{}, buffer.release()};
+  IngestOptions parse = options;
+  if (options.progress)
+    parse.progress = [&](size_t done, size_t total) {
+      const double half = static_cast<double>(file_bytes) / 2;
+      const double share = total > 0 ? static_cast<double>(done) / static_cast<double>(total) : 1.0;
+      options.progress(static_cast<size_t>(half + half * share), file_bytes);
+    };
+  Result<Trace> trace = parse_trace(out.text, path, parse);
+  return_freed_pages();
+  if (!trace) return trace.error();
+  out.trace = std::move(*trace);
+  return out;
+}
+
 Result<Trace> parse_trace(std::string_view json_text, const std::string& label, const IngestOptions& options) {
   return ingest_with_line_cuts(label, options, true, [&] { return Result<std::unique_ptr<ingest::ByteSource>>(ingest::memory_source(json_text, label)); });
 }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "attnprof/error.h"
 
@@ -22,6 +23,8 @@ class PaddedBuffer {
   void assign(std::string_view text);
   void append(const char* p, size_t n);
   void clear() { bytes_.clear(); }
+  // The bytes as a string (its capacity keeps the padding), leaving this buffer empty: no copy.
+  std::string release() { return std::move(bytes_); }
   void reserve(size_t n);  // n bytes of content (padding is added)
 
  private:

@@ -67,14 +67,13 @@ simdjson::error_code events_of(od::document& doc, od::json_type type, od::array&
 Result<std::string> read_trace_text(const std::string& path) {
   ingest::PaddedBuffer buffer;
   if (auto read = ingest::read_whole_file(path, buffer, {}); !read) return read.error();
-  return std::string(buffer.view());
+  return buffer.release();
 }
 
-Result<TraceEventsLayout> scan_trace_layout(std::string_view original, const std::unordered_set<int64_t>& wanted) {
-  // simdjson refuses invalid UTF-8; repair a copy in place (same length, same offsets).
-  simdjson::padded_string text(original.data(), original.size());
-  ingest::replace_invalid_utf8(text.data(), text.size());
+namespace {
 
+// The layout of `text` (valid UTF-8, padded for simdjson); offsets are from text.data().
+Result<TraceEventsLayout> layout_of(simdjson::padded_string_view text, const std::unordered_set<int64_t>& wanted) {
   od::parser parser;
   od::document doc;
   if (parser.iterate(text).get(doc))
@@ -109,6 +108,23 @@ Result<TraceEventsLayout> scan_trace_layout(std::string_view original, const std
     index_event(event, wanted, layout);
   }
   return layout;
+}
+
+}  // namespace
+
+Result<TraceEventsLayout> scan_trace_layout(std::string_view original, const std::unordered_set<int64_t>& wanted) {
+  // simdjson refuses invalid UTF-8; repair a copy in place (same length, same offsets).
+  simdjson::padded_string text(original.data(), original.size());
+  ingest::replace_invalid_utf8(text.data(), text.size());
+  return layout_of(text, wanted);
+}
+
+Result<TraceEventsLayout> scan_trace_layout(std::string& text, const std::unordered_set<int64_t>& wanted) {
+  if (!simdjson::validate_utf8(text.data(), text.size())) return scan_trace_layout(std::string_view(text), wanted);
+  // simdjson reads up to SIMDJSON_PADDING bytes past the end (their values do not matter): the
+  // string's spare capacity holds them, so the text is scanned where it lies.
+  if (text.capacity() < text.size() + simdjson::SIMDJSON_PADDING) text.reserve(text.size() + simdjson::SIMDJSON_PADDING);
+  return layout_of(simdjson::padded_string_view(text.data(), text.size(), text.capacity()), wanted);
 }
 
 }  // namespace attnprof

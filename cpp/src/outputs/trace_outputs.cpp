@@ -1,10 +1,10 @@
-// Outputs that copy the original trace (trace_outputs.h): read here, located by ingest,
-// formatted by the renderers.
+// Outputs that copy the original trace (trace_outputs.h): from the trace the analysis kept, or
+// read here and located by ingest; formatted by the renderers.
 #include "attnprof/trace_outputs.h"
 
 #include <filesystem>
-#include <unordered_set>
 
+#include "attnprof/call_facts.h"
 #include "attnprof/ingest.h"
 #include "attnprof/io.h"
 #include "attnprof/output_format.h"
@@ -13,21 +13,20 @@
 namespace attnprof {
 namespace {
 
-std::unordered_set<int64_t> kernel_correlations(const Report& report) {
-  std::unordered_set<int64_t> wanted;
-  for (const Call& c : report.calls)
-    for (const KernelRef& k : c.kernels)
-      if (k.correlation >= 0) wanted.insert(k.correlation);
-  return wanted;
-}
-
 // The annotated text of the trace file at `path`; errors name the file.
 Result<std::string> annotate_file(const std::string& path, const Report& report) {
   auto text = read_trace_text(path);
   if (!text) return text.error();
-  auto annotated = annotate_trace(*text, report);
-  if (!annotated) return make_error(annotated.error().code, path + ": " + annotated.error().message);
-  return annotated;
+  auto layout = scan_trace_layout(*text, kernel_correlations(report));  // in place: no second copy
+  if (!layout) return make_error(layout.error().code, path + ": " + layout.error().message);
+  return render_annotated_trace(*text, *layout, report);
+}
+
+Status write_annotated(std::string_view annotated, const std::string& out_path) {
+  if (!std::string_view(out_path).ends_with(".gz")) return write_file_atomic(out_path, annotated);
+  auto compressed = gzip_compress(annotated);
+  if (!compressed) return compressed.error();
+  return write_file_atomic(out_path, *compressed);
 }
 
 }  // namespace
@@ -38,6 +37,10 @@ Result<std::string> annotate_trace(std::string_view original, const Report& repo
   return render_annotated_trace(original, *layout, report);
 }
 
+Status write_chrome_overlay(const Report& report, const KeptTrace& trace, const std::string& out_path) {
+  return write_annotated(render_annotated_trace(trace.text, trace.layout, report), out_path);
+}
+
 Status write_chrome_overlay(const Report& report, const std::string& trace_path, const std::string& out_path) {
   std::string path = trace_path;
   if (path.empty() && !report.source.files.empty()) path = report.source.files.front();
@@ -45,10 +48,14 @@ Status write_chrome_overlay(const Report& report, const std::string& trace_path,
     return make_error(ErrorCode::kInvalidArgument, "--chrome needs the original trace, and the report names none");
   auto annotated = annotate_file(path, report);
   if (!annotated) return annotated.error();
-  if (!std::string_view(out_path).ends_with(".gz")) return write_file_atomic(out_path, *annotated);
-  auto compressed = gzip_compress(*annotated);
-  if (!compressed) return compressed.error();
-  return write_file_atomic(out_path, *compressed);
+  return write_annotated(*annotated, out_path);
+}
+
+Result<int64_t> write_tensorboard(const Report& report, const KeptTrace& trace, const std::string& dir,
+                                  const TensorBoardOptions& options) {
+  TensorBoardOptions named = options;
+  if (named.trace_path.empty()) named.trace_path = trace.path;
+  return write_tensorboard_events(report, dir, named, render_annotated_trace(trace.text, trace.layout, report));
 }
 
 Result<int64_t> write_tensorboard(const Report& report, const std::string& dir, const TensorBoardOptions& options) {
@@ -68,9 +75,15 @@ Result<int64_t> write_tensorboard(const Report& report, const std::string& dir, 
 
 namespace {
 
+// The trace reports[i]'s analysis kept, nullptr when it kept none.
+const KeptTrace* kept_trace(const FormatInput& in, size_t i) {
+  return i < in.traces.size() && !in.traces[i].text.empty() ? &in.traces[i] : nullptr;
+}
+
 Status write_chrome(const FormatInput& in, const std::string& path) {
   if (in.reports.size() != 1)
     return make_error(ErrorCode::kInvalidArgument, "--chrome annotates one trace; give one trace file");
+  if (const KeptTrace* kept = kept_trace(in, 0)) return write_chrome_overlay(in.reports.front(), *kept, path);
   return write_chrome_overlay(in.reports.front(), "", path);
 }
 
@@ -79,7 +92,9 @@ Status write_tensorboard_runs(const FormatInput& in, const std::string& dir) {
   for (size_t i = 0; i < in.reports.size(); ++i) {
     TensorBoardOptions tb;
     tb.markdown = render_markdown(in.views[i]);
-    if (auto step = write_tensorboard(in.reports[i], dir, tb); !step) return step.error();
+    const KeptTrace* kept = kept_trace(in, i);
+    auto step = kept ? write_tensorboard(in.reports[i], *kept, dir, tb) : write_tensorboard(in.reports[i], dir, tb);
+    if (!step) return step.error();
   }
   return Ok{};
 }

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "attnprof/attention.h"
+#include "attnprof/call_facts.h"
 #include "attnprof/capture.h"
 #include "attnprof/heads.h"
 #include "attnprof/cost.h"
@@ -270,13 +271,18 @@ Report analyze_loaded_trace(const Trace& trace, const AnalyzeOptions& options) {
   return analyze_trace(trace, options, provenance_of(trace, options));
 }
 
-Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& options) {
+namespace {
+
+// analyze_file's steps around `load` (the ingest): git runs beside it; the Trace is freed on
+// return, before the caller's next step.
+template <typename Load>
+Result<Report> analyze_ingested(const std::string& path, const AnalyzeOptions& options, Load load) {
   const FreeCoresProbe cores;
   // git runs beside the trace while ingest parses it: its thread waits on git's process, it
   // takes no core from the parse. The one-core pass (--threads 1) runs it after, in turn.
   const auto policy = options.ingest_threads == 1 ? std::launch::deferred : std::launch::async;
   std::future<std::optional<CodeInfo>> code = std::async(policy, code_info_beside, path);
-  Result<Trace> trace = load_trace(path, ingest_options_of(options));
+  Result<Trace> trace = load();
   if (!trace) return trace.error();
   AnalyzeOptions tail = options;
   tail.tail_threads = cores.threads_for(options.ingest_threads);
@@ -285,6 +291,27 @@ Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& optio
   // frames kept for them are freed before the index and the analyses, where the peak is.
   if (!provenance.code) std::vector<SourceFrame>().swap(trace->source_frames);
   return analyze_trace(*trace, tail, provenance);
+}
+
+}  // namespace
+
+Result<Report> analyze_file(const std::string& path, const AnalyzeOptions& options) {
+  return analyze_ingested(path, options, [&] { return load_trace(path, ingest_options_of(options)); });
+}
+
+Result<AnalyzedFile> analyze_file_keeping_trace(const std::string& path, const AnalyzeOptions& options) {
+  KeptTrace kept{path, {}, {}};
+  Result<Report> report = analyze_ingested(path, options, [&]() -> Result<Trace> {
+    Result<TraceAndText> loaded = load_trace_keeping_text(path, ingest_options_of(options));
+    if (!loaded) return loaded.error();
+    kept.text = std::move(loaded->text);
+    return std::move(loaded->trace);
+  });
+  if (!report) return report.error();
+  Result<TraceEventsLayout> layout = scan_trace_layout(kept.text, kernel_correlations(*report));
+  if (!layout) return make_error(layout.error().code, path + ": " + layout.error().message);
+  kept.layout = std::move(*layout);
+  return AnalyzedFile{std::move(*report), std::move(kept)};
 }
 
 }  // namespace attnprof

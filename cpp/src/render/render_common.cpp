@@ -5,11 +5,11 @@
 #include <map>
 #include <vector>
 
-#include "attnprof/attention.h"
-#include "attnprof/capture.h"
-#include "attnprof/heads.h"
+#include "attnprof/call_facts.h"
+#include "attnprof/kernel_names.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/render.h"
+#include "attnprof/sidecar_name.h"
 #include "attnprof/text_format.h"
 
 namespace attnprof {

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <tuple>
 
-#include "attnprof/attention.h"
 #include "attnprof/call_facts.h"
 #include "attnprof/peak_memory.h"
 #include "attnprof/render.h"

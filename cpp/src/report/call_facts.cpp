@@ -105,4 +105,29 @@ std::string worse_backend_class(const std::string& a, const std::string& b) {
   return class_rank(b) > class_rank(a) ? b : a;
 }
 
+const Call* first_call_of(const std::vector<Call>& calls, const Layer& layer) {
+  if (layer.call_ids.empty()) return nullptr;
+  const int64_t id = layer.call_ids.front();
+  if (id < 0 || static_cast<size_t>(id) >= calls.size()) return nullptr;
+  return &calls[static_cast<size_t>(id)];
+}
+
+std::vector<WindowVerdictGroup> group_window_verdicts(const std::vector<WindowEffectiveness>& verdicts) {
+  std::vector<WindowVerdictGroup> groups;
+  for (const WindowEffectiveness& w : verdicts) {
+    auto it = std::find_if(groups.begin(), groups.end(), [&](const WindowVerdictGroup& g) { return g.first->verdict == w.verdict; });
+    if (it == groups.end()) it = groups.insert(groups.end(), WindowVerdictGroup{&w, {}});
+    it->layers.push_back(w.layer);
+  }
+  return groups;
+}
+
+std::unordered_set<int64_t> kernel_correlations(const Report& report) {
+  std::unordered_set<int64_t> wanted;
+  for (const Call& c : report.calls)
+    for (const KernelRef& k : c.kernels)
+      if (k.correlation >= 0) wanted.insert(k.correlation);
+  return wanted;
+}
+
 }  // namespace attnprof
