@@ -63,7 +63,7 @@ int run_heads(const HeadsCliOptions& o) {
   const ReportView view = make_report_view(report);  // once, for every output
   const Document doc = report_document(report, [&view] { return render_text(view); },
                                        [&view] { return render_markdown(view); },
-                                       {.labels = {}, .sections = {"heads"}, .diff_json = ""});
+                                       {.labels = {}, .sections = {"heads"}});
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("heads", s.error());
   return kExitOk;
 }

@@ -77,7 +77,7 @@ int run_predict(const PredictCliOptions& o) {
   const Document doc = report_document(
       report, [&] { return model_line + "\n" + render_cost_text(report); },
       [&] { return markdown_escape(model_line) + "\n\n" + render_cost_markdown(report); },
-      {.labels = {}, .sections = {"scaling"}, .diff_json = ""});
+      {.labels = {}, .sections = {"scaling"}});
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("predict", s.error());
   return kExitOk;
 }

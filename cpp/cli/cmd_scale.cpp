@@ -31,7 +31,7 @@ int run_scale(const ScaleOptions& o) {
   if (!report) fail("scale", report.error());
   const Report& r = *report;
   const Document doc = report_document(r, [&r] { return render_cost_text(r); }, [&r] { return render_cost_markdown(r); },
-                                       {.labels = {}, .sections = {"scaling", "advice"}, .diff_json = ""});
+                                       {.labels = {}, .sections = {"scaling", "advice"}});
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("scale", s.error());
   return kExitOk;
 }

@@ -50,7 +50,7 @@ int run_whatif(const WhatIfOptions& o) {
   report.whatif = what_if(model, *bins, o.window, o.global_tokens, o.dtype);
   const Document doc = report_document(report, [&report] { return render_cost_text(report); },
                                        [&report] { return render_cost_markdown(report); },
-                                       {.labels = {}, .sections = {"whatif"}, .diff_json = ""});
+                                       {.labels = {}, .sections = {"whatif"}});
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("whatif", s.error());
   return kExitOk;
 }
