@@ -35,8 +35,8 @@ DiffVerdict compare_runs(std::span<const Report> baseline, std::span<const Repor
 
 // Several runs shown together (analyze of several traces, a dashboard of several Reports):
 // each run after the first gets a diff section holding its comparison with the first
-// (compare_runs, default thresholds, the runs' first files as labels). The first run keeps its
-// own section, if any.
+// (compare_runs, default thresholds, the runs' first files as labels, named "against the first
+// run"). The first run keeps its own section, if any.
 void compare_with_first(std::vector<Report>& runs);
 
 // The exact noise rule, as printed in the JSON verdict and docs/diff.md.

@@ -547,6 +547,7 @@ void compare_with_first(std::vector<Report>& runs) {
     DiffSection section;
     section.noise_rule = kNoiseRule;
     DiffVerdict v = compare_runs({&runs[0], 1}, {&runs[i], 1}, section.thresholds);
+    v.name = "against the first run";  // the verdict's heading, under the run's own report
     v.baseline = label_of(runs[0]);
     v.candidate = label_of(runs[i]);
     section.pairs.push_back(std::move(v));

@@ -8,6 +8,7 @@
 #include "attnprof/dashboard.h"
 #include "attnprof/output_format.h"
 #include "attnprof/text_format.h"
+#include "render/diff_render.h"
 #include "render/html_assets.h"
 #include "render/html_sections.h"
 #include "attnprof/report_view.h"
@@ -51,7 +52,7 @@ std::string default_label(const Report& r, size_t index) {
     const size_t slash = f.find_last_of('/');
     return slash == std::string::npos ? f : f.substr(slash + 1);
   }
-  if (r.diff && r.calls.empty()) return "diff";  // attnprof diff's Report: a verdict, no run of its own
+  if (diff_only(r)) return "diff";  // attnprof diff's Report: a verdict, no run of its own
   return fmt::format("run {}", index + 1);
 }
 

@@ -116,6 +116,7 @@ TEST(DiffSectionRender, ALaterRunShowsItsSectionsThenItsComparisonWithTheFirst) 
   ASSERT_NE(own, std::string::npos) << text;
   ASSERT_NE(diff, std::string::npos) << text;
   EXPECT_LT(own, diff);
+  EXPECT_NE(text.find("against the first run: REGRESSION\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  baseline  " + p.base.source.files.front()), std::string::npos) << text;
   const std::string md = render_markdown(runs[1]);
   EXPECT_LT(md.find("# attnprof report"), md.find("## attnprof diff: REGRESSION"));
