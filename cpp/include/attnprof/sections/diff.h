@@ -49,7 +49,7 @@ struct LayerDelta {
   std::string backend_after;
   std::string class_before;            // slowest backend class of those calls (backend_class_of), "" when absent
   std::string class_after;
-  MetricDelta time_us;                 // attention device time of the layer per step
+  MetricDelta time_us;                 // attention device time of the layer per step (JSON: device_time_us)
   MetricDelta fused_time_pct;          // 0..100
   MetricDelta fused_calls_pct;         // 0..100
   MetricDelta tflops;                  // sum(flops) / sum(device time)
@@ -108,7 +108,7 @@ struct RankLayerDelta {
 struct RankDelta {
   int64_t rank = 0;
   std::string file_before, file_after;
-  MetricDelta time_us;        // gated: time_increase over the baseline rank's time
+  MetricDelta time_us;        // gated: time_increase over the baseline rank's time (JSON: device_time_us)
   int64_t worst_layer = -1;   // the layer whose time grew most, -1 when none grew
   std::vector<RankLayerDelta> layers;  // every layer either side ran, by index
 };
@@ -133,12 +133,14 @@ struct RanksDelta {
 };
 
 struct DiffVerdict {
-  std::string name;                      // pair name (file stem) in directory mode
+  std::string name;                      // pair name (file stem) in directory mode, "against the first run"
+                                         // for compare_with_first
   std::string baseline, candidate;       // labels (paths) of the two sides
   int64_t baseline_runs = 0, candidate_runs = 0;
   bool regression = false;
   std::vector<std::string> reasons;      // one line per gated metric that regressed
   int64_t calls_before = 0, calls_after = 0;
+  // attention_time_us is written as attention_device_time_us in the JSON.
   MetricDelta attention_time_us, fused_time_pct, fused_calls_pct, tflops, peak_bytes;
   std::vector<LayerDelta> layers;
   std::vector<BackendChange> backend_changes;
