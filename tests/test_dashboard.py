@@ -72,6 +72,21 @@ def test_dashboard_has_one_coloured_cell_per_layer_and_component(browser, tmp_pa
     assert browser.errors() == []
 
 
+def test_a_later_run_draws_its_comparison_with_the_first_as_its_diff_section(browser, tmp_path):
+    before, after = eager_report(), cudnn_report()
+    facts = open_page(browser, render(tmp_path, [before, after], ["eager", "sdpa"]))
+    assert facts["why"]["diff"], "the first run is the baseline: its diff section says how to get one"
+    browser.evaluate("document.querySelector('button.tab[data-run=\"1\"]').click()")
+    facts = json.loads(browser.evaluate(DOM_FACTS))
+    assert facts["why"]["diff"] is None
+    diff = browser.evaluate("document.getElementById('diff').textContent")
+    assert "layers 0-3: eager \u2192 cudnn" in diff  # every layer of the eager run ran cuDNN in the second
+    bars = json.loads(browser.evaluate("JSON.stringify([...document.querySelectorAll('rect.diff-bar')]"
+                                       ".map(r => [r.dataset.side, r.dataset.backend]))"))
+    assert sorted(bars) == sorted([["before", "eager"], ["after", "cudnn"]] * 4)
+    assert browser.errors() == []
+
+
 def full_report() -> dict:
     """The cuDNN report with every optional section filled (values are display data)."""
     r = cudnn_report()

@@ -241,9 +241,9 @@ def test_whatif_page_draws_the_length_distribution_against_the_window(browser, t
 def test_diff_page_shows_each_layers_backend_and_time_change_and_the_cause(browser, tmp_path, run_cli):
     base, cand = H200 / "llama7b4l_sdpa_bf16_b4_s2048.pt.trace.json.gz", \
         H200 / "llama7b4l_sdpa_bf16_b4_s2048_force_math.pt.trace.json.gz"
-    page, verdict = command_outputs(run_cli, tmp_path, "diff", "diff", base, cand, code=1)
+    page, report = command_outputs(run_cli, tmp_path, "diff", "diff", base, cand, code=1)
     facts, charts = draw(browser, page, "dashboard_diff.png")
-    pair = verdict["pairs"][0]
+    pair = report["diff"]["pairs"][0]  # the Report's diff section, which the page draws
     assert charts["verdict"] == "true" and pair["regression"] is True
     assert len(charts["diffBars"]) == 2 * len(pair["layers"]) == 8
     for layer in pair["layers"]:

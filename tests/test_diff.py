@@ -113,7 +113,7 @@ def test_two_cpu_runs_of_the_same_model_do_not_trip_the_gate(project, run_cli, t
         record(project, candidate)
         proc = run_cli("diff", project / "traces" / "run1.json", candidate, "--json", out)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    pair = json.loads(out.read_text())["pairs"][0]
+    pair = json.loads(out.read_text())["diff"]["pairs"][0]  # --json writes a Report; the verdict is its diff
     assert pair["regression"] is False
     assert pair["calls_before"] == pair["calls_after"] == 2 * 5  # 2 layers x 5 steps
     time = pair["attention_device_time_us"]
@@ -159,7 +159,7 @@ def test_compare_returns_the_cli_verdict_and_the_pytest_helper_raises_with_markd
     assert verdict.regression and verdict.exit_code == 1
     cli = run_cli("diff", LLAMA, LLAMA_MATH, "--json", tmp_path / "v.json")
     assert cli.returncode == 1
-    assert verdict.data == json.loads((tmp_path / "v.json").read_text())
+    assert verdict.data == json.loads((tmp_path / "v.json").read_text())["diff"]
     assert "| 0 |  | cudnn -> math |" in verdict.markdown
 
     assert attnprof.compare(LLAMA, LLAMA_MATH, max_fused_drop=100, max_time_increase="5000%",

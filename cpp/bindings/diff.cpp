@@ -1,5 +1,5 @@
-// attnprof._core.diff: the same comparison as `attnprof diff` (diff_paths), returning the JSON
-// verdict and its Markdown/text renderings; attnprof._core.code_info: git provenance of a
+// attnprof._core.diff: the same comparison as `attnprof diff` (diff_paths), returning the
+// Report's diff section as JSON and the Report's Markdown/text renderings; attnprof._core.code_info: git provenance of a
 // directory, for the live capture. No logic here beyond argument conversion.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnprof/diff.h"
+#include "attnprof/render.h"
 #include "attnprof/report_json.h"
 #include "binding.h"
 
@@ -48,12 +49,12 @@ std::tuple<std::string, std::string, std::string> diff_to_strings(
   options.extra_baseline = extra_baseline;
   options.extra_candidate = extra_candidate;
   options.repo_dir = repo;
-  Result<DiffResult> result = [&] {
+  Result<DiffSection> result = [&] {
     nb::gil_scoped_release release;  // analysis and git never touch Python objects
     return diff_paths(baseline, candidate, options);
   }();
-  const DiffResult r = value_or_raise(std::move(result));
-  return {diff_to_json(r, /*pretty=*/false), diff_to_markdown(r), diff_to_text(r)};
+  const Report report = diff_report(value_or_raise(std::move(result)));
+  return {diff_section_to_json(*report.diff), render_markdown(report), render_text(report)};
 }
 
 std::optional<std::string> code_info_json(const std::string& dir) {

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 
+#include "attnprof/compare.h"
 #include "attnprof/fleet.h"
 #include "attnprof/formats.h"
 #include "attnprof/ranks.h"
@@ -100,6 +101,7 @@ std::string write_reports(const std::vector<std::string>& report_jsons, const st
     if (!r) raise(r.error());
     reports.push_back(std::move(*r));
   }
+  compare_with_first(reports);  // as `attnprof analyze` does with several Reports
   const std::vector<ReportView> views = views_of(reports);
   const FormatInput input{reports, views};
   for (const OutputFormat& format : output_formats()) {

@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "attnprof/compare.h"
 #include "attnprof/dashboard.h"
 #include "attnprof/overlay.h"
 #include "attnprof/report_json.h"
@@ -27,6 +28,7 @@ void bind_render(nb::module_& m) {
       [](const std::vector<std::string>& reports_json, const std::vector<std::string>& labels) {
         std::vector<Report> reports;
         for (const std::string& text : reports_json) reports.push_back(parse_report(text));
+        compare_with_first(reports);  // the multi-run view: each later run against the first
         return render_html(reports, labels);
       },
       nb::arg("reports_json"), nb::arg("labels") = std::vector<std::string>{},

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "attnprof/analyze.h"
+#include "attnprof/compare.h"
 #include "attnprof/ingest.h"
 #include "attnprof/ranks.h"
 #include "attnprof/formats.h"
@@ -150,6 +151,7 @@ int run_analyze(AnalyzeCommandOptions& o) {
   const FreeCoresProbe cores;  // for the outputs' threads
   for (const std::string& path : o.traces) analyze_input(path, options, reports, kept);
   check_strict(o, reports);
+  compare_with_first(reports);  // several runs: each later one carries its comparison with the first
   const std::vector<ReportView> views = views_of(reports);  // once, for every output
   const FormatInput input{reports, views, cores.threads_for(o.threads), traces};
   if (Status s = write_report_outputs(o.outputs, input, o.stdout_format); !s) fail("analyze", s.error());

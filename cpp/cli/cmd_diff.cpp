@@ -3,9 +3,10 @@
 #include <cstdio>
 #include <memory>
 
-#include "attnprof/dashboard.h"
 #include "attnprof/diff.h"
+#include "attnprof/document.h"
 #include "attnprof/io.h"
+#include "attnprof/render.h"
 #include "command.h"
 #include "flags.h"
 #include "outputs.h"
@@ -64,20 +65,15 @@ int run_diff(const DiffCommandOptions& o) {
   options.analyze.progress = progress_bar("reading");
 
   // Everything is read and compared before any file is written.
-  Result<DiffResult> result = diff_paths(o.baseline, o.candidate, options);
-  if (!result) fail("diff", result.error());
-  const DiffResult& r = *result;
-  Document doc;
+  Result<DiffSection> diff = diff_paths(o.baseline, o.candidate, options);
+  if (!diff) fail("diff", diff.error());
+  const Report report = diff_report(std::move(*diff));
+  Document doc = report_document(
+      report, [&report] { return render_text(report); }, [&report] { return render_markdown(report); },
+      {.labels = {}, .sections = {"diff"}});
   doc.title = "attnprof diff";
-  doc.text = [&r] { return diff_to_text(r); };
-  doc.json = [&r] { return diff_to_json(r); };
-  doc.markdown = [&r] { return diff_to_markdown(r); };
-  doc.html = [&r] {
-    const DashboardOptions view{.labels = {}, .sections = {"diff"}, .diff_json = diff_to_json(r, false)};
-    return render_html(std::vector<Report>{}, view);
-  };
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("diff", s.error());
-  return r.regression() ? kExitRegression : kExitOk;
+  return report.diff->regression() ? kExitRegression : kExitOk;
 }
 
 void setup_diff(CLI::App& app) {

@@ -62,7 +62,7 @@ int run_heads(const HeadsCliOptions& o) {
   const Report report = is_safetensors(o.path) ? heads_report_from_tensors(o) : heads_report_from_trace(o);
   const ReportView view = make_report_view(report);  // once, for every output
   Document doc = report_document(report, [&view] { return render_text(view); }, [&view] { return render_markdown(view); },
-                                 {.labels = {}, .sections = {"heads"}, .diff_json = ""});
+                                 {.labels = {}, .sections = {"heads"}});
   doc.csv = [&view] { return table_csv(view.heads); };  // a trace has no per-head statistics: the header alone
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("heads", s.error());
   return kExitOk;

@@ -73,7 +73,7 @@ int run_predict(const PredictCliOptions& o) {
   const std::string model_line =
       fmt::format("{}: {} parameters, weights {}", model->name, parameter_count(*model),
                   bytes_text(static_cast<double>(prediction->rows.empty() ? 0 : prediction->rows[0].weights_bytes)));
-  const Document doc = cost_document(report, model_line, {.labels = {}, .sections = {"scaling"}, .diff_json = ""});
+  const Document doc = cost_document(report, model_line, {.labels = {}, .sections = {"scaling"}});
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("predict", s.error());
   return kExitOk;
 }

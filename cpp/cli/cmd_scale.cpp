@@ -28,7 +28,7 @@ struct ScaleOptions {
 int run_scale(const ScaleOptions& o) {
   Result<Report> report = scale_traces(o.traces, o.memory_cap, o.gpu, o.alloc_conf);
   if (!report) fail("scale", report.error());
-  const Document doc = cost_document(*report, "", {.labels = {}, .sections = {"scaling", "advice"}, .diff_json = ""});
+  const Document doc = cost_document(*report, "", {.labels = {}, .sections = {"scaling", "advice"}});
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("scale", s.error());
   return kExitOk;
 }

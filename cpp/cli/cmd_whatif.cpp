@@ -47,7 +47,7 @@ int run_whatif(const WhatIfOptions& o) {
   report.tool_version = ATTNPROF_VERSION;
   report.source.files.push_back(o.lengths_path);
   report.whatif = what_if(model, *bins, o.window, o.global_tokens, o.dtype);
-  const Document doc = cost_document(report, "", {.labels = {}, .sections = {"whatif"}, .diff_json = ""});
+  const Document doc = cost_document(report, "", {.labels = {}, .sections = {"whatif"}});
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("whatif", s.error());
   return kExitOk;
 }

@@ -58,14 +58,15 @@ inline std::string sidecar_input(std::string_view bytes) {
 inline std::string report_input(std::string_view bytes) {
   auto runs = reports_from_text(kLabel, std::string(bytes));
   if (!runs) return runs.error().message;
-  DiffResult result;
+  DiffSection diff;
   const DiffSide all{kLabel, *runs};
-  result.pairs.push_back(compare_reports(all, all, result.thresholds));
+  diff.pairs.push_back(compare_reports(all, all, diff.thresholds));
   const DiffSide first{kLabel, {runs->front()}}, last{kLabel, {runs->back()}};
-  result.pairs.push_back(compare_reports(first, last, result.thresholds));
-  (void)diff_to_text(result);
-  (void)diff_to_markdown(result);
-  (void)diff_to_json(result);
+  diff.pairs.push_back(compare_reports(first, last, diff.thresholds));
+  const Report verdict = diff_report(std::move(diff));
+  (void)render_text(verdict);
+  (void)render_markdown(verdict);
+  (void)report_from_json(report_to_json(verdict));
   for (const Report& r : *runs) {
     (void)render_text(r);
     (void)render_markdown(r);

@@ -19,8 +19,9 @@ Run = Union[str, os.PathLike, Any]  # a path (trace, Report JSON, directory) or 
 
 
 class DiffVerdict:
-    """The verdict of one comparison (schema: docs/diff.md). ``data`` is the JSON verdict as a
-    dict; ``markdown`` is the pull-request summary, ``text`` the terminal one."""
+    """The verdict of one comparison (schema: docs/diff.md). ``data`` is the verdict as a dict:
+    the diff section of the Report ``attnprof diff --json`` writes; ``markdown`` is the
+    pull-request summary, ``text`` the terminal one."""
 
     def __init__(self, verdict_json: str, markdown: str, text: str) -> None:
         self._json = verdict_json

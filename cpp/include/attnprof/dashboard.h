@@ -36,7 +36,6 @@ std::span<const char* const> dashboard_sections();
 struct DashboardOptions {
   std::vector<std::string> labels;    // run names (default: each Report's first source file)
   std::vector<std::string> sections;  // ids from dashboard_sections(); empty = all of them
-  std::string diff_json;              // `attnprof diff`'s verdict (diff_to_json, docs/diff.md), "" = none
 };
 std::string render_html(const std::vector<Report>& reports, const DashboardOptions& options);
 std::string render_html(const std::vector<ReportView>& views, const DashboardOptions& options);

@@ -1,7 +1,9 @@
-// Regression detection: two runs (Reports, or traces analysed on the fly) -> a verdict on
-// what got worse in attention, and why. The comparison itself (compare_reports, compare.h) is
-// a pure function of two Reports; git history and file loading are the separate steps here so
-// each can be tested on its own. How every number and the noise rule are computed: docs/diff.md.
+// Regression detection: two runs (Reports, or traces analysed on the fly) -> a Report whose diff
+// section holds the verdict on what got worse in attention, and why; the renderers of every
+// Report format it (text, Markdown, JSON, the dashboard). The comparison itself
+// (compare_reports, compare.h) is a pure function of two Reports; git history and file loading
+// are the separate steps here so each can be tested on its own. How every number and the
+// noise rule are computed: docs/diff.md.
 #pragma once
 
 #include <string>
@@ -21,13 +23,6 @@ Result<double> parse_percent(std::string_view text);
 // Reads thresholds from a JSON file, e.g. {"max_fused_drop": 5, "max_time_increase": "10%",
 // "max_memory_increase": 15}; keys it lacks keep the values of `defaults`.
 Result<DiffThresholds> load_diff_config(const std::string& path, const DiffThresholds& defaults);
-
-struct DiffResult {
-  DiffThresholds thresholds;
-  std::vector<DiffVerdict> pairs;
-  std::vector<std::string> unmatched;    // directory mode: files present on one side only
-  bool regression() const;
-};
 
 // Lists the commits between the two recorded commits with `git log` (subprocess), restricted
 // to the files of the attention modules when the Reports know them. Runs in the repository
@@ -51,13 +46,12 @@ struct DiffOptions {
 };
 
 // The whole `attnprof diff`: files or directories (matched by file stem) -> verdicts with
-// git history attached. Errors: bad paths, unreadable inputs, directories with no common name.
-Result<DiffResult> diff_paths(const std::string& baseline, const std::string& candidate,
-                              const DiffOptions& options);
+// git history attached, as the diff section of an otherwise empty Report. Errors: bad paths,
+// unreadable inputs, directories with no common name.
+Result<DiffSection> diff_paths(const std::string& baseline, const std::string& candidate,
+                               const DiffOptions& options);
 
-// Renderings of a DiffResult (pure).
-std::string diff_to_markdown(const DiffResult& result);  // PR comment, per-layer table
-std::string diff_to_text(const DiffResult& result);      // terminal summary
-std::string diff_to_json(const DiffResult& result, bool pretty = true);  // schema: docs/diff.md
+// The Report `attnprof diff` writes: this tool's version and the diff section, nothing else.
+Report diff_report(DiffSection section);
 
 }  // namespace attnprof

@@ -18,7 +18,7 @@
 
 namespace attnprof {
 
-inline constexpr const char* kReportSchemaVersion = "1.7";
+inline constexpr const char* kReportSchemaVersion = "1.8";
 
 // Backends are kept as strings in the document; their spellings (backend::k*) and facts are
 // the vocabulary's (vocabulary.h).
@@ -325,6 +325,7 @@ struct Report {
   std::optional<WhatIfSection> whatif;     // attnprof whatif: full vs sliding-window attention
   std::optional<std::vector<UnrecognisedName>> unrecognised;  // attention-like names no catalog knows
   std::optional<VerificationSection> verification;  // attnprof.verify: fixes measured on the user's model
+  std::optional<DiffSection> diff;         // attnprof diff's verdicts; a later run's comparison with the first
 };
 
 }  // namespace attnprof

@@ -28,6 +28,11 @@ std::string fix_verification_to_json(const FixVerification& fix);
 Result<RankSummary> rank_summary_from_json(std::string_view text);
 std::string rank_summary_to_json(const RankSummary& summary);
 
+// The diff section alone (sections/diff.h, docs/diff.md): attnprof.compare's `data`. Compact
+// unless `pretty`; an error names the first bad field.
+std::string diff_section_to_json(const DiffSection& section, bool pretty = false);
+Result<DiffSection> diff_section_from_json(std::string_view text);
+
 // True when the text looks like a Report rather than a trace: it names "schema_version"
 // (Kineto writes "schemaVersion") and has no "traceEvents". For commands that accept both.
 bool looks_like_report(std::string_view text);

@@ -538,4 +538,21 @@ DiffVerdict compare_runs(std::span<const Report> baseline, std::span<const Repor
   return v;
 }
 
+namespace {
+std::string label_of(const Report& run) { return run.source.files.empty() ? std::string() : run.source.files.front(); }
+}  // namespace
+
+void compare_with_first(std::vector<Report>& runs) {
+  for (size_t i = 1; i < runs.size(); ++i) {
+    DiffSection section;
+    section.noise_rule = kNoiseRule;
+    DiffVerdict v = compare_runs({&runs[0], 1}, {&runs[i], 1}, section.thresholds);
+    v.name = "against the first run";  // the verdict's heading, under the run's own report
+    v.baseline = label_of(runs[0]);
+    v.candidate = label_of(runs[i]);
+    section.pairs.push_back(std::move(v));
+    runs[i].diff = std::move(section);
+  }
+}
+
 }  // namespace attnprof

@@ -127,15 +127,18 @@ Result<std::vector<Report>> load_runs(const std::string& path, const AnalyzeOpti
   return std::vector<Report>{std::move(report).value()};
 }
 
-bool DiffResult::regression() const {
-  return std::any_of(pairs.begin(), pairs.end(), [](const DiffVerdict& v) { return v.regression; });
+Report diff_report(DiffSection section) {
+  Report report;
+  report.tool_version = ATTNPROF_VERSION;
+  report.diff = std::move(section);
+  return report;
 }
 
 namespace {
 
 // Two files, each with the extra runs of its side.
 Status diff_files(const std::string& baseline, const std::string& candidate, const DiffOptions& options,
-                  DiffResult& result) {
+                  DiffSection& result) {
   std::vector<std::string> base_paths = {baseline}, cand_paths = {candidate};
   base_paths.insert(base_paths.end(), options.extra_baseline.begin(), options.extra_baseline.end());
   cand_paths.insert(cand_paths.end(), options.extra_candidate.begin(), options.extra_candidate.end());
@@ -148,7 +151,7 @@ Status diff_files(const std::string& baseline, const std::string& candidate, con
 
 // Two directories: the inputs of the same file name compared, the others listed as unmatched.
 Status diff_directories(const std::string& baseline, const std::string& candidate, const DiffOptions& options,
-                        DiffResult& result) {
+                        DiffSection& result) {
   if (!options.extra_baseline.empty() || !options.extra_candidate.empty())
     return make_error(ErrorCode::kInvalidArgument, "extra runs can only be given when comparing two files");
   auto base_files = inputs_by_stem(baseline);
@@ -175,14 +178,15 @@ Status diff_directories(const std::string& baseline, const std::string& candidat
 
 }  // namespace
 
-Result<DiffResult> diff_paths(const std::string& baseline, const std::string& candidate,
-                              const DiffOptions& options) {
+Result<DiffSection> diff_paths(const std::string& baseline, const std::string& candidate,
+                               const DiffOptions& options) {
   std::error_code ec;
   for (const auto& p : {baseline, candidate}) {
     if (!fs::exists(p, ec)) return make_error(ErrorCode::kFileNotFound, "no such file or directory: " + p);
   }
-  DiffResult result;
+  DiffSection result;
   result.thresholds = options.thresholds;
+  result.noise_rule = kNoiseRule;
   const bool base_dir = fs::is_directory(baseline, ec), cand_dir = fs::is_directory(candidate, ec);
   if (base_dir != cand_dir)
     return make_error(ErrorCode::kInvalidArgument, "compare a file with a file or a directory with a directory (" +

@@ -8,6 +8,7 @@
 #include "attnprof/dashboard.h"
 #include "attnprof/output_format.h"
 #include "attnprof/text_format.h"
+#include "render/diff_render.h"
 #include "render/html_assets.h"
 #include "render/html_sections.h"
 #include "attnprof/report_view.h"
@@ -51,19 +52,13 @@ std::string default_label(const Report& r, size_t index) {
     const size_t slash = f.find_last_of('/');
     return slash == std::string::npos ? f : f.substr(slash + 1);
   }
+  if (diff_only(r)) return "diff";  // attnprof diff's Report: a verdict, no run of its own
   return fmt::format("run {}", index + 1);
 }
 
 constexpr const char* kSections[] = {"summary", "steps", "activation-map", "model-graph", "roofline", "spread", "memory",
                                      "scaling", "heads", "advice", "ranks", "whatif", "verification", "diff",
                                      "findings"};
-
-// The diff verdict as the page shows it; a text that is not JSON cannot come from diff_to_json.
-nlohmann::json diff_data(const std::string& diff_json) {
-  if (diff_json.empty()) return nullptr;
-  nlohmann::json diff = nlohmann::json::parse(diff_json, nullptr, false);
-  return diff.is_discarded() ? nlohmann::json(nullptr) : diff;
-}
 
 }  // namespace
 
@@ -89,8 +84,8 @@ std::string render_html(const std::vector<ReportView>& views, const std::vector<
 
 namespace {
 
-// The page's data: how it spells numbers (format.js), every run's view, their comparison, the
-// sections shown, a diff, what-if histograms.
+// The page's data: how it spells numbers (format.js), every run's view (a diff is a run's
+// section), their comparison, the sections shown.
 nlohmann::json dashboard_data(const std::vector<ReportView>& views, const std::vector<std::string>& names,
                               const DashboardOptions& options) {
   nlohmann::json data = {{"components", activation_map_components()},
@@ -100,17 +95,13 @@ nlohmann::json dashboard_data(const std::vector<ReportView>& views, const std::v
   if (views.size() > 1) data["comparison"] = render::comparison_view(views, names);
   data["sections"] = options.sections.empty() ? std::vector<std::string>(kSections, std::end(kSections))
                                               : options.sections;
-  data["diff"] = diff_data(options.diff_json);
-  data["diff_why"] = "attnprof diff BASELINE CANDIDATE --html FILE compares two runs: per-layer backend and time "
-                     "changes and the causes of a regression.";
   return data;
 }
 
-std::string page_title(const std::vector<std::string>& names, bool has_diff) {
+std::string page_title(const std::vector<std::string>& names) {
   std::string title = "attnprof";
   if (names.size() == 1) title += " \u2014 " + names.front();
   if (names.size() > 1) title += fmt::format(" \u2014 {} runs", names.size());
-  if (names.empty() && has_diff) title += " \u2014 diff";
   return title;
 }
 
@@ -122,7 +113,7 @@ std::string render_html(const std::vector<ReportView>& views, const DashboardOpt
   for (size_t i = 0; i < views.size(); ++i)
     names.push_back(i < labels.size() && !labels[i].empty() ? labels[i] : default_label(*views[i].report, i));
   const nlohmann::json data = dashboard_data(views, names, options);
-  const std::string title = page_title(names, !data["diff"].is_null());
+  const std::string title = page_title(names);
   std::string subtitle = views.empty() ? std::string() : views.front().report->source.device_name;
   const std::string nonce = make_nonce();
 

@@ -11,6 +11,7 @@
 
 #include "attnprof/dashboard.h"
 #include "attnprof/render.h"
+#include "attnprof/report_json.h"
 #include "attnprof/report_view.h"
 #include "attnprof/hw.h"
 
@@ -281,6 +282,9 @@ json why_lines(const Report& report, const json& run) {
   if (run["verification"].is_null())
     why["verification"] = "No fix was verified: attnprof.verify(model, inputs) applies each suggested fix to the model "
                           "and times it against the unchanged model (docs/verify.md).";
+  if (run["diff"].is_null())
+    why["diff"] = "attnprof diff BASELINE CANDIDATE --html FILE compares two runs: per-layer backend and time "
+                  "changes and the causes of a regression.";
   if (run["ranks"].is_null()) why["ranks"] = "One trace: analyze a directory of per-rank traces to compare ranks.";
   if (run["whatif"].is_null())
     why["whatif"] = "attnprof whatif --lengths FILE --model NAME --window W compares full and sliding-window "
@@ -322,6 +326,7 @@ void add_section_views(json& run, const Report& report) {
   run["whatif"] = report.whatif ? whatif_view(*report.whatif) : json(nullptr);
   run["steps"] = steps_view(report);
   run["verification"] = verification_view(report);
+  run["diff"] = report.diff ? json::parse(diff_section_to_json(*report.diff)) : json(nullptr);
   run["why"] = why_lines(report, run);
 }
 

@@ -6,7 +6,6 @@
 #include <set>
 #include <unordered_map>
 
-#include "attnprof/compare.h"
 #include "attnprof/dashboard.h"
 #include "attnprof/render.h"
 #include "render/html_sections.h"
@@ -411,23 +410,26 @@ json compared_run(const ReportView& view, size_t i, const std::string& label, co
           {"peak_bytes", known_bytes(view.peak_bytes)}, {"layers", std::move(layers)}};
 }
 
+// A later run's comparison with the first: its diff section's one pair (compare_with_first).
+const DiffVerdict* verdict_against_first(const Report& run) {
+  return run.diff && run.diff->pairs.size() == 1 ? &run.diff->pairs.front() : nullptr;
+}
+
 }  // namespace
 
-// Each run against the first, as `attnprof diff` compares them (compare_runs): the ratio of
-// its attention time per step and of each layer's, the backend class of each layer, and
-// whether a changed class is faster. The times shown are the runs' own (Summary, Layer).
+// Each run against the first, as `attnprof diff` compares them (each later run's diff section,
+// compare_with_first): the ratio of its attention time per step and of each layer's, the
+// backend class of each layer, and whether a changed class is faster. The times shown are the
+// runs' own (Summary, Layer).
 json comparison_view(const std::vector<ReportView>& views, const std::vector<std::string>& labels) {
   std::set<int64_t> all_layers;
   for (const ReportView& v : views)
     for (const ActivationRow& row : v.layers)
       if (!row.calls.empty()) all_layers.insert(row.layer->index);
-  std::vector<DiffVerdict> verdicts;  // verdicts[i - 1]: run i against run 0
-  for (size_t i = 1; i < views.size(); ++i)
-    verdicts.push_back(compare_runs({views[0].report, 1}, {views[i].report, 1}, {}));
   json runs = json::array();
   for (size_t i = 0; i < views.size(); ++i) {
-    // The baseline's classes are the "before" side of its comparison with the second run.
-    const DiffVerdict* verdict = verdicts.empty() ? nullptr : &verdicts[i == 0 ? 0 : i - 1];
+    // The baseline's classes are the "before" side of the second run's comparison with it.
+    const DiffVerdict* verdict = views.size() > 1 ? verdict_against_first(*views[i == 0 ? 1 : i].report) : nullptr;
     runs.push_back(compared_run(views[i], i, labels[i], all_layers, verdict));
   }
   return {{"runs", std::move(runs)}, {"layers", all_layers}};

@@ -12,6 +12,7 @@
 #include "attnprof/text_format.h"
 #include "attnprof/vocabulary.h"
 #include "attnprof/report_view.h"
+#include "render/diff_render.h"
 
 namespace attnprof {
 namespace {
@@ -219,7 +220,9 @@ std::string notes_markdown(const SourceInfo& source) {
 
 }  // namespace
 
-std::string render_markdown(const ReportView& v) {
+namespace {
+
+std::string sections_markdown(const ReportView& v) {
   const Report& r = *v.report;
   std::string out = "# attnprof report\n\n";
   for (const std::string& f : r.source.files) out += fmt::format("- {}: {}\n", source_file_kind(f), markdown_code(f));
@@ -240,6 +243,16 @@ std::string render_markdown(const ReportView& v) {
   out += heads_markdown(v);
   out += notes_markdown(r.source);
   return out;
+}
+
+}  // namespace
+
+// The diff section follows the run's own sections; a Report of a diff alone is its verdict.
+std::string render_markdown(const ReportView& v) {
+  const Report& r = *v.report;
+  if (diff_only(r)) return render_diff_markdown(*r.diff);
+  std::string out = sections_markdown(v);
+  return r.diff ? out + "\n" + render_diff_markdown(*r.diff) : out;
 }
 
 std::string render_markdown(const Report& report) { return render_markdown(make_report_view(report)); }

@@ -12,6 +12,7 @@
 #include "attnprof/text_format.h"
 #include "attnprof/vocabulary.h"
 #include "attnprof/report_view.h"
+#include "render/diff_render.h"
 
 namespace attnprof {
 namespace {
@@ -234,7 +235,7 @@ std::string source_notes(const Report& r) {
 }
 
 // The report before terminal_escape: every section, names from the trace as they came.
-std::string report_text(const ReportView& view, const TextOptions& options) {
+std::string sections_text(const ReportView& view, const TextOptions& options) {
   const Report& report = *view.report;
   std::string out = header(report);
   const std::string cost = render_cost_text(view.cost_tables);  // cost sections (cpp/src/render/cost_render.cpp)
@@ -254,6 +255,14 @@ std::string report_text(const ReportView& view, const TextOptions& options) {
   out += verification_text(report);
   out += source_notes(report);
   return out;
+}
+
+// The diff section follows the run's own sections; a Report of a diff alone is its verdict.
+std::string report_text(const ReportView& view, const TextOptions& options) {
+  const Report& report = *view.report;
+  if (diff_only(report)) return render_diff_text(*report.diff);
+  std::string out = sections_text(view, options);
+  return report.diff ? out + "\n" + render_diff_text(*report.diff) : out;
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <future>
 #include <optional>
 
+#include "attnprof/layer_ranges.h"
+
 // std::optional, and a Call's Boxed sections, <-> null/absent. nlohmann 3.11 does not ship this.
 NLOHMANN_JSON_NAMESPACE_BEGIN
 template <typename Nullable, typename T>
@@ -106,6 +108,69 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RanksSection, ranks, failed, slo
                                                 median_attention_us, layer_median_us, straggler_threshold, stragglers, disagreements,
                                                 groups)
 
+// The diff section (sections/diff.h). Its JSON also carries values derived from the fields for
+// the JSON's readers (a metric's relative change, whether a layer's backend changed, a layer
+// range as text, the exit code): `put` writes them and the renamed keys, `take` reads the
+// renamed keys back; the derived values are recomputed, never read.
+#define ATTNPROF_JSON_WITH_DERIVED(Type, put, take, ...)                                     \
+  void to_json(nlohmann::json& nlohmann_json_j, const Type& nlohmann_json_t) {                \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_TO, __VA_ARGS__))                  \
+    put(nlohmann_json_j, nlohmann_json_t);                                                    \
+  }                                                                                           \
+  void from_json(const nlohmann::json& nlohmann_json_j, Type& nlohmann_json_t) {              \
+    const Type nlohmann_json_default_obj{};                                                   \
+    NLOHMANN_JSON_EXPAND(NLOHMANN_JSON_PASTE(NLOHMANN_JSON_FROM_WITH_DEFAULT, __VA_ARGS__))    \
+    take(nlohmann_json_j, nlohmann_json_t);                                                   \
+  }
+namespace diff_derived {
+using J = nlohmann::json;
+void nothing(const J&, const auto&) {}
+void relative(J& j, const MetricDelta& d) { j["relative"] = d.relative(); }
+void layers_text(J& j, const auto& change) { j["layers_text"] = format_layer_ranges(change.layers); }
+void backend_changed(J& j, const RankLayerDelta& l) { j["backend_changed"] = l.backend_changed(); }
+}  // namespace diff_derived
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DiffThresholds, max_fused_drop_pp, max_time_increase, max_memory_increase)
+ATTNPROF_JSON_WITH_DERIVED(MetricDelta, diff_derived::relative, diff_derived::nothing, known, before, after, before_samples,
+                           after_samples, before_unknown, after_unknown, noise, worsening, limit, gated, regression)
+// These write and read a MetricDelta: after its to_json / from_json.
+namespace diff_derived {
+void put_layer(J& j, const LayerDelta& l) {
+  j["backend_changed"] = l.backend_changed();
+  j["device_time_us"] = l.time_us;
+}
+void take_layer(const J& j, LayerDelta& l) { l.time_us = j.value("device_time_us", MetricDelta{}); }
+void put_rank(J& j, const RankDelta& r) { j["device_time_us"] = r.time_us; }
+void take_rank(const J& j, RankDelta& r) { r.time_us = j.value("device_time_us", MetricDelta{}); }
+void put_verdict(J& j, const DiffVerdict& v) { j["attention_device_time_us"] = v.attention_time_us; }
+void take_verdict(const J& j, DiffVerdict& v) { v.attention_time_us = j.value("attention_device_time_us", MetricDelta{}); }
+void put_section(J& j, const DiffSection& s) {
+  j["regression"] = s.regression();
+  j["exit_code"] = s.regression() ? 1 : 0;  // attnprof diff's exit status (docs/diff.md)
+}
+}  // namespace diff_derived
+ATTNPROF_JSON_WITH_DERIVED(LayerDelta, diff_derived::put_layer, diff_derived::take_layer, layer, module, in_baseline,
+                           in_candidate, backend_before, backend_after, class_before, class_after, fused_time_pct,
+                           fused_calls_pct, tflops, peak_bytes, input_changes, fallback_explanation)
+ATTNPROF_JSON_WITH_DERIVED(BackendChange, diff_derived::layers_text, diff_derived::nothing, layers, before, after, explanation)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CodeCommit, hash, subject, files)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CodeChange, before_commit, after_commit, before_dirty, after_dirty,
+                                                config_hash_before, config_hash_after, repo, history_available,
+                                                filtered_by_files, files, commits, note)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CauseSummary, inputs, environment, code)
+ATTNPROF_JSON_WITH_DERIVED(RankLayerDelta, diff_derived::backend_changed, diff_derived::nothing, layer, in_baseline,
+                           in_candidate, before_us, after_us, backend_before, backend_after)
+ATTNPROF_JSON_WITH_DERIVED(RankDelta, diff_derived::put_rank, diff_derived::take_rank, rank, file_before, file_after,
+                           worst_layer, layers)
+ATTNPROF_JSON_WITH_DERIVED(RankBackendChange, diff_derived::layers_text, diff_derived::nothing, rank, layers, before, after)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(RanksDelta, ranks_before, ranks_after, failed_before, failed_after,
+                                                median_us, slowest_over_median, ranks, only_baseline, only_candidate,
+                                                backend_changes, new_stragglers)
+ATTNPROF_JSON_WITH_DERIVED(DiffVerdict, diff_derived::put_verdict, diff_derived::take_verdict, name, baseline, candidate,
+                           baseline_runs, candidate_runs, regression, reasons, calls_before, calls_after, fused_time_pct,
+                           fused_calls_pct, tflops, peak_bytes, layers, backend_changes, causes, ranks, notes)
+ATTNPROF_JSON_WITH_DERIVED(DiffSection, diff_derived::put_section, diff_derived::nothing, thresholds, noise_rule, pairs,
+                           unmatched)
+#undef ATTNPROF_JSON_WITH_DERIVED
 // Core.
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelRef, name, component, ts_ns, device_time_us,
                                                 stream, correlation)
@@ -182,7 +247,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(VerificationSection, device, tim
 // at a time and the other fields as one tree, so they are named apart here.
 #define ATTNPROF_REPORT_FIELDS_BUT_CALLS \
   schema_version, tool_version, source, steps, layers, summary, findings, scaling, advice, heads, ranks, whatif, unrecognised, \
-  verification
+  verification, diff
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Report, calls, ATTNPROF_REPORT_FIELDS_BUT_CALLS)
 
 namespace {
@@ -324,6 +389,12 @@ Result<RankSummary> rank_summary_from_json(std::string_view text) {
   return section_from_json<RankSummary>(text, "rank summary");
 }
 std::string rank_summary_to_json(const RankSummary& summary) { return Json(summary).dump(); }
+Result<DiffSection> diff_section_from_json(std::string_view text) {
+  return section_from_json<DiffSection>(text, "diff section");
+}
+std::string diff_section_to_json(const DiffSection& section, bool pretty) {
+  return Json(section).dump(pretty ? static_cast<int>(kIndent) : -1, ' ', false, Json::error_handler_t::replace);
+}
 
 bool looks_like_report(std::string_view text) {
   // Keys are written sorted, so "schema_version" is not at the start; a Kineto trace spells

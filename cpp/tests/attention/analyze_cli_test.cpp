@@ -69,7 +69,7 @@ TEST_F(AnalyzeCli, WritesJsonAndMarkdownAndPrintsTheActivationMap) {
   EXPECT_NE(r.out.find("Activation map"), std::string::npos);
   EXPECT_NE(r.out.find("cudnn"), std::string::npos);
   const auto report = nlohmann::json::parse(slurp(json));
-  EXPECT_EQ(report["schema_version"], "1.7");
+  EXPECT_EQ(report["schema_version"], "1.8");
   EXPECT_EQ(report["calls"].size(), 4u);
   EXPECT_NE(slurp(md).find("## Activation map"), std::string::npos);
 }

@@ -12,6 +12,8 @@
 
 #include "attnprof/diff.h"
 #include "attnprof/layer_ranges.h"
+#include "attnprof/render.h"
+#include "attnprof/report.h"
 
 namespace attnprof {
 namespace {
@@ -25,7 +27,7 @@ std::string trace(const std::string& name) {
 const std::string kBase = "llama7b4l_sdpa_bf16_b4_s2048";
 
 DiffVerdict diff_one(const std::string& base, const std::string& cand) {
-  Result<DiffResult> r = diff_paths(trace(base), trace(cand), {});
+  Result<DiffSection> r = diff_paths(trace(base), trace(cand), {});
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   EXPECT_EQ(r->pairs.size(), 1u);
   return r->pairs.front();
@@ -88,7 +90,7 @@ TEST(FixtureDiff, ATraceAgainstItselfIsNoRegression) {
 TEST(FixtureDiff, GraphCaptureAgainstAMeasuredTraceComparesNoDeviceTime) {
   const std::string capture =
       std::string(ATTNPROF_FIXTURES_DIR) + "/tracelens-inference/sglang_qwen3_8b_decode_graph_capture.json.gz";
-  Result<DiffResult> r = diff_paths(trace(kBase), capture, {});
+  Result<DiffSection> r = diff_paths(trace(kBase), capture, {});
   ASSERT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
   const DiffVerdict& v = r->pairs.front();
   EXPECT_EQ(v.calls_after, 36);
@@ -97,7 +99,7 @@ TEST(FixtureDiff, GraphCaptureAgainstAMeasuredTraceComparesNoDeviceTime) {
   EXPECT_FALSE(v.attention_time_us.known);
   EXPECT_FALSE(v.fused_time_pct.regression);
   EXPECT_FALSE(v.regression);
-  EXPECT_NE(diff_to_text(*r).find("-> unknown  [not compared (device time unknown)]"), std::string::npos);
+  EXPECT_NE(render_text(diff_report(*r)).find("-> unknown  [not compared (device time unknown)]"), std::string::npos);
 }
 
 // ---- the CLI -------------------------------------------------------------------------
@@ -123,6 +125,13 @@ std::string read_file(const fs::path& p) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// `attnprof diff --json` writes a Report; its verdict is the diff section.
+nlohmann::json diff_section_in(const fs::path& report_file) {
+  const nlohmann::json report = nlohmann::json::parse(read_file(report_file));
+  EXPECT_EQ(report["schema_version"], kReportSchemaVersion);
+  return report["diff"];
 }
 
 class CliDiff : public ::testing::Test {
@@ -153,8 +162,9 @@ TEST_F(CliDiff, RegressionExitsOneAndWritesTheMarkdownTable) {
         << text;
   }
   EXPECT_NE(text.find("| Attention device time | 1.12 ms -> 52.47 ms"), std::string::npos) << text;
-  const auto j = nlohmann::json::parse(read_file(js));
+  const auto j = diff_section_in(js);
   EXPECT_EQ(j["exit_code"], 1);
+  EXPECT_EQ(j["noise_rule"], kNoiseRule);
   EXPECT_EQ(j["pairs"][0]["backend_changes"][0]["layers_text"], "layers 0-3");
 }
 
@@ -184,7 +194,7 @@ TEST_F(CliDiff, ReportsAndDirectoriesAreMatchedByName) {
   const fs::path js = dir_ / "v.json";
   const CliRun r = run_cli("diff " + (dir_ / "base").string() + " " + (dir_ / "cand").string() + " --json " + js.string());
   EXPECT_EQ(r.code, 1) << r.out;
-  const auto j = nlohmann::json::parse(read_file(js));
+  const auto j = diff_section_in(js);
   ASSERT_EQ(j["pairs"].size(), 2u);
   EXPECT_EQ(j["pairs"][0]["name"], "gpt2");
   EXPECT_EQ(j["pairs"][0]["regression"], false);
@@ -202,7 +212,7 @@ TEST_F(CliDiff, ExtraRunsGiveTheSpreadThatAbsorbsASmallerChange) {
   const fs::path js = dir_ / "v.json";
   const CliRun r = run_cli("diff --baseline-run " + s2048 + " " + s512 + " " + s2048 + " --json " + js.string());
   EXPECT_EQ(r.code, 0) << r.out;
-  const auto time = nlohmann::json::parse(read_file(js))["pairs"][0]["attention_device_time_us"];
+  const auto time = diff_section_in(js)["pairs"][0]["attention_device_time_us"];
   EXPECT_EQ(time["before_samples"], 2);
   EXPECT_GT(time["worsening"].get<double>(), time["limit"].get<double>());
   EXPECT_LT(time["worsening"].get<double>(), time["noise"].get<double>());
@@ -212,7 +222,7 @@ TEST_F(CliDiff, AnArrayOfReportsIsSeveralRunsOfOneSide) {
   const fs::path runs = dir_ / "runs.json", js = dir_ / "v.json";
   ASSERT_EQ(run_cli("analyze " + trace(kBase) + " " + trace(kBase) + " --json " + runs.string()).code, 0);
   EXPECT_EQ(run_cli("diff " + runs.string() + " " + trace(kBase) + " --json " + js.string()).code, 0);
-  const auto pair = nlohmann::json::parse(read_file(js))["pairs"][0];
+  const auto pair = diff_section_in(js)["pairs"][0];
   EXPECT_EQ(pair["baseline_runs"], 2);
   EXPECT_EQ(pair["attention_device_time_us"]["before_samples"], 2);
 }

@@ -1,30 +1,32 @@
-// `attnprof diff` of two fleet Reports in its text, Markdown and JSON verdicts.
+// `attnprof diff` of two fleet Reports: the diff section's text, Markdown and JSON.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "attnprof/diff.h"
+#include "attnprof/render.h"
+#include "attnprof/report_json.h"
 #include "render/fleet_test_reports.h"
 
 namespace attnprof {
 namespace {
 
 // Eight even ranks against the same fleet where rank 5 ran layer 3 on math (1.40x).
-DiffResult rank_five_regressed() {
+Report rank_five_regressed() {
   RanksSection before;
   for (int64_t rank = 0; rank < 8; ++rank) before.ranks.push_back(testing::flash_rank(rank, 4, 250));
   before.median_attention_us = 1000;
   before.slowest_rank = 0;
   before.slowest_over_median = 1;
-  DiffResult result;
-  result.pairs.push_back(compare_reports(DiffSide{"base.json", {testing::fleet_report(before)}},
-                                         DiffSide{"cand.json", {testing::fleet_report(testing::eight_rank_section())}},
-                                         result.thresholds));
-  return result;
+  DiffSection diff;
+  diff.pairs.push_back(compare_reports(DiffSide{"base.json", {testing::fleet_report(before)}},
+                                       DiffSide{"cand.json", {testing::fleet_report(testing::eight_rank_section())}},
+                                       diff.thresholds));
+  return diff_report(std::move(diff));
 }
 
 TEST(FleetDiffRender, TextNamesTheRegressedRankItsLayerAndItsBackendChange) {
-  const std::string text = diff_to_text(rank_five_regressed());
+  const std::string text = render_text(rank_five_regressed());
   EXPECT_NE(text.find("  regression: rank 5 attention device time 1.00 ms -> 1.40 ms (+40.0%, limit +10.0%), most in "
                       "layer 3 (250.0 us -> 650.0 us; backend flash -> math)\n"),
             std::string::npos)
@@ -38,7 +40,7 @@ TEST(FleetDiffRender, TextNamesTheRegressedRankItsLayerAndItsBackendChange) {
 }
 
 TEST(FleetDiffRender, MarkdownHasARowPerNotableRank) {
-  const std::string md = diff_to_markdown(rank_five_regressed());
+  const std::string md = render_markdown(rank_five_regressed());
   EXPECT_NE(md.find("**Ranks**: 8 -> 8 ranks analysed (failed 0 -> 1); fleet median attention time 1.00 ms (ok)\n"),
             std::string::npos)
       << md;
@@ -50,7 +52,7 @@ TEST(FleetDiffRender, MarkdownHasARowPerNotableRank) {
 }
 
 TEST(FleetDiffRender, JsonCarriesEveryRankAndLayer) {
-  const nlohmann::json j = nlohmann::json::parse(diff_to_json(rank_five_regressed()));
+  const nlohmann::json j = nlohmann::json::parse(report_to_json(rank_five_regressed()))["diff"];
   EXPECT_EQ(j["exit_code"], 1);
   const nlohmann::json& k = j["pairs"][0]["ranks"];
   ASSERT_EQ(k["ranks"].size(), 8u);
@@ -65,9 +67,9 @@ TEST(FleetDiffRender, JsonCarriesEveryRankAndLayer) {
   EXPECT_EQ(k["new_stragglers"].size(), 2u);
   EXPECT_FALSE(k["median_us"]["regression"].get<bool>());
   // A pair of single-trace Reports has no ranks comparison.
-  DiffResult plain;
+  DiffSection plain;
   plain.pairs.push_back(compare_reports(DiffSide{"a", {Report{}}}, DiffSide{"b", {Report{}}}, plain.thresholds));
-  EXPECT_TRUE(nlohmann::json::parse(diff_to_json(plain))["pairs"][0]["ranks"].is_null());
+  EXPECT_TRUE(nlohmann::json::parse(diff_section_to_json(plain))["pairs"][0]["ranks"].is_null());
 }
 
 }  // namespace

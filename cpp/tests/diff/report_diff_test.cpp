@@ -5,6 +5,8 @@
 
 #include "attnprof/call_facts.h"
 #include "attnprof/diff.h"
+#include "attnprof/render.h"
+#include "attnprof/report_json.h"
 #include "diff/diff_test_reports.h"
 #include "attnprof/layer_ranges.h"
 
@@ -178,10 +180,10 @@ TEST(DiffThresholdParsing, PercentagesAcceptSignAndBareNumbers) {
 }
 
 TEST(DiffRendering, MarkdownHasThePerLayerBeforeAfterTable) {
-  DiffResult result;
+  DiffSection result;
   result.pairs.push_back(compare(make_report(2, 1, CallSpec{}),
                                  make_report(2, 1, CallSpec{.backend = "math", .fused = false, .time_us = 300})));
-  const std::string md = diff_to_markdown(result);
+  const std::string md = render_markdown(diff_report(result));
   EXPECT_NE(md.find("## attnprof diff: REGRESSION"), std::string::npos);
   EXPECT_NE(md.find("| Layer | Module | Backend | Fused (time) | Fused (calls) | Device time |"), std::string::npos);
   EXPECT_NE(md.find("| 0 | model.layers.0.self\\_attn | cudnn -> math | 100.0% -> 0.0% (-100.0 pp) |"),
@@ -194,22 +196,20 @@ TEST(DiffRendering, MarkdownHasThePerLayerBeforeAfterTable) {
 TEST(DiffRendering, MarkdownEscapesHostileModuleNames) {
   Report r = make_report(1, 1, CallSpec{});
   r.calls[0].module = "evil|<script>alert(1)</script>";
-  DiffResult result;
+  DiffSection result;
   result.pairs.push_back(compare(r, r));
-  const std::string md = diff_to_markdown(result);
+  const std::string md = render_markdown(diff_report(result));
   EXPECT_EQ(md.find("<script>"), std::string::npos);
   EXPECT_NE(md.find("evil\\|&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
 }
 
-TEST(DiffRendering, JsonVerdictCarriesExitCodeReasonsAndNoiseRule) {
-  DiffResult result;
+TEST(DiffRendering, JsonVerdictCarriesExitCodeAndReasons) {
+  DiffSection result;
   result.pairs.push_back(compare(make_report(2, 1, CallSpec{}),
                                  make_report(2, 1, CallSpec{.backend = "math", .fused = false})));
-  const auto j = nlohmann::json::parse(diff_to_json(result));
-  EXPECT_EQ(j["schema"], "attnprof.diff/1");
+  const auto j = nlohmann::json::parse(report_to_json(diff_report(result)))["diff"];
   EXPECT_EQ(j["regression"], true);
   EXPECT_EQ(j["exit_code"], 1);
-  EXPECT_EQ(j["noise_rule"], kNoiseRule);
   EXPECT_EQ(j["pairs"][0]["backend_changes"][0]["layers_text"], "layers 0-1");
   EXPECT_EQ(j["pairs"][0]["fused_time_pct"]["after"], 0.0);
   EXPECT_EQ(j["pairs"][0]["layers"].size(), 2u);
@@ -243,19 +243,19 @@ TEST(ReportDiff, UnknownDeviceTimeIsNeitherARegressionNorAnImprovement) {
 }
 
 TEST(DiffRendering, UnknownDeviceTimeIsWrittenUnknownNotZero) {
-  DiffResult result;
+  DiffSection result;
   result.pairs.push_back(compare(make_report(2, 1, CallSpec{}), with_unknown_time(make_report(2, 1, CallSpec{}))));
-  const std::string md = diff_to_markdown(result);
+  const std::string md = render_markdown(diff_report(result));
   EXPECT_NE(md.find("| Attention device time | 200.0 us -> unknown | not compared (device time unknown) |"),
             std::string::npos) << md;
   EXPECT_NE(md.find("| 0 | model.layers.0.self\\_attn | cudnn | 100.0% -> unknown | 100.0% -> unknown | 100.0 us -> unknown |"),
             std::string::npos) << md;
   EXPECT_EQ(md.find(" 0.0 us"), std::string::npos) << md;
   EXPECT_NE(md.find("candidate 2; their kernels were not recorded"), std::string::npos) << md;
-  const std::string text = diff_to_text(result);
+  const std::string text = render_text(diff_report(result));
   EXPECT_NE(text.find("200.0 us -> unknown  [not compared (device time unknown)]"), std::string::npos) << text;
   EXPECT_NE(text.find("verdict: no regression"), std::string::npos);
-  const nlohmann::json j = nlohmann::json::parse(diff_to_json(result));
+  const nlohmann::json j = nlohmann::json::parse(report_to_json(diff_report(result)))["diff"];
   EXPECT_EQ(j["pairs"][0]["attention_device_time_us"]["known"], false);
   EXPECT_EQ(j["pairs"][0]["attention_device_time_us"]["after_unknown"], 1);
   EXPECT_EQ(j["exit_code"], 0);

@@ -177,7 +177,9 @@ TEST(HtmlDashboard, SeveralReportsAddAComparisonAgainstTheFirst) {
   b.calls[0].fused = true;
   a.layers = build_layers(a.calls);  // the comparison's rows are the Reports' layers
   b.layers = build_layers(b.calls);
-  const json data = embedded_data(render_html({a, b}, {"before", "after"}));
+  std::vector<Report> runs{a, b};
+  compare_with_first(runs);  // the classes and ratios are the later run's diff section
+  const json data = embedded_data(render_html(runs, {"before", "after"}));
   ASSERT_EQ(data["runs"].size(), 2u);
   const json& cmp = data["comparison"]["runs"];
   EXPECT_EQ(cmp[0]["label"], "before");
@@ -193,7 +195,9 @@ TEST(HtmlDashboard, TheMultiRunViewJudgesEachRunAgainstTheFirstAsDiffDoes) {
   auto eager = analyze_file(testing::fixture("h200-torch2.11/traces/llama7b4l_eager_bf16_b4_s2048.pt.trace.json.gz"), {});
   auto cudnn = analyze_file(testing::fixture(testing::kCudnnTrace), {});
   ASSERT_TRUE(eager.ok() && cudnn.ok());
-  const json cmp = embedded_data(render_html({*eager, *cudnn}, {"eager", "sdpa"}))["comparison"];
+  std::vector<Report> runs{*eager, *cudnn};
+  compare_with_first(runs);
+  const json cmp = embedded_data(render_html(runs, {"eager", "sdpa"}))["comparison"];
   const DiffVerdict verdict = compare_reports(DiffSide{"eager", {*eager}}, DiffSide{"sdpa", {*cudnn}}, {});
   ASSERT_EQ(cmp["layers"].size(), 4u);
   for (size_t li = 0; li < cmp["layers"].size(); ++li) {

@@ -158,17 +158,23 @@ TEST(HtmlSections, UnknownDeviceTimeIsNullNeverZero) {
   EXPECT_EQ(view["summary"]["unknown_time_calls"], 1);
 }
 
-TEST(HtmlSections, ACommandDrawsOnlyItsSectionsAndTheDiffVerdict) {
+TEST(HtmlSections, ACommandDrawsOnlyItsSectionsAndTheDiffVerdictIsTheRunsSection) {
   DashboardOptions options;
   options.sections = {"diff"};
-  options.diff_json = R"({"schema": "attnprof.diff/1", "pairs": [], "unmatched": []})";
-  json data = embedded_data(render_html(std::vector<Report>{}, options));
+  Report verdict;  // as `attnprof diff` writes it: a diff section and nothing else
+  verdict.diff.emplace().unmatched = {"only_here.json"};
+  const std::string page = render_html({verdict}, options);
+  json data = embedded_data(page);
   EXPECT_EQ(data["sections"], json::array({"diff"}));
-  EXPECT_EQ(data["diff"]["schema"], "attnprof.diff/1");
-  options.diff_json = "not json";
-  EXPECT_TRUE(embedded_data(render_html(std::vector<Report>{}, options))["diff"].is_null());
+  ASSERT_EQ(data["runs"].size(), 1u);
+  EXPECT_EQ(data["runs"][0]["diff"]["unmatched"], json::array({"only_here.json"}));
+  EXPECT_EQ(data["runs"][0]["diff"]["exit_code"], 0);
+  EXPECT_FALSE(data["runs"][0]["why"].contains("diff"));
+  EXPECT_NE(page.find("<title>attnprof \u2014 diff</title>"), std::string::npos);
   data = embedded_data(render_html({h200_report()}));
   EXPECT_EQ(data["sections"].size(), dashboard_sections().size()) << "analyze: every section";
+  EXPECT_TRUE(data["runs"][0]["diff"].is_null());
+  EXPECT_TRUE(data["runs"][0]["why"].contains("diff")) << "one run: the line says how to get a diff";
 }
 
 }  // namespace

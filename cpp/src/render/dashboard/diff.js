@@ -1,6 +1,6 @@
   // --- diff: per-layer backend and time change, regression causes ------------------------------
   const metricText = (m, fmt) => (m && m.known ? fmt(m.before) + ' \u2192 ' + fmt(m.after) + (m.before ? ' (' + (m.relative >= 0 ? '+' : '') + percentText(m.relative) + ')' : '') : 'unknown');
-  // Two fleets rank by rank (diff_to_json "ranks"): the ranks the gate names or whose backend
+  // Two fleets rank by rank (the diff section's "ranks"): the ranks the gate names or whose backend
   // changed, and the stragglers the candidate added.
   const diffRanks = (k) => {
     const box = el('div', { class: 'diff-ranks' });
@@ -82,9 +82,10 @@
     for (const n of p.notes) s.appendChild(el('p', { class: 'note' }, n));
     return s;
   };
-  const diffSections = () => {
-    const d = DATA.diff;
-    if (!d) return [why(section('diff', 'Diff'), DATA.diff_why)];
+  // The run's diff section: attnprof diff's verdicts, or a later run's comparison with the first.
+  const diffSections = (run) => {
+    const d = run.diff;
+    if (!d) return [why(section('diff', 'Diff'), run.why.diff)];
     if (!d.pairs.length) return [why(section('diff', 'Diff'), 'No pair of runs to compare' + (d.unmatched.length ? ': unmatched ' + d.unmatched.join(', ') : '.'))];
     const out = d.pairs.map(diffPair);
     if (d.unmatched.length) out.push(why(section('diff-unmatched', 'Unmatched files'), d.unmatched.join(', ')));

@@ -25,14 +25,13 @@
     runBox.replaceChildren();
     runBox.setAttribute('data-run', i);
     for (const id of DATA.sections) {
-      if (id === 'diff') for (const s of diffSections()) runBox.appendChild(s);
+      if (id === 'diff') for (const s of diffSections(run)) runBox.appendChild(s);
       else if (RUN_SECTIONS[id]) runBox.appendChild(RUN_SECTIONS[id](run));
     }
   };
   if (DATA.comparison) for (const s of runsSection(DATA.comparison, showRun)) app.appendChild(s);
   app.appendChild(runBox);
   if (DATA.runs.length) showRun(0);
-  else if (DATA.diff) for (const s of diffSections()) app.appendChild(s);
   else app.appendChild(el('p', { class: 'note' }, 'No report to show.'));
   window.attnprofRenderMs = performance.now() - t0;
   document.body.setAttribute('data-ready', '1');

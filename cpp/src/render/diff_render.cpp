@@ -1,12 +1,14 @@
-// Renderings of a DiffResult: Markdown (pull-request comment), terminal text, JSON verdict.
-// Pure functions; every string that came from a trace or from git is escaped for Markdown.
-#include <fmt/format.h>
+// The diff section of a Report (attnprof diff's verdicts, a later run's comparison with the
+// first) as the text and Markdown reports show it: each pair's verdict, its gated metrics,
+// backend changes, ranks, per-layer table and causes. Every string that came from a trace or
+// from git is escaped for Markdown here; the text report escapes its whole output for the
+// terminal (render_text).
+#include "render/diff_render.h"
 
-#include <nlohmann/json.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
 
-#include "attnprof/diff.h"
 #include "attnprof/layer_ranges.h"
 #include "attnprof/text_format.h"
 
@@ -258,135 +260,26 @@ void text_pair(std::string& out, const DiffVerdict& v) {
   for (const auto& n : v.notes) out += "  note: " + n + "\n";
 }
 
-nlohmann::json metric_json(const MetricDelta& d) {
-  return {{"known", d.known},       {"before", d.before},         {"after", d.after},
-          {"relative", d.relative()}, {"before_samples", d.before_samples},
-          {"after_samples", d.after_samples}, {"before_unknown", d.before_unknown},
-          {"after_unknown", d.after_unknown}, {"noise", d.noise}, {"worsening", d.worsening},
-          {"limit", d.limit},       {"gated", d.gated},           {"regression", d.regression}};
-}
-
-nlohmann::json ranks_json(const RanksDelta& k) {
-  nlohmann::json ranks = nlohmann::json::array();
-  for (const RankDelta& r : k.ranks) {
-    nlohmann::json layers = nlohmann::json::array();
-    for (const RankLayerDelta& l : r.layers)
-      layers.push_back({{"layer", l.layer}, {"in_baseline", l.in_baseline}, {"in_candidate", l.in_candidate},
-                        {"before_us", l.before_us}, {"after_us", l.after_us}, {"backend_before", l.backend_before},
-                        {"backend_after", l.backend_after}, {"backend_changed", l.backend_changed()}});
-    ranks.push_back({{"rank", r.rank}, {"file_before", r.file_before}, {"file_after", r.file_after},
-                     {"device_time_us", metric_json(r.time_us)}, {"worst_layer", r.worst_layer},
-                     {"layers", std::move(layers)}});
-  }
-  nlohmann::json changes = nlohmann::json::array();
-  for (const RankBackendChange& c : k.backend_changes)
-    changes.push_back({{"rank", c.rank}, {"layers", c.layers}, {"layers_text", format_layer_ranges(c.layers)},
-                       {"before", c.before}, {"after", c.after}});
-  nlohmann::json stragglers = nlohmann::json::array();
-  for (const Straggler& s : k.new_stragglers)
-    stragglers.push_back({{"rank", s.rank}, {"layer", s.layer}, {"time_us", s.time_us}, {"median_us", s.median_us},
-                          {"over_median", s.over_median}, {"worst_layer", s.worst_layer}});
-  return {{"ranks_before", k.ranks_before}, {"ranks_after", k.ranks_after},
-          {"failed_before", k.failed_before}, {"failed_after", k.failed_after},
-          {"median_us", metric_json(k.median_us)}, {"slowest_over_median", metric_json(k.slowest_over_median)},
-          {"ranks", std::move(ranks)}, {"only_baseline", k.only_baseline}, {"only_candidate", k.only_candidate},
-          {"backend_changes", std::move(changes)}, {"new_stragglers", std::move(stragglers)}};
-}
-
-nlohmann::json pair_json(const DiffVerdict& v) {
-  nlohmann::json layers = nlohmann::json::array();
-  for (const LayerDelta& l : v.layers) {
-    layers.push_back({{"layer", l.layer},
-                      {"module", l.module},
-                      {"in_baseline", l.in_baseline},
-                      {"in_candidate", l.in_candidate},
-                      {"backend_before", l.backend_before},
-                      {"backend_after", l.backend_after},
-                      {"backend_changed", l.backend_changed()},
-                      {"device_time_us", metric_json(l.time_us)},
-                      {"fused_time_pct", metric_json(l.fused_time_pct)},
-                      {"fused_calls_pct", metric_json(l.fused_calls_pct)},
-                      {"tflops", metric_json(l.tflops)},
-                      {"peak_bytes", metric_json(l.peak_bytes)},
-                      {"input_changes", l.input_changes},
-                      {"fallback_explanation", l.fallback_explanation}});
-  }
-  nlohmann::json changes = nlohmann::json::array();
-  for (const auto& c : v.backend_changes) {
-    changes.push_back({{"layers", c.layers},
-                       {"layers_text", format_layer_ranges(c.layers)},
-                       {"before", c.before},
-                       {"after", c.after},
-                       {"explanation", c.explanation}});
-  }
-  nlohmann::json code = nullptr;
-  if (v.causes.code) {
-    const CodeChange& c = *v.causes.code;
-    nlohmann::json commits = nlohmann::json::array();
-    for (const auto& cm : c.commits) commits.push_back({{"hash", cm.hash}, {"subject", cm.subject}, {"files", cm.files}});
-    code = {{"before_commit", c.before_commit}, {"after_commit", c.after_commit},
-            {"before_dirty", c.before_dirty},   {"after_dirty", c.after_dirty},
-            {"config_hash_before", c.config_hash_before}, {"config_hash_after", c.config_hash_after},
-            {"repo", c.repo}, {"history_available", c.history_available},
-            {"filtered_by_files", c.filtered_by_files}, {"files", c.files},
-            {"commits", commits}, {"note", c.note}};
-  }
-  return {{"name", v.name},
-          {"baseline", v.baseline},
-          {"candidate", v.candidate},
-          {"baseline_runs", v.baseline_runs},
-          {"candidate_runs", v.candidate_runs},
-          {"regression", v.regression},
-          {"reasons", v.reasons},
-          {"calls_before", v.calls_before},
-          {"calls_after", v.calls_after},
-          {"attention_device_time_us", metric_json(v.attention_time_us)},
-          {"fused_time_pct", metric_json(v.fused_time_pct)},
-          {"fused_calls_pct", metric_json(v.fused_calls_pct)},
-          {"tflops", metric_json(v.tflops)},
-          {"peak_bytes", metric_json(v.peak_bytes)},
-          {"backend_changes", changes},
-          {"layers", layers},
-          {"causes", {{"inputs", v.causes.inputs}, {"environment", v.causes.environment}, {"code", code}}},
-          {"ranks", v.ranks ? ranks_json(*v.ranks) : nlohmann::json(nullptr)},
-          {"notes", v.notes}};
-}
-
 }  // namespace
 
-std::string diff_to_markdown(const DiffResult& result) {
-  std::string out = fmt::format("## attnprof diff: {}\n\n", verdict_word(result.regression()));
-  for (const auto& v : result.pairs) markdown_pair(out, v, result.thresholds);
-  if (!result.unmatched.empty()) {
+std::string render_diff_markdown(const DiffSection& diff) {
+  std::string out = fmt::format("## attnprof diff: {}\n\n", verdict_word(diff.regression()));
+  for (const auto& v : diff.pairs) markdown_pair(out, v, diff.thresholds);
+  if (!diff.unmatched.empty()) {
     out += "Unmatched (present on one side only):\n";
-    for (const auto& u : result.unmatched) out += "- " + markdown_code(u) + "\n";
+    for (const auto& u : diff.unmatched) out += "- " + markdown_code(u) + "\n";
   }
   return out;
 }
 
-std::string diff_to_text(const DiffResult& result) {
+std::string render_diff_text(const DiffSection& diff) {
   std::string out;
-  for (const auto& v : result.pairs) text_pair(out, v);
-  for (const auto& u : result.unmatched) out += "unmatched: " + u + "\n";
-  out += fmt::format("verdict: {}\n", verdict_word(result.regression()));
-  return terminal_escape(out);
+  for (const auto& v : diff.pairs) text_pair(out, v);
+  for (const auto& u : diff.unmatched) out += "unmatched: " + u + "\n";
+  out += fmt::format("verdict: {}\n", verdict_word(diff.regression()));
+  return out;
 }
 
-std::string diff_to_json(const DiffResult& result, bool pretty) {
-  nlohmann::json pairs = nlohmann::json::array();
-  for (const auto& v : result.pairs) pairs.push_back(pair_json(v));
-  const nlohmann::json j = {
-      {"schema", "attnprof.diff/1"},
-      {"regression", result.regression()},
-      {"exit_code", result.regression() ? 1 : 0},
-      {"thresholds",
-       {{"max_fused_drop_pp", result.thresholds.max_fused_drop_pp},
-        {"max_time_increase", result.thresholds.max_time_increase},
-        {"max_memory_increase", result.thresholds.max_memory_increase}}},
-      {"noise_rule", kNoiseRule},
-      {"pairs", pairs},
-      {"unmatched", result.unmatched}};
-  return j.dump(pretty ? 2 : -1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
+bool diff_only(const Report& report) { return report.diff && report.calls.empty() && report.source.files.empty(); }
 
 }  // namespace attnprof
