@@ -29,13 +29,7 @@ std::string explain(const std::string& q, const std::string& k, const std::strin
                                       gqa,  grad,  nested, deterministic, dropout, arch,       torch,    cudnn};
   auto answer = rules::explain_request(request);
   if (!answer) throw nb::value_error(answer.error().message.c_str());
-  Document doc;
-  doc.title = "attnprof explain";
-  doc.text = [&] { return rules::explain_text(*answer); };
-  doc.json = [&] { return rules::explain_json(*answer); };
-  doc.markdown = [&] { return rules::explain_markdown(*answer); };
-  doc.csv = [&] { return table_csv(answer->verdicts); };
-  return form_of(doc, form);
+  return form_of(explain_document(std::move(*answer)), form);
 }
 
 std::string matrix(const std::vector<std::string>& gpus, const std::vector<std::string>& dtypes, const std::string& torch,

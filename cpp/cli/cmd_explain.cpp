@@ -38,22 +38,11 @@ Document batch_document(std::string lines) {
   return doc;
 }
 
-Document answer_document(rules::ExplainAnswer answer) {
-  auto a = std::make_shared<const rules::ExplainAnswer>(std::move(answer));
-  Document doc;
-  doc.title = "attnprof explain";
-  doc.text = [a] { return rules::explain_text(*a); };
-  doc.json = [a] { return rules::explain_json(*a); };
-  doc.markdown = [a] { return rules::explain_markdown(*a); };
-  doc.csv = [a] { return table_csv(a->verdicts); };
-  return doc;
-}
-
 Result<Document> explain(const Options& o) {
   if (o.inputs.empty()) {
     auto answer = rules::explain_request(o.request);
     if (!answer) return answer.error();
-    return answer_document(std::move(*answer));
+    return explain_document(std::move(*answer));
   }
   auto env = rules::env_of(o.request);
   if (!env) return env.error();

@@ -1,6 +1,6 @@
 // What one command answers, in every form it can be written in. A command whose answer is a
-// Report builds its Document from the Report (report_document); a command with a document type
-// of its own (diff's verdict, explain's decision, matrix's table) gives its own renderers. The
+// Report (analyze, diff, scale, ...) builds its Document from the Report (report_document); a
+// command with a document type of its own (explain's decision, matrix's table) has one here. The
 // CSV of a document is the table its Markdown shows, built once for every form. Every
 // front end writes any form the same way: the CLI's --json/--md/--html/--csv/--text FILE
 // (cpp/cli/outputs.h) and the binding's document texts.
@@ -14,6 +14,7 @@
 
 #include "attnprof/dashboard.h"
 #include "attnprof/error.h"
+#include "attnprof/explain_input.h"
 #include "attnprof/report.h"
 #include "attnprof/table.h"
 
@@ -52,6 +53,10 @@ std::string markdown_page(std::string_view title, std::string_view markdown);
 // A table's document (table.h): text and Markdown laid out as the cost sections are
 // (cost_render.h), CSV and JSON as table.h writes them.
 Document table_document(Table table);
+
+// `attnprof explain`'s answer (rules::explain_request): text, JSON and Markdown from the rules
+// stage, CSV = its verdicts table. The CLI and attnprof.explain both write this one.
+Document explain_document(rules::ExplainAnswer answer);
 
 // A Report's document: JSON = the Report (docs/report-schema.md), HTML = the dashboard with
 // `page.sections`; the text and Markdown views are the command's, as they show its sections.

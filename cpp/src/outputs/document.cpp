@@ -111,6 +111,17 @@ Document report_document(const Report& report, std::function<std::string()> text
   return doc;
 }
 
+Document explain_document(rules::ExplainAnswer answer) {
+  auto a = std::make_shared<const rules::ExplainAnswer>(std::move(answer));
+  Document doc;
+  doc.title = "attnprof explain";
+  doc.text = [a] { return rules::explain_text(*a); };
+  doc.json = [a] { return rules::explain_json(*a); };
+  doc.markdown = [a] { return rules::explain_markdown(*a); };
+  doc.csv = [a] { return table_csv(a->verdicts); };
+  return doc;
+}
+
 Document cost_document(const Report& report, std::string lead, DashboardOptions page) {
   auto tables = std::make_shared<const std::vector<Table>>(cost_tables(report));
   Document doc = report_document(report, {}, {}, std::move(page));
