@@ -190,3 +190,22 @@ def test_csv_goes_to_a_file_atomically_and_not_to_stdout(run_cli, tmp_path, args
     unwritable = run_cli(*args, "--csv", blocker / "t.csv")  # its folder is a file
     assert unwritable.returncode == 2 and len(unwritable.stderr.strip().splitlines()) == 1, unwritable.stderr
     assert "cannot write" in unwritable.stderr and blocker.read_text() == ""
+
+
+def test_diff_csv_holds_each_pairs_metrics_and_per_layer_tables_as_its_markdown(run_cli, fixtures_dir):
+    folder = fixtures_dir / "h200-torch2.11" / "traces"
+    base, cand = (folder / f"llama7b4l_sdpa_bf16_b4_s{n}.pt.trace.json.gz" for n in (512, 1024))
+    csv_proc = run_cli("diff", base, cand, "--csv", "-", check_code=1)  # doubling S is a regression
+    md_proc = run_cli("diff", base, cand, "--md", "-", check_code=1)
+    rows, tables = csv_rows(csv_proc.stdout), markdown_tables(md_proc.stdout)
+    pair = "llama7b4l_sdpa_bf16_b4_s512 vs llama7b4l_sdpa_bf16_b4_s1024"
+    titles = [f"{pair}: metrics", f"{pair}: per layer"]  # no ranks table: these are not fleet Reports
+    assert [r[0] for r in rows[1:]] == [titles[0]] * 5 + [titles[1]] * 4, "5 metrics, 4 layers"
+    # The Markdown's tables sit under the pair's heading; the CSV names each by the pair and its role.
+    assert_all_tables_under_their_titles(rows, [(t, header, body) for t, (_, header, body) in zip(titles, tables)])
+    assert column(rows, "Gate", titles[0]) == ["ok", "ok", "REGRESSION", "", "REGRESSION"]
+    assert column(rows, "Layer", titles[1]) == ["0", "1", "2", "3"]
+    assert set(column(rows, "Backend", titles[1])) == {"cudnn"}
+    for cell in column(rows, "Device time", titles[1]):  # "32.7 us -> 85.5 us (+161.5%)"
+        before, after, pct = map(float, re.fullmatch(r"([\d.]+) us -> ([\d.]+) us \(\+([\d.]+)%\)", cell).groups())
+        assert abs(100 * (after / before - 1) - pct) < 0.5, cell  # the delta of the two shown times

@@ -14,8 +14,8 @@ import attnprof
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = ["analyze", "scale", "heads", "predict", "whatif", "diff", "explain", "matrix"]
 # The commands whose answer shows a table; the others must not offer --csv (docs/cli.md, "Which
-# table --csv writes": diff's verdict is not one table).
-TABLE_COMMANDS = {"matrix", "analyze", "scale", "heads", "predict", "whatif", "explain"}
+# table --csv writes").
+TABLE_COMMANDS = {"matrix", "analyze", "scale", "heads", "predict", "whatif", "explain", "diff"}
 FORM_WORDS = {"--json": "as JSON", "--md": "as Markdown", "--html": "as a self-contained HTML page",
               "--text": "as the terminal shows it", "--csv": "as CSV"}
 

@@ -151,7 +151,7 @@ def test_commit_changing_head_dim_is_named(project, attnprof_cli, run_cli, tmp_p
     assert "1 commit(s) in between touching model.py" in text
     assert f"`{changed[:12]}` halve head\\_dim to 16" in text  # Markdown: the underscore escaped
     assert "docs only" not in text  # README-only commit: not a file of the attention modules
-    assert "head\\_dim 32 -&gt; 16 (layers 0-1)" in text  # as Markdown shows them literally
+    assert "head\\_dim 32 -> 16 (layers 0-1)" in text  # as Markdown shows them literally
 
 
 def test_compare_returns_the_cli_verdict_and_the_pytest_helper_raises_with_markdown(run_cli, tmp_path):

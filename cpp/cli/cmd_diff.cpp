@@ -7,6 +7,7 @@
 #include "attnprof/document.h"
 #include "attnprof/io.h"
 #include "attnprof/render.h"
+#include "attnprof/table.h"
 #include "command.h"
 #include "flags.h"
 #include "outputs.h"
@@ -72,6 +73,7 @@ int run_diff(const DiffCommandOptions& o) {
       report, [&report] { return render_text(report); }, [&report] { return render_markdown(report); },
       {.labels = {}, .sections = {"diff"}});
   doc.title = "attnprof diff";
+  doc.csv = [&report] { return tables_csv(diff_tables(*report.diff)); };
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("diff", s.error());
   return report.diff->regression() ? kExitRegression : kExitOk;
 }
@@ -94,7 +96,7 @@ void setup_diff(CLI::App& app) {
   cmd->add_option("--thresholds", o->config_path,
                   "JSON file with max_fused_drop / max_time_increase / max_memory_increase (flags win)")
       ->check(CLI::ExistingFile);
-  add_document_options(*cmd, o->outputs, "the verdict (docs/diff.md)", false);
+  add_document_options(*cmd, o->outputs, "the verdict (docs/diff.md)", true);
   add_deprecated(o->outputs,
                  cmd->add_option("--config", o->config_path, "old spelling of --thresholds")
                      ->check(CLI::ExistingFile)

@@ -92,4 +92,9 @@ std::vector<std::pair<std::string, std::string>> grouped_window_verdicts(const s
 // Markdown reports and `heads --csv`.
 Table heads_table(const HeadsSection& heads);
 
+// The tables of the diff section as its Markdown shows them, for every pair in order: the gated
+// metrics, the ranks (fleet Reports only) and the per-layer deltas; titled "<pair>: metrics",
+// "<pair>: ranks", "<pair>: per layer" (pair "attention" when it has no name). `diff --csv`.
+std::vector<Table> diff_tables(const DiffSection& diff);
+
 }  // namespace attnprof

@@ -17,7 +17,9 @@ std::string html_escape(std::string_view text);
 
 // One Markdown table cell or list line (GitHub-flavoured): the characters that end a cell,
 // start a tag or an entity, emphasis, a link or a code span get a backslash or become an
-// entity (< &), and a line break becomes a space, so the text stays on its one line.
+// entity (< &, and > where it would open a block quote: before any other mark), and a line
+// break becomes a space, so the text stays on its one line. An arrow "->" inside a line stays
+// as typed: with < escaped, a later > cannot close a tag (CommonMark 0.31, "Raw HTML").
 std::string markdown_escape(std::string_view text);
 
 // The text as one Markdown code span in a list line or paragraph (not a table cell): inside

@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "attnprof/layer_ranges.h"
+#include "attnprof/table.h"
 #include "attnprof/text_format.h"
 
 namespace attnprof {
@@ -51,10 +52,12 @@ std::string gate_text(const MetricDelta& d) {
 std::string verdict_word(bool regression) { return regression ? "REGRESSION" : "no regression"; }
 
 std::string backend_text(const LayerDelta& l) {
-  const std::string b = l.backend_before.empty() ? "(none)" : markdown_escape(l.backend_before);
-  const std::string a = l.backend_after.empty() ? "(none)" : markdown_escape(l.backend_after);
+  const std::string b = l.backend_before.empty() ? "(none)" : l.backend_before;
+  const std::string a = l.backend_after.empty() ? "(none)" : l.backend_after;
   return b == a ? b : b + " -> " + a;
 }
+
+std::string pair_name(const DiffVerdict& v) { return v.name.empty() ? "attention" : v.name; }
 
 std::string short_hash(const std::string& h) { return h.empty() ? "(none)" : h.substr(0, 12); }
 
@@ -104,23 +107,28 @@ std::string ranks_only_text(const std::vector<int64_t>& ranks, const char* side)
 // Rows shown per fleet in the Markdown table; the JSON has every rank.
 constexpr size_t kMaxRankRows = 20;
 
-void markdown_ranks(std::string& out, const RanksDelta& k) {
+// Rank by rank: the ranks the gate names or whose backend changed (notable_ranks).
+Table ranks_table(const DiffVerdict& v) {
+  const RanksDelta& k = *v.ranks;
+  Table t{.title = pair_name(v) + ": ranks",
+          .header = {"Rank", "Attention time", "Gate", "Most grown layer", "Backend changes"}};
+  for (const RankDelta* r : notable_ranks(k, kMaxRankRows)) {
+    std::string changes;
+    for (const RankBackendChange& c : k.backend_changes)
+      if (c.rank == r->rank)
+        changes += (changes.empty() ? "" : "; ") + fmt::format("{}: {} -> {}", format_layer_ranges(c.layers), c.before, c.after);
+    t.rows.push_back({std::to_string(r->rank), before_after(r->time_us, time_text, Change::kRelative), gate_text(r->time_us),
+                      worst_layer_text(*r), changes.empty() ? "-" : changes});
+  }
+  return t;
+}
+
+void markdown_ranks(std::string& out, const DiffVerdict& v) {
+  const RanksDelta& k = *v.ranks;
   const std::string gate = gate_text(k.median_us);
   out += fmt::format("**Ranks**: {}; fleet median attention time {}{}\n\n", rank_count_text(k),
                      before_after(k.median_us, time_text, Change::kRelative), gate.empty() ? "" : " (" + gate + ")");
-  const std::vector<const RankDelta*> shown = notable_ranks(k, kMaxRankRows);
-  if (!shown.empty()) {
-    out += "| Rank | Attention time | Gate | Most grown layer | Backend changes |\n|---|---|---|---|---|\n";
-    for (const RankDelta* r : shown) {
-      std::string changes;
-      for (const RankBackendChange& c : k.backend_changes)
-        if (c.rank == r->rank)
-          changes += (changes.empty() ? "" : "; ") + fmt::format("{}: {} -> {}", format_layer_ranges(c.layers), markdown_escape(c.before), markdown_escape(c.after));
-      out += fmt::format("| {} | {} | {} | {} | {} |\n", r->rank, before_after(r->time_us, time_text, Change::kRelative),
-                         gate_text(r->time_us), worst_layer_text(*r), changes.empty() ? "-" : changes);
-    }
-    out += "\n";
-  }
+  if (const Table ranks = ranks_table(v); !ranks.rows.empty()) out += table_markdown(ranks) + "\n";
   for (const Straggler& s : k.new_stragglers) out += "- New straggler: " + straggler_text(s) + "\n";
   for (const auto& [ranks, side] : {std::pair{&k.only_baseline, "baseline"}, std::pair{&k.only_candidate, "candidate"}})
     if (!ranks->empty()) out += "- " + ranks_only_text(*ranks, side) + "\n";
@@ -141,17 +149,24 @@ void text_ranks(std::string& out, const RanksDelta& k) {
     if (!ranks->empty()) out += "    " + ranks_only_text(*ranks, side) + "\n";
 }
 
+// The gated metrics of one pair (achieved FLOP/s is shown, not gated).
+Table metrics_table(const DiffVerdict& v) {
+  const auto row = [](const char* metric, const std::string& value, const std::string& gate) {
+    return std::vector<std::string>{metric, value, gate};
+  };
+  return Table{
+      .title = pair_name(v) + ": metrics",
+      .header = {"Metric", "Baseline -> Candidate", "Gate"},
+      .rows = {row("Fused share (time)", before_after(v.fused_time_pct, share_text, Change::kPoints), gate_text(v.fused_time_pct)),
+               row("Fused share (calls)", before_after(v.fused_calls_pct, share_text, Change::kPoints), gate_text(v.fused_calls_pct)),
+               row("Attention device time", before_after(v.attention_time_us, time_text, Change::kRelative),
+                   gate_text(v.attention_time_us)),
+               row("Achieved FLOP/s", before_after(v.tflops, flops_text, Change::kRelative), ""),
+               row("Peak memory", before_after(v.peak_bytes, bytes_text, Change::kRelative), gate_text(v.peak_bytes))}};
+}
+
 void markdown_metrics(std::string& out, const DiffVerdict& v, const DiffThresholds& t) {
-  out += "| Metric | Baseline -> Candidate | Gate |\n|---|---|---|\n";
-  out += fmt::format("| Fused share (time) | {} | {} |\n",
-                     before_after(v.fused_time_pct, share_text, Change::kPoints), gate_text(v.fused_time_pct));
-  out += fmt::format("| Fused share (calls) | {} | {} |\n",
-                     before_after(v.fused_calls_pct, share_text, Change::kPoints), gate_text(v.fused_calls_pct));
-  out += fmt::format("| Attention device time | {} | {} |\n",
-                     before_after(v.attention_time_us, time_text, Change::kRelative), gate_text(v.attention_time_us));
-  out += fmt::format("| Achieved FLOP/s | {} | |\n", before_after(v.tflops, flops_text, Change::kRelative));
-  out += fmt::format("| Peak memory | {} | {} |\n\n",
-                     before_after(v.peak_bytes, bytes_text, Change::kRelative), gate_text(v.peak_bytes));
+  out += table_markdown(metrics_table(v)) + "\n";
   out += fmt::format("Limits: fused share -{:g} pp, time +{:g}%, memory +{:g}%; a change within the "
                      "spread of the runs/steps is not a regression.\n\n",
                      t.max_fused_drop_pp, 100 * t.max_time_increase, 100 * t.max_memory_increase);
@@ -168,20 +183,20 @@ void markdown_backend_changes(std::string& out, const DiffVerdict& v) {
   out += "\n";
 }
 
+Table layers_table(const DiffVerdict& v) {
+  Table t{.title = pair_name(v) + ": per layer",
+          .header = {"Layer", "Module", "Backend", "Fused (time)", "Fused (calls)", "Device time", "FLOP/s", "Peak memory"}};
+  for (const LayerDelta& l : v.layers)
+    t.rows.push_back({l.layer < 0 ? "?" : std::to_string(l.layer), l.module, backend_text(l),
+                      before_after(l.fused_time_pct, share_text, Change::kPoints),
+                      before_after(l.fused_calls_pct, share_text, Change::kPoints),
+                      before_after(l.time_us, time_text, Change::kRelative), before_after(l.tflops, flops_text, Change::kRelative),
+                      before_after(l.peak_bytes, bytes_text, Change::kRelative)});
+  return t;
+}
+
 void markdown_layers(std::string& out, const DiffVerdict& v) {
-  out += "**Per layer**\n\n";
-  out += "| Layer | Module | Backend | Fused (time) | Fused (calls) | Device time | FLOP/s | Peak memory |\n";
-  out += "|---|---|---|---|---|---|---|---|\n";
-  for (const LayerDelta& l : v.layers) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                       l.layer < 0 ? "?" : std::to_string(l.layer), markdown_escape(l.module), backend_text(l),
-                       before_after(l.fused_time_pct, share_text, Change::kPoints),
-                       before_after(l.fused_calls_pct, share_text, Change::kPoints),
-                       before_after(l.time_us, time_text, Change::kRelative),
-                       before_after(l.tflops, flops_text, Change::kRelative),
-                       before_after(l.peak_bytes, bytes_text, Change::kRelative));
-  }
-  out += "\n";
+  out += "**Per layer**\n\n" + table_markdown(layers_table(v)) + "\n";
 }
 
 // The commits on each side, the model config hash, and the commits in between where git has them.
@@ -211,7 +226,7 @@ void markdown_causes(std::string& out, const CauseSummary& c) {
 }
 
 void markdown_pair(std::string& out, const DiffVerdict& v, const DiffThresholds& t) {
-  out += fmt::format("### {}: {}\n\n", v.name.empty() ? "attention" : markdown_escape(v.name), verdict_word(v.regression));
+  out += fmt::format("### {}: {}\n\n", markdown_escape(pair_name(v)), verdict_word(v.regression));
   out += fmt::format("Baseline {} ({} run(s), {} calls) vs candidate {} ({} run(s), {} calls).\n\n",
                      markdown_code(v.baseline), v.baseline_runs, v.calls_before, markdown_code(v.candidate), v.candidate_runs,
                      v.calls_after);
@@ -219,7 +234,7 @@ void markdown_pair(std::string& out, const DiffVerdict& v, const DiffThresholds&
   if (!v.reasons.empty()) out += "\n";
   markdown_metrics(out, v, t);
   markdown_backend_changes(out, v);
-  if (v.ranks) markdown_ranks(out, *v.ranks);
+  if (v.ranks) markdown_ranks(out, v);
   markdown_layers(out, v);
   markdown_causes(out, v.causes);
   for (const auto& n : v.notes) out += "_Note: " + markdown_escape(n) + "_\n";
@@ -232,7 +247,7 @@ void text_metric(std::string& out, const char* name, const std::string& value, c
 }
 
 void text_pair(std::string& out, const DiffVerdict& v) {
-  out += fmt::format("{}: {}\n", v.name.empty() ? "attention" : v.name, verdict_word(v.regression));
+  out += fmt::format("{}: {}\n", pair_name(v), verdict_word(v.regression));
   out += fmt::format("  baseline  {} ({} run(s), {} calls)\n  candidate {} ({} run(s), {} calls)\n",
                      v.baseline, v.baseline_runs, v.calls_before, v.candidate, v.candidate_runs, v.calls_after);
   for (const auto& r : v.reasons) out += "  regression: " + r + "\n";
@@ -278,6 +293,16 @@ std::string render_diff_text(const DiffSection& diff) {
   for (const auto& u : diff.unmatched) out += "unmatched: " + u + "\n";
   out += fmt::format("verdict: {}\n", verdict_word(diff.regression()));
   return out;
+}
+
+std::vector<Table> diff_tables(const DiffSection& diff) {
+  std::vector<Table> tables;
+  for (const auto& v : diff.pairs) {
+    tables.push_back(metrics_table(v));
+    if (v.ranks) tables.push_back(ranks_table(v));
+    tables.push_back(layers_table(v));
+  }
+  return tables;
 }
 
 bool diff_only(const Report& report) { return report.diff && report.calls.empty() && report.source.files.empty(); }

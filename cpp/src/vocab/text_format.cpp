@@ -27,18 +27,24 @@ std::string html_escape(std::string_view text) {
 }
 
 // '\\' first among the backslashed ones: a text ending in a backslash would otherwise escape
-// the cell's closing '|'. '<' '>' '&' become entities, which GitHub shows as the character.
+// the cell's closing '|'. '<' '&' become entities, which GitHub shows as the character, and
+// '>' too while nothing but spaces precedes it.
 std::string markdown_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
+  bool line_started = false;
   for (const char c : text) {
+    const bool at_line_start = !line_started;
+    line_started = line_started || c != ' ';
     switch (c) {
       case '\\': case '|': case '`': case '*': case '_': case '[': case ']':
         out += '\\';
         out += c;
         break;
       case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
+      case '>':  // only a line's first mark can open a block quote; inside a line it is text
+        out += at_line_start ? "&gt;" : ">";
+        break;
       case '&': out += "&amp;"; break;
       case '\n': case '\r': out += ' '; break;
       default: out += c;

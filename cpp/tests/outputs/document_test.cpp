@@ -39,7 +39,7 @@ TEST(TableForms, SeveralTablesShareOneCsvUnderATableColumnWithEveryColumnOnce) {
 
 TEST(TableForms, MarkdownTableEscapesEveryCellAndLeavesTitleAndNotesOut) {
   const Table t{"Title", {"a|b", "c"}, {{"x_y", "<z>"}}, {"note"}};
-  EXPECT_EQ(table_markdown(t), "| a\\|b | c |\n|---|---|\n| x\\_y | &lt;z&gt; |\n");
+  EXPECT_EQ(table_markdown(t), "| a\\|b | c |\n|---|---|\n| x\\_y | &lt;z> |\n");
 }
 
 TEST(TableForms, TableDocumentHasEveryFormIncludingCsv) {

@@ -82,7 +82,7 @@ TEST(DiffSectionRender, MarkdownNamesTheRegressionAndItsCauseEscaped) {
   const std::string md = render_markdown(verdict_of(p));
   EXPECT_EQ(md.rfind("## attnprof diff: REGRESSION\n", 0), 0u) << md;
   EXPECT_NE(md.find("- **Regression:** " + time_reason(p)), std::string::npos) << md;
-  EXPECT_NE(md.find("- Inputs: head\\_dim 128 -&gt; 96 (layers 0-3)\n"), std::string::npos) << md;
+  EXPECT_NE(md.find("- Inputs: head\\_dim 128 -> 96 (layers 0-3)\n"), std::string::npos) << md;
   EXPECT_NE(md.find("| Attention device time | " + time_text(p.before_us) + " -> " + time_text(1.5 * p.before_us) +
                     " (+50.0%) | REGRESSION |"),
             std::string::npos)

@@ -42,8 +42,15 @@ TEST(MarkdownEscape, ABackslashIsEscapedSoItCannotEscapeTheCellsPipe) {
 TEST(MarkdownEscape, EmphasisLinksAndTagsStayText) {
   EXPECT_EQ(markdown_escape("flash_fwd_kernel"), "flash\\_fwd\\_kernel");
   EXPECT_EQ(markdown_escape("*[x](y)*"), "\\*\\[x\\](y)\\*");
-  EXPECT_EQ(markdown_escape("<script>&"), "&lt;script&gt;&amp;");
-  EXPECT_EQ(markdown_escape("before -> after"), "before -&gt; after");
+  EXPECT_EQ(markdown_escape("<script>&"), "&lt;script>&amp;");
+}
+
+TEST(MarkdownEscape, AGreaterThanSignIsAnEntityOnlyWhereItWouldOpenABlockQuote) {
+  EXPECT_EQ(markdown_escape("before -> after"), "before -> after");
+  EXPECT_EQ(markdown_escape("flash > efficient > math"), "flash > efficient > math");
+  EXPECT_EQ(markdown_escape("> quoted"), "&gt; quoted");
+  EXPECT_EQ(markdown_escape("  > quoted"), "  &gt; quoted");
+  EXPECT_EQ(markdown_escape(">>"), "&gt;>");
 }
 
 TEST(MarkdownCode, FencesTextWithoutEscapingIt) {
