@@ -293,7 +293,7 @@ def test_a_verified_report_draws_the_fixes_table_and_marks_the_finding_it_answer
     assert facts["why"]["verification"] is None
     cells = json.loads(browser.evaluate(
         "JSON.stringify([...document.querySelectorAll('#verification tbody td')].map(td => td.textContent))"))
-    assert cells[:5] == ["use_sdpa", "layers 0-3", "confirmed", "2.49x (2.37-2.62)", "~1.5x"]
+    assert cells[:5] == ["use_sdpa", "layers 0-3", "confirmed", "2.49x (2.37x-2.62x)", "~1.5x"]
     marks = json.loads(browser.evaluate(
         "JSON.stringify([...document.querySelectorAll('#findings p.verified')].map(p => p.className + ': ' + p.textContent))"))
-    assert marks == ["verified verdict-confirmed: verified on this model: 2.49x faster (2.37-2.62x), same results"]
+    assert marks == ["verified verdict-confirmed: verified on this model: 2.49x faster (2.37x-2.62x), same results"]

@@ -17,6 +17,8 @@ void bind_text_format(nb::module_& m) {
   m.def("flops_text", &flops_text, nb::arg("tflops"), "A rate in TFLOP/s: \"312.5 TFLOP/s\", \"52.3 GFLOP/s\".");
   m.def("flop_count_text", &flop_count_text, nb::arg("flops"), "A number of FLOPs: \"52.30 GFLOP\".");
   m.def("percent_text", &percent_text, nb::arg("fraction"), "A fraction as \"12.3%\".");
+  m.def("ratio_text", &ratio_text, nb::arg("ratio"), "A measured ratio: \"1.25x\".");
+  m.def("estimated_ratio_text", &estimated_ratio_text, nb::arg("ratio"), "A modelled ratio: \"~1.3x\".");
 }
 
 const BindingRegistration registration(bind_text_format);

@@ -235,7 +235,8 @@ def verify_demo(device: torch.device, out_dir: str) -> str:
     report.save_json(os.path.join(out_dir, "report.json"))
     report.save_markdown(os.path.join(out_dir, "report.md"))
     for f in report.data["verification"]["fixes"]:
-        measured = f" {f['speedup']:.2f}x (95% CI {f['speedup_ci'][0]:.2f}-{f['speedup_ci'][1]:.2f})" \
+        ratio = _core.ratio_text
+        measured = f" {ratio(f['speedup'])} (95% CI {ratio(f['speedup_ci'][0])}-{ratio(f['speedup_ci'][1])})" \
             if f["speedup_ci"] else ""
         print(f"Verified on llama-eager (S={VERIFY_LENGTH}): {f['fix']}: {f['verdict']}{measured}: {f['reason']}")
     return report.to_json()

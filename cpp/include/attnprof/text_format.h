@@ -48,7 +48,7 @@ struct UnitSpelling {
   double next_at;           // the rounded value from which the next unit takes over; infinity for the last
 };
 
-enum class Quantity { kBytes, kTime, kFlops, kFlopCount, kPercent };
+enum class Quantity { kBytes, kTime, kFlops, kFlopCount, kPercent, kRatio, kEstimatedRatio };
 
 struct QuantitySpelling {
   Quantity quantity;
@@ -56,6 +56,7 @@ struct QuantitySpelling {
   double scale;                         // the given value times this is in the base unit
   std::span<const UnitSpelling> units;  // smallest first
   size_t zero_unit;                     // the unit an exact zero is shown in ("0.0 us", not "0 ns")
+  std::string_view prefix = {};         // written before the number: "~" for an estimate
 };
 
 // What every formatter writes for NaN or infinity.
@@ -85,5 +86,12 @@ std::string flop_count_text(double flops);
 
 // A fraction as a percentage with one decimal: 0.123 -> "12.3%", 1 -> "100.0%".
 std::string percent_text(double fraction);
+
+// A measured ratio (a speedup timed on the model, a time over the median): 1.254 -> "1.25x".
+std::string ratio_text(double ratio);
+
+// A ratio a model estimates (an expected speedup or memory saving), one decimal and marked as
+// approximate: 2.04 -> "~2.0x" (the "~" is the quantity's prefix in the spelling table).
+std::string estimated_ratio_text(double ratio);
 
 }  // namespace attnprof

@@ -247,7 +247,7 @@ std::optional<Finding> slowest_rank_finding(const RanksSection& section, const s
   f.rule = finding::kRanksSlowest;
   // A rank 10% slower than the median holds every collective back by that much.
   f.severity = section.slowest_over_median >= 1.10 ? "medium" : "info";
-  f.title = fmt::format("rank {} spends {:.2f}x the median attention time", slowest.rank, section.slowest_over_median);
+  f.title = fmt::format("rank {} spends {} the median attention time", slowest.rank, ratio_text(section.slowest_over_median));
   if (const int64_t layer = worst_layer(slowest, medians); layer >= 0) {
     f.title += fmt::format("; layer {} is where it differs most", layer);
     f.layers.push_back(layer);
@@ -269,12 +269,12 @@ std::optional<Finding> stragglers_finding(const RanksSection& section) {
   Finding f;
   f.rule = finding::kRanksStragglers;
   f.severity = "medium";
-  f.title = fmt::format("{} of {} ranks straggle (beyond {:.2f}x the median attention time)", overall.size(),
-                        section.ranks.size(), section.straggler_threshold);
+  f.title = fmt::format("{} of {} ranks straggle (beyond {} the median attention time)", overall.size(),
+                        section.ranks.size(), ratio_text(section.straggler_threshold));
   std::string list;
   for (size_t i = 0; i < overall.size() && i < 5; ++i) {
     const Straggler& s = *overall[i];
-    list += fmt::format("{}rank {} {:.2f}x", list.empty() ? "" : ", ", s.rank, s.over_median);
+    list += fmt::format("{}rank {} {}", list.empty() ? "" : ", ", s.rank, ratio_text(s.over_median));
     if (s.worst_layer >= 0) list += fmt::format(" (most in layer {})", s.worst_layer);
     if (s.worst_layer >= 0 && std::find(f.layers.begin(), f.layers.end(), s.worst_layer) == f.layers.end())
       f.layers.push_back(s.worst_layer);

@@ -67,9 +67,9 @@ std::string untrained_reason(const std::vector<HeadStats>& heads, int64_t sink_t
   if (min_entropy >= kUntrainedMinEntropy && max_excess < kUntrainedSinkExcess)
     return fmt::format(
         "every head is near-uniform (lowest normalised entropy {:.3f} >= {}) and no head has a "
-        "sink (largest sink mass {:.2f}x the uniform share < {}): statistics of untrained "
+        "sink (largest sink mass {} the uniform share < {}): statistics of untrained "
         "weights are not utilisation findings",
-        min_entropy, kUntrainedMinEntropy, max_excess, kUntrainedSinkExcess);
+        min_entropy, kUntrainedMinEntropy, ratio_text(max_excess), ratio_text(kUntrainedSinkExcess));
   return "";
 }
 

@@ -206,7 +206,7 @@ CostTable advice_table(const AdviceSection& a) {
     std::string times;
     for (const auto& [name, us] : row.times_us) times += fmt::format("{}{} {:.0f}", times.empty() ? "" : ", ", name, us);
     t.rows.push_back({row.shape, row.fastest_backend, row.heuristic_backend.empty() ? "?" : row.heuristic_backend,
-                      row.gain > 0 ? fmt::format("{:.2f}x", row.gain) : "-", times});
+                      row.gain > 0 ? ratio_text(row.gain) : "-", times});
     if (!row.code.empty()) t.notes.push_back(fmt::format("{}: pin {}:\n{}", row.shape, row.fastest_backend, row.code));
   }
   if (t.notes.empty()) t.notes.push_back("PyTorch's own pick is the fastest (within noise) for every shape.");

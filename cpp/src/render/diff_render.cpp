@@ -95,8 +95,8 @@ std::string worst_layer_text(const RankDelta& r) {
 }
 
 std::string straggler_text(const Straggler& s) {
-  std::string out = fmt::format("rank {} {} at {:.2f}x the median", s.rank,
-                                s.layer < 0 ? std::string("overall") : fmt::format("in layer {}", s.layer), s.over_median);
+  std::string out = fmt::format("rank {} {} at {} the median", s.rank,
+                                s.layer < 0 ? std::string("overall") : fmt::format("in layer {}", s.layer), ratio_text(s.over_median));
   return s.worst_layer >= 0 ? out + fmt::format(" (most in layer {})", s.worst_layer) : out;
 }
 

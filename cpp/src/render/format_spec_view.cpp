@@ -17,7 +17,8 @@ nlohmann::json format_spec_view() {
       if (std::isfinite(u.next_at)) unit["next_at"] = u.next_at;  // JSON has no infinity: the last unit has none
       units.push_back(std::move(unit));
     }
-    quantities[std::string(q.name)] = {{"scale", q.scale}, {"zero_unit", q.zero_unit}, {"units", std::move(units)}};
+    quantities[std::string(q.name)] = {
+        {"scale", q.scale}, {"zero_unit", q.zero_unit}, {"prefix", std::string(q.prefix)}, {"units", std::move(units)}};
   }
   return {{"unknown", std::string(kUnknownQuantityText)}, {"quantities", std::move(quantities)}};
 }

@@ -13,8 +13,6 @@
 namespace attnprof {
 namespace {
 
-std::string ratio_text(double over_median) { return fmt::format("{:.2f}x", over_median); }
-
 std::string slowest_text(const RanksSection& r) {
   if (r.slowest_rank < 0) return "no slowest rank (fewer than 2 ranks with a known attention time)";
   return fmt::format("slowest rank {} at {} the median", r.slowest_rank, ratio_text(r.slowest_over_median));

@@ -174,7 +174,7 @@ std::string heads_text(const ReportView& v) {
     for (const HeadCandidate& c : h.candidates)
       out += fmt::format("  candidate: layer {} head {} -> {}: {}{}{}\n", c.layer, c.head, c.action, c.reason,
                          c.kv_bytes_per_token ? fmt::format(", frees {} KV bytes per token", c.kv_bytes_per_token) : "",
-                         c.expected_speedup > 0 ? fmt::format(", ~{:.1f}x faster attention", c.expected_speedup) : "");
+                         c.expected_speedup > 0 ? fmt::format(", {} faster attention", estimated_ratio_text(c.expected_speedup)) : "");
     if (!h.sampling_note.empty()) out += "  " + h.sampling_note + "\n";
   }
   for (const auto& [layers, verdict] : grouped_window_verdicts(h.sliding_window))

@@ -15,8 +15,9 @@ std::string backends_text(const std::vector<std::string>& backends) {
 
 std::string measured_text(const FixVerification& f) {
   if (f.pairs == 0) return "-";
-  const std::string ci = f.speedup_ci.size() == 2 ? fmt::format(" ({:.2f}-{:.2f})", f.speedup_ci[0], f.speedup_ci[1]) : "";
-  return fmt::format("{:.2f}x{}", f.speedup, ci);
+  const std::string ci =
+      f.speedup_ci.size() == 2 ? " (" + ratio_text(f.speedup_ci[0]) + "-" + ratio_text(f.speedup_ci[1]) + ")" : "";
+  return ratio_text(f.speedup) + ci;
 }
 
 }  // namespace
@@ -43,7 +44,7 @@ std::vector<std::vector<std::string>> verification_rows(const Report& report) {
   for (const FixVerification& f : report.verification->fixes) {
     const bool measured = f.pairs > 0;
     rows.push_back({f.fix, f.layers.empty() ? "-" : format_layer_ranges(f.layers), f.verdict, measured_text(f),
-                    f.predicted_speedup > 0 ? fmt::format("~{:.1f}x", f.predicted_speedup) : "not estimated",
+                    f.predicted_speedup > 0 ? estimated_ratio_text(f.predicted_speedup) : "not estimated",
                     measured ? fmt::format("{:.2f}", f.baseline_ms) : "-",
                     measured ? fmt::format("{:.2f}", f.fixed_ms) : "-",
                     measured ? fmt::format("{:.2g} (tol {:.0g})", f.max_rel_diff, f.tolerance) : "-",

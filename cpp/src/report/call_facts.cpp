@@ -1,4 +1,5 @@
 // call_facts.h: the one spelling of a call's shape, explanation and backend class.
+#include "attnprof/text_format.h"
 #include "attnprof/call_facts.h"
 
 #include <fmt/format.h>
@@ -10,9 +11,10 @@ namespace attnprof {
 
 std::string expected_gain_text(const Explanation& e) {
   if (e.expected_speedup <= 0) return "";
-  return fmt::format("~{:.1f}x faster{} ({})", e.expected_speedup,
-                     e.expected_memory_ratio > 0 ? fmt::format(", ~{:.1f}x less activation memory", e.expected_memory_ratio)
-                                                 : "",
+  return fmt::format("{} faster{} ({})", estimated_ratio_text(e.expected_speedup),
+                     e.expected_memory_ratio > 0
+                         ? fmt::format(", {} less activation memory", estimated_ratio_text(e.expected_memory_ratio))
+                         : "",
                      e.gain_basis);
 }
 namespace {
@@ -33,7 +35,7 @@ std::string note_line(const Explanation& e) { return "note: " + e.consistency_no
 
 std::string fix_line(const Explanation& e) {
   std::string line = "fix: " + e.fix;
-  if (e.expected_speedup > 0) line += fmt::format(" (~{:.1f}x faster", e.expected_speedup);
+  if (e.expected_speedup > 0) line += fmt::format(" ({} faster", estimated_ratio_text(e.expected_speedup));
   if (e.expected_speedup > 0) line += e.gain_basis.empty() ? ")" : ", " + e.gain_basis + ")";
   return line;
 }

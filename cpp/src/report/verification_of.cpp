@@ -1,6 +1,7 @@
 // Which verified fix answers a finding, and the mark its advice carries in every output.
 #include <fmt/format.h>
 
+#include "attnprof/text_format.h"
 #include "attnprof/report.h"
 
 namespace attnprof {
@@ -19,13 +20,13 @@ std::string gain_device(const SourceInfo& source, bool has_gpu) {
 }
 
 std::string verification_mark(const FixVerification& v) {
-  const std::string ci = v.speedup_ci.size() == 2 ? fmt::format(" ({:.2f}-{:.2f}x)", v.speedup_ci[0], v.speedup_ci[1]) : "";
+  const std::string ci = v.speedup_ci.size() == 2 ? " (" + ratio_text(v.speedup_ci[0]) + "-" + ratio_text(v.speedup_ci[1]) + ")" : "";
   if (v.verdict == verdict::kConfirmed)
-    return fmt::format("verified on this model: {:.2f}x faster{}, same results", v.speedup, ci);
+    return fmt::format("verified on this model: {} faster{}, same results", ratio_text(v.speedup), ci);
   if (v.verdict == verdict::kChangesResults)
     return fmt::format("verified on this model: changes results (max relative difference {:.2g} > {:.2g} for {}), "
                        "not recommended", v.max_rel_diff, v.tolerance, v.dtype);
-  if (v.verdict == verdict::kNoGain) return fmt::format("verified on this model: no gain ({:.2f}x{})", v.speedup, ci);
+  if (v.verdict == verdict::kNoGain) return fmt::format("verified on this model: no gain ({}{})", ratio_text(v.speedup), ci);
   if (v.verdict == verdict::kNotApplicable) return "not verified: " + v.reason;
   return "";
 }

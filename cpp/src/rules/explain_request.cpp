@@ -76,8 +76,8 @@ std::string fix_text(const Explanation& e) {
 
 std::string gain_text(const Explanation& e) {
   if (e.expected_speedup > 0)
-    return fmt::format("~{:.1f}x faster, ~{:.1f}x less activation memory ({})", e.expected_speedup,
-                       e.expected_memory_ratio, e.gain_basis);
+    return fmt::format("{} faster, {} less activation memory ({})", estimated_ratio_text(e.expected_speedup),
+                       estimated_ratio_text(e.expected_memory_ratio), e.gain_basis);
   return e.gain_basis;
 }
 

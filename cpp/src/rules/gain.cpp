@@ -94,7 +94,7 @@ std::optional<Gain> user_gain(std::span<const MeasuredGain> gains, std::string_v
   out.basis = fmt::format("measured on this model by attnprof.verify ({} on {}, S={}{}; this call S={})",
                           best->model.empty() ? "the model" : best->model, best->device, best->seq_len,
                           best->speedup_ci.size() == 2
-                              ? fmt::format(", 95% interval {:.2f}-{:.2f}x", best->speedup_ci[0], best->speedup_ci[1])
+                              ? ", 95% interval " + ratio_text(best->speedup_ci[0]) + "-" + ratio_text(best->speedup_ci[1])
                               : "",
                           seq_len);
   return out;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <random>
 
+#include "attnprof/text_format.h"
 #include "attnprof/verify.h"
 
 namespace attnprof::verify {
@@ -85,15 +86,15 @@ FixVerification measured_facts(const FixMeasurement& m) {
 void judge_speedup(FixVerification& v) {
   if (v.speedup_ci.size() == 2 && v.speedup_ci[0] > 1.0) {
     v.verdict = verdict::kConfirmed;
-    v.reason = fmt::format("{:.2f}x faster, the 95% interval {:.2f}-{:.2f}x lies above 1; outputs within {:.3g}",
-                           v.speedup, v.speedup_ci[0], v.speedup_ci[1], v.tolerance);
+    v.reason = fmt::format("{} faster, the 95% interval {}-{} lies above 1; outputs within {:.3g}", ratio_text(v.speedup),
+                           ratio_text(v.speedup_ci[0]), ratio_text(v.speedup_ci[1]), v.tolerance);
     return;
   }
   v.verdict = verdict::kNoGain;
   v.reason = v.speedup_ci.size() == 2
-                 ? fmt::format("{:.2f}x, but the 95% interval {:.2f}-{:.2f}x reaches 1 or below", v.speedup,
-                               v.speedup_ci[0], v.speedup_ci[1])
-                 : fmt::format("{:.2f}x from {} pair(s): too few for an interval", v.speedup, v.pairs);
+                 ? fmt::format("{}, but the 95% interval {}-{} reaches 1 or below", ratio_text(v.speedup),
+                               ratio_text(v.speedup_ci[0]), ratio_text(v.speedup_ci[1]))
+                 : fmt::format("{} from {} pair(s): too few for an interval", ratio_text(v.speedup), v.pairs);
 }
 
 }  // namespace

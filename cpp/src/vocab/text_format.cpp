@@ -26,30 +26,33 @@ std::string html_escape(std::string_view text) {
   return out;
 }
 
-// '\\' first among the backslashed ones: a text ending in a backslash would otherwise escape
-// the cell's closing '|'. '<' '&' become entities, which GitHub shows as the character, and
-// '>' too while nothing but spaces precedes it.
+namespace {
+
+// One character of a Markdown cell or line; `at_line_start`: only spaces came before it.
+// '\\' is among the backslashed ones: a text ending in a backslash would otherwise escape the
+// cell's closing '|'. '<' '&' become entities, which GitHub shows as the character, and '>'
+// too where it would open a block quote; inside a line it is text.
+void append_markdown_char(std::string& out, char c, bool at_line_start) {
+  switch (c) {
+    case '\\': case '|': case '`': case '*': case '_': case '[': case ']':
+      out += '\\';
+      out += c;
+      break;
+    case '<': out += "&lt;"; break;
+    case '>': out += at_line_start ? "&gt;" : ">"; break;
+    case '&': out += "&amp;"; break;
+    case '\n': case '\r': out += ' '; break;
+    default: out += c;
+  }
+}
+
+}  // namespace
+
 std::string markdown_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
-  bool line_started = false;
-  for (const char c : text) {
-    const bool at_line_start = !line_started;
-    line_started = line_started || c != ' ';
-    switch (c) {
-      case '\\': case '|': case '`': case '*': case '_': case '[': case ']':
-        out += '\\';
-        out += c;
-        break;
-      case '<': out += "&lt;"; break;
-      case '>':  // only a line's first mark can open a block quote; inside a line it is text
-        out += at_line_start ? "&gt;" : ">";
-        break;
-      case '&': out += "&amp;"; break;
-      case '\n': case '\r': out += ' '; break;
-      default: out += c;
-    }
-  }
+  const size_t first_mark = text.find_first_not_of(' ');
+  for (size_t i = 0; i < text.size(); ++i) append_markdown_char(out, text[i], i <= first_mark);
   return out;
 }
 
@@ -106,12 +109,18 @@ constexpr UnitSpelling kFlopCountUnits[] = {{" FLOP", 1, 0, 1e6},
                                             {" PFLOP", 1e15, 2, kNever}};
 // A fraction times 100 (not over 0.01: 100 * 0.123 is the double nearest 12.3, 0.123 / 0.01 is not).
 constexpr UnitSpelling kPercentUnits[] = {{"%", 1, 1, kNever}};
+// A measured ratio (a speedup timed on the model, a rank over the median) with two decimals; a
+// modelled one (an expected speedup) with one, since the model is not that precise.
+constexpr UnitSpelling kRatioUnits[] = {{"x", 1, 2, kNever}};
+constexpr UnitSpelling kEstimatedRatioUnits[] = {{"x", 1, 1, kNever}};
 
 constexpr QuantitySpelling kSpellings[] = {{Quantity::kBytes, "bytes", 1, kByteUnits, 0},
                                            {Quantity::kTime, "time", 1, kTimeUnits, 1},
                                            {Quantity::kFlops, "flops", 1, kFlopsUnits, 2},
                                            {Quantity::kFlopCount, "flop_count", 1, kFlopCountUnits, 0},
-                                           {Quantity::kPercent, "percent", 100, kPercentUnits, 0}};
+                                           {Quantity::kPercent, "percent", 100, kPercentUnits, 0},
+                                           {Quantity::kRatio, "ratio", 1, kRatioUnits, 0},
+                                           {Quantity::kEstimatedRatio, "estimated_ratio", 1, kEstimatedRatioUnits, 0, "~"}};
 
 double rounded(double v, int digits) {
   const double scale = std::pow(10.0, digits);
@@ -130,7 +139,7 @@ std::string quantity_text(Quantity quantity, double value) {
   size_t i = magnitude == 0 ? q.zero_unit : 0;
   while (i + 1 < q.units.size() && rounded(magnitude / q.units[i].size, q.units[i].digits) >= q.units[i].next_at) ++i;
   const UnitSpelling& u = q.units[i];
-  return fmt::format("{:.{}f}{}", v / u.size, u.digits, u.suffix);
+  return fmt::format("{}{:.{}f}{}", q.prefix, v / u.size, u.digits, u.suffix);
 }
 
 std::string bytes_text(double bytes) { return quantity_text(Quantity::kBytes, bytes); }
@@ -142,5 +151,9 @@ std::string flops_text(double tflops) { return quantity_text(Quantity::kFlops, t
 std::string flop_count_text(double flops) { return quantity_text(Quantity::kFlopCount, flops); }
 
 std::string percent_text(double fraction) { return quantity_text(Quantity::kPercent, fraction); }
+
+std::string ratio_text(double ratio) { return quantity_text(Quantity::kRatio, ratio); }
+
+std::string estimated_ratio_text(double ratio) { return quantity_text(Quantity::kEstimatedRatio, ratio); }
 
 }  // namespace attnprof

@@ -185,10 +185,21 @@ TEST(QuantityText, AnExactTieRoundsToTheEvenDigitAsPrintfDoes) {
 TEST(QuantitySpellings, EachQuantitysRulesSitAtItsEnumIndex) {
   // quantity_text finds a quantity's rules by its enum value, and the page by its name.
   const auto spellings = quantity_spellings();
-  ASSERT_EQ(spellings.size(), 5u);
+  ASSERT_EQ(spellings.size(), 7u);
   for (size_t i = 0; i < spellings.size(); ++i) EXPECT_EQ(static_cast<size_t>(spellings[i].quantity), i);
   EXPECT_EQ(spellings[static_cast<size_t>(Quantity::kTime)].name, "time");
   EXPECT_EQ(quantity_text(Quantity::kPercent, 0.5), "50.0%");
+}
+
+TEST(RatioText, AMeasuredRatioHasTwoDecimalsAndAnEstimateOneAndATilde) {
+  EXPECT_EQ(ratio_text(1.254), "1.25x");
+  EXPECT_EQ(ratio_text(1.0), "1.00x");
+  EXPECT_EQ(ratio_text(0.125), "0.12x");  // an exact tie goes to the even digit, as printf does
+  EXPECT_EQ(ratio_text(12.5), "12.50x");
+  EXPECT_EQ(estimated_ratio_text(2.04), "~2.0x");
+  EXPECT_EQ(estimated_ratio_text(0.25), "~0.2x");
+  EXPECT_EQ(ratio_text(std::nan("")), "unknown");
+  EXPECT_EQ(estimated_ratio_text(INFINITY), "unknown");  // no "~" on a value not known
 }
 
 }  // namespace

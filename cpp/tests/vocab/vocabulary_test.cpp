@@ -279,13 +279,15 @@ TEST(TextVocabulary, OnlyTextFormatSpellsAUnitOrEscapesMarkup) {
   // A number formatted straight into a unit ("{:.1f} us", "{} MiB") or a percentage ("{:.0f}%"):
   // nowhere, since text_format.cpp's units are a table (quantity_spellings) the dashboard reads too.
   EXPECT_EQ(sources_matching(std::regex(R"(\{[^}"]*\} ?(ns|us|ms|KiB|MiB|GiB|TiB|MB|TFLOP/s)\b|\{:\.[0-9]+f\}%)")), Files{});
+  // Nor a ratio ("{:.2f}x", "~{:.1f}x"): ratio_text / estimated_ratio_text spell it.
+  EXPECT_EQ(sources_matching(std::regex(R"(\{:\.[0-9]+f\}x\b)")), Files{});
   // That table's rows ({" KiB", 1024.0, ...}) are in one file.
   EXPECT_EQ(sources_matching(std::regex(R"re(\{" (ns|KiB|MFLOP/s)", )re")), one);
   // The dashboard's script had fmtUs, fmtBytes, pct, fmtTflops and inline toFixed(1) + ' us':
   // now only format.js turns a number into text, and no script appends a unit to a number.
   Files scripts;
   for (const std::string& file : sources_matching(std::regex(
-           R"re(\.(toFixed|toPrecision|toLocaleString)\(|'(%| (B|KiB|MiB|GiB|TiB|ns|us|ms|s|h|\\u00b5s|[MGTP]?FLOP(/s)?))')re")))
+           R"re(\.(toFixed|toPrecision|toLocaleString)\(|'(%| (B|KiB|MiB|GiB|TiB|ns|us|ms|s|h|\\u00b5s|[MGTP]?FLOP(/s)?)|x|\\u00d7)')re")))
     if (file.ends_with(".js")) scripts.insert(file);
   EXPECT_EQ(scripts, Files{"render/dashboard/format.js"});
   // An escaper: a switch over the characters that break a Markdown cell or HTML.

@@ -15,7 +15,7 @@
     });
     if (rows.length) box.appendChild(table(['rank', 'attention time', 'regression', 'most grown layer', 'backend changes'], rows));
     for (const st of k.new_stragglers)
-      box.appendChild(el('p', { class: 'note' }, 'new straggler: rank ' + st.rank + (st.layer < 0 ? ' overall' : ' in L' + st.layer) + ' at ' + fixed(st.over_median, 2) + '\u00d7 the median'));
+      box.appendChild(el('p', { class: 'note' }, 'new straggler: rank ' + st.rank + (st.layer < 0 ? ' overall' : ' in L' + st.layer) + ' at ' + ratioText(st.over_median) + ' the median'));
     return box;
   };
   const diffPair = (p, index) => {

@@ -26,7 +26,7 @@
     let i = magnitude === 0 ? q.zero_unit : 0;
     while (i + 1 < q.units.length && rounded(magnitude / q.units[i].size, q.units[i].digits) >= q.units[i].next_at) i++;
     const u = q.units[i];
-    return fixed(v / u.size, u.digits) + u.suffix;
+    return q.prefix + fixed(v / u.size, u.digits) + u.suffix;
   };
   const QUANTITY_TEXT = Object.fromEntries(Object.entries(FORMAT.quantities).map(([name, q]) => [name, quantityText(q)]));
   const bytesText = QUANTITY_TEXT.bytes;      // bytes
@@ -34,3 +34,5 @@
   const flopsText = QUANTITY_TEXT.flops;      // TFLOP/s
   const flopCountText = QUANTITY_TEXT.flop_count;  // FLOPs
   const percentText = QUANTITY_TEXT.percent;  // a fraction: 0.123 is 12.3%
+  const ratioText = QUANTITY_TEXT.ratio;      // measured: 1.25x
+  const estimatedRatioText = QUANTITY_TEXT.estimated_ratio;  // modelled: ~1.3x

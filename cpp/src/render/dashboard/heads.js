@@ -41,7 +41,7 @@
     if (h.candidates.length)
       s.appendChild(table(['layer', 'head', 'action', 'why', 'KV bytes/token freed', 'speed-up'],
         h.candidates.map((c) => ['L' + c.layer, String(c.head), c.action, c.reason, c.kv_bytes_per_token > 0 ? bytesText(c.kv_bytes_per_token) : '',
-          c.expected_speedup > 0 ? fixed(c.expected_speedup, 2) + '\u00d7' : ''])));
+          c.expected_speedup > 0 ? estimatedRatioText(c.expected_speedup) : ''])));
     else if (h.cells.length) s.appendChild(el('p', { class: 'note' }, 'No head is a pruning, streaming-KV or block-sparse candidate.'));
     if (h.window.length) {
       s.appendChild(el('h3', null, 'Sliding-window waste per layer'));

@@ -19,7 +19,7 @@
     const lines = ['rank ' + row.rank + ' \u00b7 L' + cell.layer + (cell.backend ? ' \u00b7 ' + cell.backend : '')];
     if (cell.absent) lines.push('no attention call in this layer');
     else if (cell.us === null) lines.push('device time unknown (kernels not recorded)');
-    else lines.push(timeText(cell.us) + (cell.ratio === null ? '' : ' = ' + fixed(cell.ratio, 2) + '\u00d7 the layer median ' + timeText(median)));
+    else lines.push(timeText(cell.us) + (cell.ratio === null ? '' : ' = ' + ratioText(cell.ratio) + ' the layer median ' + timeText(median)));
     if (cell.disagree) lines.push('differs from most ranks in: ' + cell.disagree.join(', '));
     return lines;
   };
@@ -63,16 +63,16 @@
     if (k.heat.layers.length) {
       s.appendChild(el('h3', null, 'Layer time per rank'));
       s.appendChild(legendOf([[heatColor(0.5), 'half the layer\u2019s median or faster'], [heatColor(1), 'at the median'],
-        [heatColor(1.5), '1.5\u00d7 the median or slower'], [COLORS.unknown, 'device time unknown'], [COLORS.absent, 'no call in this layer']]));
+        [heatColor(1.5), ratioText(1.5) + ' the median or slower'], [COLORS.unknown, 'device time unknown'], [COLORS.absent, 'no call in this layer']]));
       s.appendChild(el('p', { class: 'note' }, 'Outlined cells marked ! ran something else than most ranks (backend, kernel, shape, mask or dtype); hover for the time, its ratio and the backend.'));
       s.appendChild(rankHeatMap(k));
     }
     if (k.rows.length) {
       // The own-Report column shows where each rank's dashboard is, also where the page cannot follow it (s3://).
       const own = k.rows.some((r) => r.report_html);
-      s.appendChild(table(['rank', 'file', 'device', 'attention time', '\u00d7 median', 'fused share', 'calls', 'backends', ...(own ? ['own Report'] : [])],
+      s.appendChild(table(['rank', 'file', 'device', 'attention time', 'over median', 'fused share', 'calls', 'backends', ...(own ? ['own Report'] : [])],
         k.rows.map((r) => [rankCell(k, r.rank), r.file, r.device, r.unknown ? FORMAT.unknown : timeText(r.us),
-          r.over_median === null ? '' : fixed(r.over_median, 2) + '\u00d7', percentText(r.fused), String(r.calls), r.backends,
+          r.over_median === null ? '' : ratioText(r.over_median), percentText(r.fused), String(r.calls), r.backends,
           ...(own ? [r.report_html] : [])])));
     }
     if (k.stragglers.rows.length) {

@@ -11,7 +11,7 @@
   const adviceSection = (run) => {
     const s = section('advice', 'Backend advice', 'Measured with each backend forced; PyTorch\u2019s own pick vs the fastest.');
     s.appendChild(table(['shape', 'PyTorch picked', 'fastest', 'gain', 'code'],
-      run.advice.map((r) => [r.shape, r.heuristic, r.fastest, r.gain > 0 ? fixed(r.gain, 2) + '\u00d7' : '', el('code', null, r.code)])));
+      run.advice.map((r) => [r.shape, r.heuristic, r.fastest, r.gain > 0 ? ratioText(r.gain) : '', el('code', null, r.code)])));
     return s;
   };
 
@@ -29,7 +29,7 @@
       const li = list.appendChild(el('li', { class: 'finding sev-' + f.severity.replace(/[^a-z]/g, '') }));
       li.appendChild(el('span', { class: 'sev' }, f.severity));
       li.appendChild(el('strong', null, f.title));
-      if (f.gain > 0) li.appendChild(el('span', { class: 'gain' }, '~' + fixed(f.gain, 1) + '\u00d7'));
+      if (f.gain > 0) li.appendChild(el('span', { class: 'gain' }, estimatedRatioText(f.gain)));
       li.appendChild(el('p', null, f.detail));
       if (f.verified) li.appendChild(el('p', { class: 'verified verdict-' + f.verdict.replace(/[^a-z_]/g, '') }, f.verified));
       const meta = [f.rule ? 'rule ' + f.rule : '', f.layers.length ? 'layers ' + f.layers.join(', ') : ''].filter((x) => x).join(' \u00b7 ');
