@@ -1,6 +1,7 @@
 """`make demo` (python -m attnprof.demo): one small run end to end, outputs checked."""
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import subprocess
@@ -21,6 +22,10 @@ def test_demo_writes_trace_sidecar_reports_and_dashboard_for_each_run(tmp_path, 
         assert [layer["module"] for layer in report["layers"]] == layers
         assert {c["source"] for c in report["calls"]} == {"trace+capture"}
         assert (d / "report.md").read_text().strip()
+        # The annotated trace and the TensorBoard run come from the one read of the trace.
+        annotated = json.loads(gzip.decompress((d / "trace.attnprof.json.gz").read_bytes()))
+        assert len(annotated["traceEvents"]) > len(json.loads((d / "trace.json").read_text())["traceEvents"])
+        assert list((tmp_path / "tensorboard" / run).glob("events.out.tfevents.*"))
     page = (tmp_path / "dashboard.html").read_text()
     start = page.index('id="attnprof-data">') + len('id="attnprof-data">')
     runs = json.loads(page[start:page.index("</script>", start)])["runs"]

@@ -111,8 +111,10 @@ def _activities(device: torch.device) -> list:
     return acts
 
 
-def profile_one(model: DemoModel, attn: str, device: torch.device, out_dir: str) -> tuple[str, str]:
-    """Profiles one forward pass after a warm-up; returns (Report JSON, trace path)."""
+def profile_one(model: DemoModel, attn: str, device: torch.device, out_dir: str, tensorboard_dir: str) -> str:
+    """Profiles one forward pass after a warm-up into OUT/<run>/ (trace, Report, Markdown and the
+    annotated trace, all from the one read of the trace) and appends it to ``tensorboard_dir``;
+    returns the Report JSON."""
     from .report import analyze_path
     torch.manual_seed(0)
     net = model.build(attn).to(device).eval()
@@ -125,19 +127,10 @@ def profile_one(model: DemoModel, attn: str, device: torch.device, out_dir: str)
     os.makedirs(out_dir, exist_ok=True)
     trace = os.path.join(out_dir, "trace.json")
     prof.export_chrome_trace(trace)
-    report = analyze_path(trace)
+    report = analyze_path(trace, chrome=os.path.join(out_dir, "trace.attnprof.json.gz"), tensorboard=tensorboard_dir)
     report.save_json(os.path.join(out_dir, "report.json"))
     report.save_markdown(os.path.join(out_dir, "report.md"))
-    return report.to_json(), trace
-
-
-def _extra_outputs(report_json: str, trace: str, out_dir: str, run: str, root: str) -> None:
-    """Renderers other topics provide, when this build has them."""
-    if hasattr(_core, "write_chrome_overlay"):
-        _core.write_chrome_overlay(report_json, trace, os.path.join(out_dir, "trace.attnprof.json.gz"))
-    if hasattr(_core, "write_tensorboard"):
-        _core.write_tensorboard(report_json, os.path.join(root, "tensorboard", run),
-                                _core.render(report_json, "markdown"), trace, run)
+    return report.to_json()
 
 
 # The H200 fixtures (shared/fixtures beside the checkout): eager, SDPA math fallback, cuDNN.
@@ -279,8 +272,7 @@ def _profile_runs(runs, device, args, reports: list, labels: list) -> None:
         run = f"{model.name}-{attn}"
         progress.start(run)
         out_dir = os.path.join(args.out, run)
-        report_json, trace = profile_one(model, attn, device, out_dir)
-        _extra_outputs(report_json, trace, out_dir, run, args.out)
+        report_json = profile_one(model, attn, device, out_dir, os.path.join(args.out, "tensorboard", run))
         reports.append(report_json)
         labels.append(run)
         progress.finish_one()
