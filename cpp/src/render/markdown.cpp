@@ -9,6 +9,7 @@
 #include "attnprof/cost_render.h"
 #include "attnprof/output_format.h"
 #include "attnprof/render.h"
+#include "attnprof/table.h"
 #include "attnprof/text_format.h"
 #include "attnprof/vocabulary.h"
 #include "attnprof/report_view.h"
@@ -18,16 +19,9 @@ namespace attnprof {
 namespace {
 
 
-std::string row(const std::vector<std::string>& cells) {
-  std::string out = "|";
-  for (const std::string& c : cells) out += " " + c + " |";
-  return out + "\n";
-}
-
-std::string header_row(const std::vector<std::string>& cells) {
-  std::string sep = "|";
-  for (size_t i = 0; i < cells.size(); ++i) sep += " --- |";
-  return row(cells) + sep + "\n";
+// A pipe table of plain cells: table_markdown escapes every one (table.h).
+std::string markdown_table(std::vector<std::string> header, std::vector<std::vector<std::string>> rows) {
+  return table_markdown(Table{.title = {}, .header = std::move(header), .rows = std::move(rows), .notes = {}});
 }
 
 }  // namespace
@@ -56,33 +50,27 @@ namespace {
 // Attention-like names no catalog knows: shown so they can be reported (docs/backends.md).
 std::string unrecognised_markdown(const Report& r) {
   if (!r.unrecognised || r.unrecognised->empty()) return "";
-  std::string out = "\n## Unrecognised attention-like kernels\n\nCounted as library `unknown`; please report them.\n\n" +
-                    header_row({"kind", "name", "count", "time"});
+  std::vector<std::vector<std::string>> rows;
   for (const UnrecognisedName& n : *r.unrecognised)
-    out += row({n.kind, markdown_escape(short_kernel_name(n.name)), std::to_string(n.count), time_text(n.device_time_us)});
-  return out;
+    rows.push_back({n.kind, short_kernel_name(n.name), std::to_string(n.count), time_text(n.device_time_us)});
+  return "\n## Unrecognised attention-like kernels\n\nCounted as library `unknown`; please report them.\n\n" +
+         markdown_table({"kind", "name", "count", "time"}, std::move(rows));
 }
 
 }  // namespace
-
-std::string escaped_row(const std::vector<std::string>& cells) {
-  std::vector<std::string> escaped;
-  for (const std::string& c : cells) escaped.push_back(markdown_escape(c));
-  return row(escaped);
-}
 
 // Steps and phases (render_common.cpp builds the rows the text report shows too).
 std::string story_markdown(const Report& r) {
   std::string out;
   if (r.steps.size() > 1) {
     out += "\n## Steps\n\n" + markdown_escape(steps_line(r)) + "\n\n" +
-           header_row({"step", "marker", "phase", "tokens", "calls", "attention", "overhead", "GPU time", "share"});
-    for (const auto& cells : step_rows(r, 200)) out += escaped_row(cells);
+           markdown_table({"step", "marker", "phase", "tokens", "calls", "attention", "overhead", "GPU time", "share"},
+                          step_rows(r, 200));
     if (r.steps.size() > 200) out += fmt::format("\n... {} more steps (JSON Report: `steps`)\n", r.steps.size() - 200);
   }
   if (!r.summary.phases.empty()) {
-    out += "\n## Phases\n\n" + header_row({"phase", "steps", "calls", "time", "share", "useful FLOP/s", "backends", "kernels"});
-    for (const auto& cells : phase_rows(r)) out += escaped_row(cells);
+    out += "\n## Phases\n\n" +
+           markdown_table({"phase", "steps", "calls", "time", "share", "useful FLOP/s", "backends", "kernels"}, phase_rows(r));
   }
   if (const std::string scope = heads_scope_text(r.source); !scope.empty()) out += "\n" + markdown_escape(scope) + "\n";
   return out;
@@ -95,8 +83,7 @@ std::string ranks_markdown(const Report& r) {
   const RanksSection& k = *r.ranks;
   std::string out = "\n## Ranks\n\n" + markdown_escape(ranks_line(k)) + "\n";
   if (!k.stragglers.empty()) {
-    out += "\n### Stragglers\n\n" + header_row(straggler_columns());
-    for (const auto& cells : straggler_rows(k, kMaxRankLines)) out += escaped_row(cells);
+    out += "\n### Stragglers\n\n" + markdown_table(straggler_columns(), straggler_rows(k, kMaxRankLines));
     if (k.stragglers.size() > kMaxRankLines)
       out += fmt::format("\n... {} more (JSON Report: `ranks.stragglers`)\n", k.stragglers.size() - kMaxRankLines);
   }
@@ -106,12 +93,10 @@ std::string ranks_markdown(const Report& r) {
   if (differ.size() > kMaxRankLines)
     out += fmt::format("- ... {} more (JSON Report: `ranks.disagreements`)\n", differ.size() - kMaxRankLines);
   if (!k.groups.empty()) {
-    out += "\n### Process groups\n\n" + header_row(group_columns());
-    for (const auto& cells : group_rows(k)) out += escaped_row(cells);
+    out += "\n### Process groups\n\n" + markdown_table(group_columns(), group_rows(k));
   }
   if (!k.failed.empty()) {
-    out += "\n### Failed ranks\n\n" + header_row({"file", "error"});
-    for (const auto& cells : failed_rank_rows(k)) out += escaped_row(cells);
+    out += "\n### Failed ranks\n\n" + markdown_table({"file", "error"}, failed_rank_rows(k));
   }
   return out;
 }
@@ -142,13 +127,13 @@ std::string calls_and_time_markdown(const Summary& s) {
 
 std::string unfused_markdown(const ReportView& v) {
   if (v.unfused.empty()) return "";
-  std::string out = "\n## Unfused attention calls\n\n" +
-                    header_row({"layer", "step", "direction", "backend", "time", "shape", "kernels"});
+  std::vector<std::vector<std::string>> rows;
   for (const Call* c : v.unfused)
-    out += row({std::to_string(c->layer), std::to_string(c->step), c->direction, c->backend,
-                time_or_unknown(c->device_time_unknown, time_text(c->device_time_us)),
-                markdown_escape(shape_text(c->shape)), markdown_escape(kernels_text(*c))});
-  return out;
+    rows.push_back({std::to_string(c->layer), std::to_string(c->step), c->direction, c->backend,
+                    time_or_unknown(c->device_time_unknown, time_text(c->device_time_us)), shape_text(c->shape),
+                    kernels_text(*c)});
+  return "\n## Unfused attention calls\n\n" +
+         markdown_table({"layer", "step", "direction", "backend", "time", "shape", "kernels"}, std::move(rows));
 }
 
 std::string activation_map_markdown(const ReportView& v) {
@@ -156,29 +141,27 @@ std::string activation_map_markdown(const ReportView& v) {
                                      [](const ActivationRow& a) { return a.layer && !a.layer->phases.empty(); });
   std::vector<std::string> columns{"layer", "module", "backend", "library", "fused share", "calls", "time", "shape", "kernels"};
   if (per_phase) columns.insert(columns.begin() + 7, "per phase");
-  std::string out = "\n## Activation map\n\n" + header_row(columns);
+  std::vector<std::vector<std::string>> rows;
   for (const ActivationRow& activation : v.layers) {
     if (activation.first == nullptr) continue;
     const Layer& layer = *activation.layer;
     const Call& first = *activation.first;
     const std::string backends = backends_text(layer);
     std::vector<std::string> cells{
-        std::to_string(layer.index), markdown_escape(layer.module.empty() ? "-" : layer.module), markdown_escape(backends),
-        markdown_escape(first.library),
+        std::to_string(layer.index), layer.module.empty() ? "-" : layer.module, backends, first.library,
         time_or_unknown(layer.device_time_unknown, percent_text(layer.fused_time_fraction)),
         std::to_string(layer.call_ids.size()), time_or_unknown(layer.device_time_unknown, time_text(layer.device_time_us)),
-        markdown_escape(shape_text(first.shape)), markdown_escape(kernels_text(first))};
-    if (per_phase) cells.insert(cells.begin() + 7, layer.phases.empty() ? "-" : markdown_escape(layer_phases_text(layer)));
-    out += row(cells);
+        shape_text(first.shape), kernels_text(first)};
+    if (per_phase) cells.insert(cells.begin() + 7, layer.phases.empty() ? "-" : layer_phases_text(layer));
+    rows.push_back(std::move(cells));
   }
-  return out;
+  return "\n## Activation map\n\n" + markdown_table(std::move(columns), std::move(rows));
 }
 
 // Why each backend ran (cpp/src/rules; docs/rules.md): one row per forward call with an explanation.
 std::string explanations_markdown(const ReportView& v) {
   if (v.explanations.empty()) return "";
-  std::string out =
-      "\n## Why these backends\n\n" + header_row({"layer", "ran", "rules predict", "rejected", "fix", "expected gain"});
+  std::vector<std::vector<std::string>> rows;
   for (const ExplanationRow& why : v.explanations) {
     const Call& c = *why.call;
     const Explanation& e = *c.explanation;
@@ -186,11 +169,11 @@ std::string explanations_markdown(const ReportView& v) {
     for (const auto& [backend, value] : why.rejected) rejected += (rejected.empty() ? "" : "; ") + backend + ": " + value;
     std::string fix = e.fix;
     if (!e.consistency_note.empty()) fix = e.consistency_note + (fix.empty() ? "" : ". " + fix);
-    out += row({std::to_string(c.layer), markdown_escape(c.backend), markdown_escape(e.predicted_backend), markdown_escape(rejected),
-                markdown_escape(fix),
-                e.expected_speedup > 0 ? markdown_escape(expected_gain_text(e)) : "-"});
+    rows.push_back({std::to_string(c.layer), c.backend, e.predicted_backend, rejected, fix,
+                    e.expected_speedup > 0 ? expected_gain_text(e) : "-"});
   }
-  return out;
+  return "\n## Why these backends\n\n" +
+         markdown_table({"layer", "ran", "rules predict", "rejected", "fix", "expected gain"}, std::move(rows));
 }
 
 // The findings (each with its verification mark, where a fix was verified) and the verified fixes.
@@ -205,8 +188,7 @@ std::string findings_markdown(const Report& r) {
     }
   }
   if (r.verification) {
-    out += "\n## Verified fixes\n\n" + markdown_escape(verification_line(r)) + "\n\n" + header_row(verification_columns());
-    for (const auto& cells : verification_rows(r)) out += escaped_row(cells);
+    out += "\n## Verified fixes\n\n" + markdown_escape(verification_line(r)) + "\n\n" + markdown_table(verification_columns(), verification_rows(r));
   }
   return out;
 }
