@@ -69,9 +69,7 @@ int run_diff(const DiffCommandOptions& o) {
   Result<DiffSection> diff = diff_paths(o.baseline, o.candidate, options);
   if (!diff) fail("diff", diff.error());
   const Report report = diff_report(std::move(*diff));
-  Document doc = report_document(
-      report, [&report] { return render_text(report); }, [&report] { return render_markdown(report); },
-      {.labels = {}, .sections = {"diff"}});
+  Document doc = report_document(report, {.labels = {}, .sections = {"diff"}});
   doc.title = "attnprof diff";
   doc.csv = [&report] { return tables_csv(diff_tables(*report.diff)); };
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("diff", s.error());

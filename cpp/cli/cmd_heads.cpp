@@ -13,7 +13,6 @@
 #include "attnprof/ingest.h"
 #include "attnprof/io.h"
 #include "attnprof/render.h"
-#include "attnprof/report_view.h"
 #include "attnprof/report_json.h"
 #include "command.h"
 #include "flags.h"
@@ -60,10 +59,9 @@ Report heads_report_from_trace(const HeadsCliOptions& o) {
 
 int run_heads(const HeadsCliOptions& o) {
   const Report report = is_safetensors(o.path) ? heads_report_from_tensors(o) : heads_report_from_trace(o);
-  const ReportView view = make_report_view(report);  // once, for every output
-  Document doc = report_document(report, [&view] { return render_text(view); }, [&view] { return render_markdown(view); },
-                                 {.labels = {}, .sections = {"heads"}});
-  doc.csv = [&view] { return table_csv(view.heads); };  // a trace has no per-head statistics: the header alone
+  Document doc = report_document(report, {.labels = {}, .sections = {"heads"}});
+  // A trace has no per-head statistics: the header alone.
+  doc.csv = [&report] { return table_csv(heads_table(*report.heads)); };
   if (Status s = write_document_outputs(o.outputs, doc); !s) fail("heads", s.error());
   return kExitOk;
 }

@@ -59,9 +59,9 @@ Document table_document(Table table);
 Document explain_document(rules::ExplainAnswer answer);
 
 // A Report's document: JSON = the Report (docs/report-schema.md), HTML = the dashboard with
-// `page.sections`; the text and Markdown views are the command's, as they show its sections.
-Document report_document(const Report& report, std::function<std::string()> text,
-                         std::function<std::string()> markdown, DashboardOptions page);
+// `page.sections`, text and Markdown = the reports of every section it holds (render_text,
+// render_markdown). `report` must outlive the document.
+Document report_document(const Report& report, DashboardOptions page);
 
 // The document of an answer that is the cost tables of a Report (`scale`, `predict`, `whatif`):
 // the tables are built once (cost_tables), the text and Markdown lay them out under `lead` (a

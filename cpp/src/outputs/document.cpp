@@ -15,8 +15,9 @@
 
 #include "attnprof/cost_render.h"
 #include "attnprof/io.h"
+#include "attnprof/render.h"
 #include "attnprof/report_json.h"
-#include "attnprof/report_view.h"
+#include "attnprof/report_view.h"  // cost_tables
 #include "attnprof/text_format.h"
 #include "attnprof/utf8.h"
 
@@ -100,12 +101,11 @@ Document table_document(Table table) {
   return doc;
 }
 
-Document report_document(const Report& report, std::function<std::string()> text,
-                         std::function<std::string()> markdown, DashboardOptions page) {
+Document report_document(const Report& report, DashboardOptions page) {
   Document doc;
   doc.title = "attnprof";
-  doc.text = std::move(text);
-  doc.markdown = std::move(markdown);
+  doc.text = [&report] { return render_text(report); };
+  doc.markdown = [&report] { return render_markdown(report); };
   doc.json = [&report] { return report_to_json(report); };
   doc.html = [&report, page = std::move(page)] { return render_html(std::vector<Report>{report}, page); };
   return doc;
@@ -124,7 +124,7 @@ Document explain_document(rules::ExplainAnswer answer) {
 
 Document cost_document(const Report& report, std::string lead, DashboardOptions page) {
   auto tables = std::make_shared<const std::vector<Table>>(cost_tables(report));
-  Document doc = report_document(report, {}, {}, std::move(page));
+  Document doc = report_document(report, std::move(page));  // its text and Markdown: the tables
   doc.text = [tables, lead] { return (lead.empty() ? "" : lead + "\n") + render_cost_text(*tables); };
   doc.markdown = [tables, lead] {
     return (lead.empty() ? "" : markdown_escape(lead) + "\n\n") + render_cost_markdown(*tables);

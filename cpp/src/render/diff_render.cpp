@@ -1,13 +1,15 @@
 // The diff section of a Report (attnprof diff's verdicts, a later run's comparison with the
 // first) as the text and Markdown reports show it: each pair's verdict, its gated metrics,
-// backend changes, ranks, per-layer table and causes. Every string that came from a trace or
-// from git is escaped for Markdown here; the text report escapes its whole output for the
-// terminal (render_text).
+// backend changes, ranks, per-layer table and causes. The tables are built once (plain cells,
+// also `diff --csv`) and table_markdown escapes their cells; every other string that came from
+// a trace or from git is escaped for Markdown here; the text report escapes its whole output
+// for the terminal (render_text).
 #include "render/diff_render.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "attnprof/layer_ranges.h"
 #include "attnprof/table.h"
@@ -149,7 +151,7 @@ void text_ranks(std::string& out, const RanksDelta& k) {
     if (!ranks->empty()) out += "    " + ranks_only_text(*ranks, side) + "\n";
 }
 
-// The gated metrics of one pair (achieved FLOP/s is shown, not gated).
+// The metrics of one pair and their gates (achieved FLOP/s is shown, never gated: no gate text).
 Table metrics_table(const DiffVerdict& v) {
   const auto row = [](const char* metric, const std::string& value, const std::string& gate) {
     return std::vector<std::string>{metric, value, gate};
@@ -161,7 +163,7 @@ Table metrics_table(const DiffVerdict& v) {
                row("Fused share (calls)", before_after(v.fused_calls_pct, share_text, Change::kPoints), gate_text(v.fused_calls_pct)),
                row("Attention device time", before_after(v.attention_time_us, time_text, Change::kRelative),
                    gate_text(v.attention_time_us)),
-               row("Achieved FLOP/s", before_after(v.tflops, flops_text, Change::kRelative), ""),
+               row("Achieved FLOP/s", before_after(v.tflops, flops_text, Change::kRelative), gate_text(v.tflops)),
                row("Peak memory", before_after(v.peak_bytes, bytes_text, Change::kRelative), gate_text(v.peak_bytes))}};
 }
 
@@ -241,9 +243,13 @@ void markdown_pair(std::string& out, const DiffVerdict& v, const DiffThresholds&
   if (!v.notes.empty()) out += "\n";
 }
 
-void text_metric(std::string& out, const char* name, const std::string& value, const MetricDelta& d) {
-  const std::string gate = gate_text(d);
-  out += fmt::format("  {:<24} {}{}\n", name, value, gate.empty() ? "" : "  [" + gate + "]");
+// The metrics table as lines: "  fused share (time)       100.0%  [ok]" (the metric in lower case).
+void text_metrics(std::string& out, const DiffVerdict& v) {
+  for (const std::vector<std::string>& row : metrics_table(v).rows) {
+    std::string metric = row[0];
+    metric[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(metric[0])));
+    out += fmt::format("  {:<24} {}{}\n", metric, row[1], row[2].empty() ? "" : "  [" + row[2] + "]");
+  }
 }
 
 void text_pair(std::string& out, const DiffVerdict& v) {
@@ -251,12 +257,7 @@ void text_pair(std::string& out, const DiffVerdict& v) {
   out += fmt::format("  baseline  {} ({} run(s), {} calls)\n  candidate {} ({} run(s), {} calls)\n",
                      v.baseline, v.baseline_runs, v.calls_before, v.candidate, v.candidate_runs, v.calls_after);
   for (const auto& r : v.reasons) out += "  regression: " + r + "\n";
-  text_metric(out, "fused share (time)", before_after(v.fused_time_pct, share_text, Change::kPoints), v.fused_time_pct);
-  text_metric(out, "fused share (calls)", before_after(v.fused_calls_pct, share_text, Change::kPoints), v.fused_calls_pct);
-  text_metric(out, "attention device time", before_after(v.attention_time_us, time_text, Change::kRelative),
-              v.attention_time_us);
-  text_metric(out, "achieved FLOP/s", before_after(v.tflops, flops_text, Change::kRelative), v.tflops);
-  text_metric(out, "peak memory", before_after(v.peak_bytes, bytes_text, Change::kRelative), v.peak_bytes);
+  text_metrics(out, v);
   for (const auto& c : v.backend_changes) {
     out += fmt::format("  {}: {} -> {}", format_layer_ranges(c.layers), c.before, c.after);
     if (!c.explanation.empty()) out += " (" + c.explanation + ")";
